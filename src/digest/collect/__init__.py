@@ -1,0 +1,1 @@
+"""Collectors: feeds over HTTP, and importers for files of saved links and posts."""

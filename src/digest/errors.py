@@ -1,0 +1,79 @@
+"""Every error digest raises on purpose derives from DigestError.
+
+    DigestError
+    ├── ConfigError          bad or unreadable config: names the file and key
+    ├── StoreError           the database could not be used
+    │   └── StoreLocked      another writer held it past the busy timeout
+    ├── RunLocked            another digest run holds the run lock
+    ├── SourceError          a feed or file source could not be read
+    ├── ImportFormatError    a file's format is unknown or was forced wrongly
+    ├── FetchError           a page could not be fetched
+    │   └── BlockedAddress   the URL resolves to an address the guard refuses
+    ├── ExtractError         fetched bytes held no usable text
+    ├── SummarizeError       the LLM could not give a valid note
+    │   └── LLMUnavailable   stop the stage for this run (quota, auth, model)
+    └── DeliveryError        mail or file delivery failed
+
+Per-item code catches these, records them against the item and goes on; anything
+else is a bug and escapes.
+"""
+
+from __future__ import annotations
+
+
+class DigestError(Exception):
+    """Root of digest's own errors; str() is the one line the user sees."""
+
+
+class ConfigError(DigestError):
+    pass
+
+
+class StoreError(DigestError):
+    pass
+
+
+class StoreLocked(StoreError):
+    pass
+
+
+class RunLocked(DigestError):
+    pass
+
+
+class SourceError(DigestError):
+    pass
+
+
+class ImportFormatError(DigestError):
+    pass
+
+
+class FetchError(DigestError):
+    """A fetch failed. `permanent` failures (404, 410, refused address) are given up sooner."""
+
+    def __init__(self, message: str, *, permanent: bool = False, retry_after: float | None = None):
+        super().__init__(message)
+        self.permanent = permanent
+        self.retry_after = retry_after
+
+
+class BlockedAddress(FetchError):
+    def __init__(self, message: str):
+        super().__init__(message, permanent=True)
+
+
+class ExtractError(DigestError):
+    pass
+
+
+class SummarizeError(DigestError):
+    pass
+
+
+class LLMUnavailable(SummarizeError):
+    pass
+
+
+class DeliveryError(DigestError):
+    pass

@@ -1,0 +1,134 @@
+"""Named schema steps, applied in order by store.open_store; never edit a step once released."""
+
+from __future__ import annotations
+
+from sqlite_utils import Database, Migrations
+
+migrations = Migrations("digest")
+
+
+@migrations(name="m001_initial")
+def m001_initial(db: Database) -> None:
+    _execute_each(
+        db,
+        """
+        CREATE TABLE sources (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            kind TEXT NOT NULL,
+            url TEXT,
+            fetch_url TEXT,
+            path TEXT,
+            etag TEXT,
+            last_modified TEXT,
+            status TEXT NOT NULL DEFAULT 'ok',
+            last_error TEXT,
+            failures INTEGER NOT NULL DEFAULT 0,
+            next_attempt_at TEXT,
+            last_checked_at TEXT,
+            created_at TEXT NOT NULL
+        );
+        CREATE TABLE notes (
+            id INTEGER PRIMARY KEY,
+            cache_key TEXT NOT NULL UNIQUE,
+            model TEXT NOT NULL,
+            prompt_version TEXT NOT NULL,
+            summary TEXT NOT NULL,
+            key_points TEXT NOT NULL DEFAULT '[]',
+            tags TEXT NOT NULL DEFAULT '[]',
+            basis TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE TABLE items (
+            id INTEGER PRIMARY KEY,
+            key TEXT NOT NULL UNIQUE,
+            url TEXT,
+            kind TEXT NOT NULL,
+            title TEXT,
+            topic TEXT,
+            context TEXT,
+            links TEXT NOT NULL DEFAULT '[]',
+            saved_at TEXT NOT NULL,
+            collected_at TEXT NOT NULL,
+            state TEXT NOT NULL DEFAULT 'new',
+            attempts INTEGER NOT NULL DEFAULT 0,
+            error TEXT,
+            next_attempt_at TEXT,
+            text TEXT,
+            text_hash TEXT,
+            extracted_title TEXT,
+            author TEXT,
+            published TEXT,
+            language TEXT,
+            extractor TEXT,
+            final_url TEXT,
+            fetched_at TEXT,
+            note_id INTEGER REFERENCES notes(id)
+        );
+        CREATE INDEX items_saved_at ON items(saved_at);
+        CREATE INDEX items_state ON items(state);
+        CREATE TABLE item_sources (
+            item_id INTEGER NOT NULL REFERENCES items(id),
+            source_id INTEGER NOT NULL REFERENCES sources(id),
+            saved_at TEXT NOT NULL,
+            PRIMARY KEY (item_id, source_id)
+        ) WITHOUT ROWID;
+        CREATE TABLE runs (
+            id INTEGER PRIMARY KEY,
+            command TEXT NOT NULL,
+            started_at TEXT NOT NULL,
+            finished_at TEXT,
+            status TEXT NOT NULL DEFAULT 'running',
+            stats TEXT NOT NULL DEFAULT '{}'
+        );
+        CREATE TABLE llm_calls (
+            id INTEGER PRIMARY KEY,
+            run_id INTEGER REFERENCES runs(id),
+            model TEXT NOT NULL,
+            purpose TEXT NOT NULL,
+            tokens_in INTEGER NOT NULL DEFAULT 0,
+            tokens_out INTEGER NOT NULL DEFAULT 0,
+            cost_usd REAL NOT NULL DEFAULT 0,
+            duration_s REAL NOT NULL DEFAULT 0,
+            ok INTEGER NOT NULL DEFAULT 1,
+            at TEXT NOT NULL
+        );
+        CREATE TABLE digests (
+            id INTEGER PRIMARY KEY,
+            period TEXT NOT NULL,
+            revision INTEGER NOT NULL,
+            content_hash TEXT NOT NULL,
+            path TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            UNIQUE (period, content_hash)
+        );
+        CREATE TABLE deliveries (
+            id INTEGER PRIMARY KEY,
+            period TEXT NOT NULL,
+            channel TEXT NOT NULL,
+            content_hash TEXT NOT NULL,
+            status TEXT NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            error TEXT,
+            message_id TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            UNIQUE (period, channel, content_hash)
+        );
+        CREATE TABLE file_states (
+            path TEXT PRIMARY KEY,
+            size INTEGER NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            fingerprint TEXT NOT NULL,
+            lines_read INTEGER NOT NULL DEFAULT 0,
+            updated_at TEXT NOT NULL
+        );
+        """
+    )
+
+
+def _execute_each(db: Database, script: str) -> None:
+    # executescript() would COMMIT first and break the migration's transaction.
+    for statement in script.split(";"):
+        if statement.strip():
+            db.execute(statement)
