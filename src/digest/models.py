@@ -123,11 +123,11 @@ class Period:
     end: datetime  # exclusive
 
 
-@dataclass(frozen=True)
-class RunReport:
-    """What one run did, for the CLI's summary and the runs table."""
+@dataclass
+class StageReport:
+    """What one stage did: a count, and a one-line message per failure, for the CLI and the runs table."""
 
-    collected: int = 0
-    fetched: int = 0
-    noted: int = 0
+    stage: str
+    done: int = 0
     failures: list[str] = field(default_factory=list)
+    info: list[str] = field(default_factory=list)  # news worth a line: "feed X is gone (410)"

@@ -1,0 +1,69 @@
+"""The importer registry: each file format is an Importer, found by sniffing the content."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+from zoneinfo import ZoneInfo
+
+from digest.errors import ImportFormatError
+from digest.models import Rejected, SavedItem
+
+
+@dataclass
+class ImportResult:
+    """Everything a file held: items, and what was skipped or not understood (never dropped)."""
+
+    items: list[SavedItem] = field(default_factory=list)
+    rejected: list[Rejected] = field(default_factory=list)  # lines not understood, with line numbers
+    skipped: list[Rejected] = field(default_factory=list)  # deliberately not imported (javascript: …)
+
+
+class Importer(Protocol):
+    name: str  # what --format takes, and what the import report prints
+    description: str
+
+    def sniff(self, head: str) -> int:
+        """How sure we are that `head` (the first 64 KiB of text) is this format: 0 to 100."""
+        ...
+
+    def parse(self, text: str, *, zone: ZoneInfo) -> ImportResult:
+        """Every item of the file; dates without a time are midnight in `zone`."""
+        ...
+
+
+REGISTRY: dict[str, Importer] = {}
+
+
+def register(importer: Importer) -> Importer:
+    REGISTRY[importer.name] = importer
+    return importer
+
+
+def supported_formats() -> list[str]:
+    _load_importers()
+    return sorted(REGISTRY)
+
+
+def find_importer(text: str, forced: str | None = None) -> Importer:
+    """The importer named by `forced`, else the one most sure of the content."""
+    _load_importers()
+    if forced is not None:
+        if forced not in REGISTRY:
+            raise ImportFormatError(
+                f"unknown format {forced!r}; supported: {', '.join(supported_formats())}"
+            )
+        return REGISTRY[forced]
+    head = text[:65536]
+    score, best = max(((imp.sniff(head), imp) for imp in REGISTRY.values()), key=lambda p: p[0])
+    if score <= 0:
+        raise ImportFormatError(
+            f"format not recognised; supported: {', '.join(supported_formats())} (force one with --format)"
+        )
+    return best
+
+
+def _load_importers() -> None:
+    # Importing the modules registers their importers; kept lazy so `digest --help` stays fast.
+    from digest.collect import importers  # noqa: F401
+

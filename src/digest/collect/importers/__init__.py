@@ -1,0 +1,1 @@
+"""One module per family of formats; importing a module registers its importers."""
