@@ -8,6 +8,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from fake_openai import fake_openai  # noqa: E402, F401
 from loopback import LoopbackServer, serving  # noqa: E402
 
 

@@ -80,7 +80,9 @@ class LoopbackServer:
         self.httpd.daemon_threads = True
         self.host = host
         self.port = self.httpd.server_address[1]
-        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
 
     def url(self, path: str = "/") -> str:
         return f"http://{self.host}:{self.port}{path}"

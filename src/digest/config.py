@@ -128,10 +128,10 @@ class ScheduleConfig(_Section):
     @field_validator("collect", "digest")
     @classmethod
     def _valid_cron(cls, value: str) -> str:
-        from apscheduler.triggers.cron import CronTrigger
+        from digest.daemon import cron_trigger
 
         try:
-            CronTrigger.from_crontab(value)
+            cron_trigger(value, "UTC")
         except ValueError as exc:
             raise ValueError(f"not a cron expression: {value!r} ({exc})") from exc
         return value

@@ -231,9 +231,11 @@ class Store:
             "INSERT INTO items (key, url, kind, title, topic, context, links, saved_at, collected_at)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
             " ON CONFLICT(key) DO UPDATE SET"
+            " title = CASE WHEN excluded.saved_at < saved_at THEN coalesce(excluded.title, title)"
+            "   ELSE coalesce(title, excluded.title) END,"
+            " topic = CASE WHEN excluded.saved_at < saved_at THEN coalesce(excluded.topic, topic)"
+            "   ELSE coalesce(topic, excluded.topic) END,"
             " saved_at = min(saved_at, excluded.saved_at),"
-            " title = coalesce(title, excluded.title),"
-            " topic = coalesce(topic, excluded.topic),"
             " context = CASE WHEN context IS NULL THEN excluded.context"
             "   WHEN excluded.context IS NULL OR instr(context, excluded.context) > 0 THEN context"
             "   ELSE context || char(10) || excluded.context END",
@@ -285,8 +287,11 @@ class Store:
             )
 
     def note_candidates(self) -> list[Item]:
-        """Items without a note, and items whose text arrived after their fallback note."""
-        return self._items("WHERE i.note_id IS NULL OR i.state = 'fetched'")
+        """Items without a note, items whose text arrived after their stand-in note, and
+        notes and posts whose note was only a stand-in."""
+        return self._items(
+            "WHERE i.note_id IS NULL OR i.state = 'fetched' OR (i.kind != 'link' AND i.state = 'new')"
+        )
 
     def items_saved_between(self, start: datetime, end: datetime) -> list[Item]:
         return self._items(
@@ -316,8 +321,14 @@ class Store:
         rows = self._query("SELECT * FROM notes WHERE cache_key = ?", (cache_key,))
         return _note_from_row(rows[0]) if rows else None
 
-    def attach_note(self, item_id: int, cache_key: str, note: Note, now: datetime) -> None:
-        """Store the note under its cache key and make it the item's note."""
+    def attach_note(
+        self, item_id: int, cache_key: str, note: Note, now: datetime, *, final: bool = True
+    ) -> None:
+        """Store the note under its cache key and make it the item's note.
+
+        A note that is not `final` (a stand-in after an LLM failure) leaves the item due
+        for another note on the next run.
+        """
         with self.write() as conn:
             conn.execute(
                 "INSERT INTO notes (cache_key, model, prompt_version, summary, key_points, tags,"
@@ -336,8 +347,9 @@ class Store:
             )
             conn.execute(
                 "UPDATE items SET note_id = (SELECT id FROM notes WHERE cache_key = ?),"
-                " state = CASE WHEN state = 'fetched' THEN 'noted' ELSE state END WHERE id = ?",
-                (cache_key, item_id),
+                " state = CASE WHEN ? AND (state = 'fetched' OR kind != 'link') THEN 'noted'"
+                " ELSE state END WHERE id = ?",
+                (cache_key, final, item_id),
             )
 
     def known_tags(self) -> list[str]:
@@ -419,6 +431,14 @@ class Store:
                 (period, revision, content_hash, path, iso(now)),
             )
             return int(revision)
+
+    def digest_revision(self, period: str, content_hash: str) -> int | None:
+        """The revision number recorded for this content of the period, if any."""
+        rows = self._query(
+            "SELECT revision FROM digests WHERE period = ? AND content_hash = ?",
+            (period, content_hash),
+        )
+        return int(rows[0][0]) if rows else None
 
     def delivery(self, period: str, channel: str, content_hash: str) -> DeliveryRecord | None:
         rows = self._query(

@@ -67,7 +67,7 @@ def normalize_url(url: str) -> str:
     query = urlencode(
         [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if not is_tracking_param(k)],
         quote_via=quote,
-        safe="/:@!$'()*+,;-._~",
+        safe="/:@!$'()*,;-._~",  # not "+": it would read back as a space
     )
     if host in _ARXIV_HOSTS and (paper := _ARXIV_PAPER.match(path)):
         return f"https://arxiv.org/abs/{paper['id']}"

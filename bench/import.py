@@ -1,0 +1,143 @@
+"""How long a big import takes, and how much memory it needs.
+
+    python bench/import.py [--count 100000]
+
+Writes a Netscape bookmark HTML file with COUNT bookmarks in nested folders and a
+TIL journal with COUNT link lines under day headings, in a temporary folder. Each
+is imported into a fresh store by `digest.collect.files.import_file` in its own
+child process, so the peak resident set size (ru_maxrss) is that file's alone.
+Prints wall time, CPU time (process start included) and peak memory per file; the
+goal is under 10 s and 200 MB each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+GOAL_SECONDS = 10.0
+GOAL_MB = 200.0
+TOPICS = ("Rust", "GPU kernels", "Databases", "Distributed systems", "Compilers", "ML infra")
+
+
+def write_bookmarks(path: Path, count: int) -> None:
+    """A Chrome-like export: folders of 500 bookmarks, some with descriptions and tags."""
+    start = 1_600_000_000
+    with path.open("w", encoding="utf-8") as out:
+        out.write("<!DOCTYPE NETSCAPE-Bookmark-file-1>\n")
+        out.write('<META HTTP-EQUIV="Content-Type" CONTENT="text/html; charset=UTF-8">\n')
+        out.write("<TITLE>Bookmarks</TITLE>\n<H1>Bookmarks</H1>\n<DL><p>\n")
+        for n in range(count):
+            if n % 500 == 0:
+                if n:
+                    out.write("    </DL><p>\n")
+                folder = f"{TOPICS[n // 500 % len(TOPICS)]} {n // 500}"
+                out.write(f'    <DT><H3 ADD_DATE="{start}">{folder}</H3>\n    <DL><p>\n')
+            added = start + n * 97
+            out.write(
+                f'        <DT><A HREF="https://site{n % 997}.example.com/posts/{n}?utm_source=rss"'
+                f' ADD_DATE="{added}" TAGS="tag{n % 13},bench">Post number {n} &amp; notes</A>\n'
+            )
+            if n % 10 == 0:
+                out.write(f"        <DD>Why bookmark {n} was worth keeping.\n")
+        out.write("    </DL><p>\n</DL><p>\n")
+
+
+def write_journal(path: Path, count: int) -> None:
+    """A TIL journal: a day heading every 20 links, a topic every 5, mixed link forms."""
+    day = date(2026, 1, 1)
+    with path.open("w", encoding="utf-8") as out:
+        out.write('---\ntitle: "Today I Learned"\n---\n\n')
+        for n in range(count):
+            if n % 20 == 0:
+                out.write(f"\n## {(day - timedelta(days=n // 20)).isoformat()}\n")
+            if n % 5 == 0:
+                out.write(f"### {TOPICS[n // 5 % len(TOPICS)]}\n")
+            url = f"https://blog{n % 501}.example.org/{n}/article"
+            form = n % 4
+            if form == 0:
+                out.write(f"- {url}\n")
+            elif form == 1:
+                out.write(f"{url}\n")
+            else:
+                out.write(f"- [Article {n}: a title with words]({url})\n")
+
+
+def measure_one(path: Path, db: Path) -> dict[str, float | int | str]:
+    """Import `path` into a fresh store at `db`; run in a child process."""
+    from digest.collect.files import import_file
+    from digest.store import open_store
+
+    started = time.perf_counter()
+    store = open_store(db)
+    source_id = store.ensure_source("bench", "file", path=str(path))
+    report = import_file(
+        store, path, source_id=source_id, zone=ZoneInfo("Europe/Berlin"), now=datetime.now(UTC)
+    )
+    items = store.count_items()
+    store.close()
+    seconds = time.perf_counter() - started
+    usage = resource.getrusage(resource.RUSAGE_SELF)  # ru_maxrss is in KiB on Linux
+    return {
+        "file": path.name,
+        "format": report.format,
+        "items": items,
+        "rejected": len(report.rejected),
+        "skipped": len(report.skipped),
+        "seconds": round(seconds, 2),
+        "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 2),  # honest on a busy machine
+        "peak_mb": round(usage.ru_maxrss / 1024, 1),
+    }
+
+
+def run_child(path: Path, db: Path) -> dict[str, float | int | str]:
+    done = subprocess.run(
+        [sys.executable, __file__, "--one", str(path), "--db", str(db)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    result: dict[str, float | int | str] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=100_000)
+    parser.add_argument("--one", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--db", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one:
+        print(json.dumps(measure_one(args.one, args.db)))
+        return 0
+    slow = False
+    with tempfile.TemporaryDirectory(prefix="digest-bench-") as folder:
+        root = Path(folder)
+        files = (root / "bookmarks.html", root / "journal.md")
+        write_bookmarks(files[0], args.count)
+        write_journal(files[1], args.count)
+        for path in files:
+            row = run_child(path, root / f"{path.stem}.db")
+            mb = path.stat().st_size / 1e6
+            over = float(row["seconds"]) > GOAL_SECONDS or float(row["peak_mb"]) > GOAL_MB
+            slow |= over
+            print(
+                f"{row['file']:<15} {mb:6.1f} MB  {row['format']:<10} items={row['items']:<7}"
+                f" rejected={row['rejected']} skipped={row['skipped']}"
+                f"  wall {row['seconds']:6.2f} s  cpu {row['cpu_seconds']:6.2f} s"
+                f"  peak {row['peak_mb']:6.1f} MB"
+                f"  {'OVER GOAL' if over else 'ok'}"
+            )
+    return 1 if slow else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,350 @@
+"""The feed collector: conditional polls of RSS, Atom and JSON Feed, entries saved as links.
+
+Polite polling: ETag and Last-Modified sent back, 304 saves nothing, 301/308 chains
+are remembered, 410 stops polling. Parsing is defensive: DTDs and entity
+declarations are stripped before feedparser sees the body.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
+from html.parser import HTMLParser
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+import feedparser
+
+from digest.config import FetchConfig, SourceConfig
+from digest.errors import DigestError, FetchError, SourceError
+from digest.fetch import Fetcher, FetchResult, check_status
+from digest.models import FeedState, ItemKind, SavedItem, StageReport
+from digest.policy import is_due, next_attempt_at
+from digest.store import Store
+
+MAX_CONTEXT_CHARS = 2000
+JSON_FEED_VERSION = "https://jsonfeed.org/version/1"  # 1 and 1.1 both start so
+_WIDE_BOMS = (
+    (b"\x00\x00\xfe\xff", "utf-32"),
+    (b"\xff\xfe\x00\x00", "utf-32"),
+    (b"\xfe\xff", "utf-16"),
+    (b"\xff\xfe", "utf-16"),
+)
+# CDATA sections and comments are kept; DOCTYPE (with its internal subset) and
+# ENTITY declarations are cut, each to its end or, unterminated, to the end of the body.
+_DECLARATIONS = (
+    r"(<!\[CDATA\[.*?(?:\]\]>|\Z))|(<!--.*?(?:-->|\Z))"
+    r"|<!(?:DOCTYPE|ENTITY)(?:[^\[>\"']|\"[^\"]*(?:\"|\Z)|'[^']*(?:'|\Z)"
+    r"|\[(?:[^\]\"']|\"[^\"]*(?:\"|\Z)|'[^']*(?:'|\Z))*(?:\]|\Z))*(?:>|\Z)"
+)
+_DECLARATIONS_BYTES = re.compile(_DECLARATIONS.encode(), re.S | re.I)
+_DECLARATIONS_TEXT = re.compile(_DECLARATIONS, re.S | re.I)
+
+
+@dataclass(frozen=True)
+class FeedPoll:
+    entries: list[SavedItem]
+    url: str  # where to poll next: the new URL after a permanent redirect
+    etag: str | None
+    last_modified: str | None
+    not_modified: bool = False
+    gone: bool = False
+    skipped: int = 0  # entries without a usable link
+
+
+# -- one feed --------------------------------------------------------------
+
+
+async def poll_feed(fetcher: Fetcher, state: FeedState) -> FeedPoll:
+    """Poll one feed conditionally; FetchError or SourceError when it cannot be read."""
+    headers = {
+        "Accept": "application/atom+xml, application/rss+xml, application/feed+json,"
+        " application/xml;q=0.9, */*;q=0.8"
+    }
+    if state.etag:
+        headers["If-None-Match"] = state.etag
+    if state.last_modified:
+        headers["If-Modified-Since"] = state.last_modified
+    result = await fetcher.get(state.url, headers)
+    url = result.permanent_redirect or state.url
+    if result.status == 304:
+        etag = result.headers.get("etag") or state.etag
+        modified = result.headers.get("last-modified") or state.last_modified
+        return FeedPoll([], url, etag, modified, not_modified=True)
+    if result.status == 410:
+        return FeedPoll([], url, state.etag, state.last_modified, gone=True)
+    check_status(result)
+    entries, skipped = await asyncio.to_thread(parse_feed, result)  # feedparser is CPU-bound
+    return FeedPoll(
+        entries,
+        url,
+        result.headers.get("etag"),
+        result.headers.get("last-modified"),
+        skipped=skipped,
+    )
+
+
+def parse_feed(result: FetchResult) -> tuple[list[SavedItem], int]:
+    """The entries of a fetched feed body, and how many had no usable link."""
+    if _looks_like_json(result):
+        return _parse_json_feed(result.content, result.final_url)
+    return _parse_xml_feed(result)
+
+
+def _looks_like_json(result: FetchResult) -> bool:
+    content_type = result.headers.get("content-type", "").lower()
+    return "json" in content_type or result.content.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"{"
+
+
+def _parse_xml_feed(result: FetchResult) -> tuple[list[SavedItem], int]:
+    headers = {"content-location": result.final_url}
+    if content_type := result.headers.get("content-type"):
+        headers["content-type"] = content_type
+    parsed = feedparser.parse(
+        io.BytesIO(strip_declarations(result.content)), response_headers=headers
+    )
+    items = [_feedparser_item(entry, result.final_url) for entry in parsed.entries]
+    kept = [item for item in items if item]
+    # an empty feed is fine; a document of no feed type, or a broken one with nothing usable, not
+    unusable = parsed.bozo and not kept and not parsed.feed.get("title")
+    if unusable or (not parsed.entries and not parsed.version):
+        problem = parsed.get("bozo_exception")
+        reason = _describe(problem) if problem else "no RSS, Atom or JSON Feed found"
+        raise SourceError(f"feed {result.url!r}: not a feed ({reason})")
+    return kept, len(items) - len(kept)
+
+
+def strip_declarations(body: bytes) -> bytes:
+    """The body without <!DOCTYPE ...> (internal subset included) and <!ENTITY ...>."""
+    for bom, codec in _WIDE_BOMS:
+        if body.startswith(bom):
+            text = body.decode(codec, "replace")
+            return _DECLARATIONS_TEXT.sub(lambda m: m[1] or m[2] or "", text).encode(codec)
+    return _DECLARATIONS_BYTES.sub(lambda m: m[1] or m[2] or b"", body)
+
+
+def _feedparser_item(entry: Any, base: str) -> SavedItem | None:
+    url = _absolute_link(entry.get("link"), base)
+    if url is None:
+        return None
+    detail = entry.get("title_detail") or {}
+    title = entry.get("title")
+    if title and "html" in str(detail.get("type", "")):
+        title = plain_text(title)
+    content = entry.get("content") or [{}]
+    summary = entry.get("summary") or content[0].get("value")
+    moment = entry.get("published_parsed") or entry.get("updated_parsed")
+    return SavedItem(
+        url=url,
+        title=_clean(title),
+        saved_at=_from_struct_time(moment),
+        context=plain_text(summary, MAX_CONTEXT_CHARS) if summary else None,
+        kind=ItemKind.LINK,
+    )
+
+
+def _parse_json_feed(body: bytes, base: str) -> tuple[list[SavedItem], int]:
+    try:
+        document = json.loads(body)
+    except (ValueError, RecursionError) as exc:
+        raise SourceError(f"feed {base!r}: not a feed (JSON: {exc})") from exc
+    version = document.get("version") if isinstance(document, dict) else None
+    if not isinstance(version, str) or not version.startswith(JSON_FEED_VERSION):
+        raise SourceError(f"feed {base!r}: not a feed (JSON without a JSON Feed version)")
+    raw_items = document.get("items")
+    if not isinstance(raw_items, list):
+        raise SourceError(f"feed {base!r}: not a feed (JSON Feed without items)")
+    items = [_json_item(raw, base) if isinstance(raw, dict) else None for raw in raw_items]
+    return [item for item in items if item], sum(item is None for item in items)
+
+
+def _json_item(raw: dict[str, Any], base: str) -> SavedItem | None:
+    url = _absolute_link(raw.get("url") or raw.get("external_url"), base)
+    if url is None:
+        return None
+    summary = raw.get("summary") or raw.get("content_text") or raw.get("content_html")
+    title = raw.get("title")
+    return SavedItem(
+        url=url,
+        title=_clean(title) if isinstance(title, str) else None,
+        saved_at=_from_iso(raw.get("date_published") or raw.get("date_modified")),
+        context=plain_text(summary, MAX_CONTEXT_CHARS) if isinstance(summary, str) else None,
+        kind=ItemKind.LINK,
+    )
+
+
+def _absolute_link(link: object, base: str) -> str | None:
+    if not isinstance(link, str) or not link.strip():
+        return None
+    url = urljoin(base, link.strip())
+    parts = urlsplit(url)
+    return url if parts.scheme in ("http", "https") and parts.netloc else None
+
+
+def _from_struct_time(moment: time.struct_time | None) -> datetime | None:
+    if moment is None:
+        return None
+    try:
+        return datetime(*moment[:6], tzinfo=UTC)
+    except (TypeError, ValueError):
+        return None
+
+
+def _from_iso(text: object) -> datetime | None:
+    if not isinstance(text, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(text.strip())
+    except ValueError:
+        return None
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+class _TextCollector(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self._skipping = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in ("script", "style"):
+            self._skipping += 1
+        if tag in ("p", "br", "div", "li"):
+            self.parts.append(" ")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("script", "style") and self._skipping:
+            self._skipping -= 1
+
+    def handle_data(self, data: str) -> None:
+        if not self._skipping:
+            self.parts.append(data)
+
+
+def plain_text(html: str, limit: int | None = None) -> str:
+    """HTML to one line of text: tags stripped, entities decoded, whitespace collapsed."""
+    collector = _TextCollector()
+    collector.feed(html)
+    collector.close()
+    text = " ".join("".join(collector.parts).split())
+    if limit is not None and len(text) > limit:
+        text = text[: limit - 1].rstrip() + "…"
+    return text
+
+
+def _clean(title: str | None) -> str | None:
+    return (" ".join(title.split()) or None) if title else None
+
+
+def _describe(problem: object) -> str:
+    text = " ".join(str(problem).split())[:200]
+    return f"{type(problem).__name__}: {text}" if text else type(problem).__name__
+
+
+# -- the stage -------------------------------------------------------------
+
+
+@dataclass
+class _Outcome:
+    new: int = 0
+    failure: str | None = None
+    info: list[str] = field(default_factory=list)
+
+
+async def collect_feeds(
+    store: Store,
+    fetcher: Fetcher,
+    feeds: Sequence[tuple[int, SourceConfig]],
+    config: FetchConfig,
+    now: datetime,
+) -> StageReport:
+    """Poll every due feed concurrently; one feed failing never stops the others."""
+    due = [
+        (source_id, source)
+        for source_id, source in feeds
+        if not store.feed_state(source_id).gone
+        and is_due(store.source_next_attempt(source_id), now)
+    ]
+    async with asyncio.TaskGroup() as group:
+        tasks = [
+            group.create_task(_collect_one(store, fetcher, source_id, source, config, now))
+            for source_id, source in due
+        ]
+    report = StageReport(stage="collect feeds")
+    for task in tasks:
+        outcome = task.result()
+        report.done += outcome.new
+        report.info.extend(outcome.info)
+        if outcome.failure:
+            report.failures.append(outcome.failure)
+    return report
+
+
+async def _collect_one(
+    store: Store,
+    fetcher: Fetcher,
+    source_id: int,
+    source: SourceConfig,
+    config: FetchConfig,
+    now: datetime,
+) -> _Outcome:
+    state = store.feed_state(source_id)
+    try:
+        poll = await poll_feed(fetcher, state)
+    except DigestError as exc:
+        return _Outcome(failure=_record_failure(store, source_id, source, state, exc, config, now))
+    entries = [replace(e, topic=e.topic or source.topic) for e in poll.entries]
+    saved = store.save_feed_poll(
+        source_id,
+        entries,
+        url=poll.url,
+        etag=poll.etag,
+        last_modified=poll.last_modified,
+        now=now,
+        gone=poll.gone,
+    )
+    return _Outcome(new=saved.new, info=_news(source, state, poll))
+
+
+def _news(source: SourceConfig, state: FeedState, poll: FeedPoll) -> list[str]:
+    info = []
+    if poll.url != state.url:
+        info.append(f"feed {source.name!r} moved permanently to {poll.url}; update the config")
+    if poll.skipped:
+        info.append(f"feed {source.name!r}: {poll.skipped} entries without a link skipped")
+    if poll.gone:
+        info.append(
+            f"feed {source.name!r} is gone (HTTP 410); no longer polled, remove it from the config"
+        )
+    return info
+
+
+def _record_failure(
+    store: Store,
+    source_id: int,
+    source: SourceConfig,
+    state: FeedState,
+    error: DigestError,
+    config: FetchConfig,
+    now: datetime,
+) -> str:
+    """Record the failure with its next attempt; a feed is never given up, only slowed down."""
+    failures = store.source_failures(source_id) + 1
+    when = next_attempt_at(
+        failures,
+        now,
+        base_s=config.retry_base_s,
+        max_s=config.retry_max_s,
+        retry_after_s=error.retry_after if isinstance(error, FetchError) else None,
+        permanent=isinstance(error, FetchError) and error.permanent,
+        max_attempts=config.max_attempts,
+    ) or now + timedelta(seconds=config.retry_max_s)
+    store.record_source_failure(source_id, str(error), now, when)
+    moment = when.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return f"feed {source.name!r} ({state.url}): {error}; will retry after {moment}"

@@ -1,0 +1,107 @@
+"""The common frame of the JSON export importers: load, walk the records, sniff by keys.
+
+A record's `line` is its position among the file's records (1 for the first),
+since a JSON export's layout on lines says nothing about its records.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from digest.collect.formats import ImportResult
+from digest.collect.importers._records import snippet
+from digest.errors import ImportFormatError
+from digest.models import Rejected
+
+_JS_WRAPPER = re.compile(r"^\s*window\.YTD\.[\w.]+\s*=\s*")
+
+Record = dict[str, Any]
+
+
+def load_json(text: str, name: str) -> Any:
+    """The parsed document; the JS wrapper of a Twitter archive is taken off first."""
+    body = _JS_WRAPPER.sub("", text.lstrip("\ufeff"), count=1)
+    try:
+        return json.loads(body)
+    except json.JSONDecodeError as exc:
+        raise ImportFormatError(
+            f"not a {name} export: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+        ) from exc
+
+
+def keys(*names: str) -> tuple[re.Pattern[str], ...]:
+    """Patterns for JSON object keys, for sniffing a head that may be cut mid-document."""
+    return tuple(re.compile(rf'"{name}"\s*:') for name in names)
+
+
+def text_of(record: Record, *names: str) -> str | None:
+    """The first of `names` whose value is a non-empty string (numbers become text)."""
+    for name in names:
+        value = record.get(name)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return str(value)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return None
+
+
+def first_of(record: Record, *names: str) -> Any:
+    for name in names:
+        if record.get(name) not in (None, ""):
+            return record[name]
+    return None
+
+
+def as_list(value: Any, *wrappers: str) -> list[Any]:
+    """`value` if it is a list, else the first list found under one of `wrappers`."""
+    if isinstance(value, list):
+        return value
+    if isinstance(value, dict):
+        for name in wrappers:
+            inner = value.get(name)
+            if isinstance(inner, list):
+                return inner
+    return []
+
+
+class JsonExport:
+    """Sniffs by keys, loads the file and hands each object record to `add`."""
+
+    name = ""
+    description = ""
+    markers: tuple[re.Pattern[str], ...] = ()  # every one must be in the head
+    score = 90
+
+    def sniff(self, head: str) -> int:
+        start = _JS_WRAPPER.sub("", head.lstrip("\ufeff"), count=1).lstrip()
+        if not start.startswith(("{", "[")):
+            return 0
+        return self.score if all(m.search(head) for m in self.markers) else 0
+
+    def parse(self, text: str, *, zone: ZoneInfo) -> ImportResult:
+        data = load_json(text, self.name)
+        records = self.records(data)
+        if records is None:
+            raise ImportFormatError(f"not a {self.name} export: no list of records where expected")
+        result = ImportResult()
+        for number, record in enumerate(records, 1):
+            if isinstance(record, dict):
+                self.add(result, record, number, zone)
+            else:
+                result.rejected.append(Rejected(number, snippet(record), "not an object"))
+        return result
+
+    def records(self, data: Any) -> Iterator[Any] | None:
+        found = as_list(data)
+        return iter(found) if isinstance(data, list) else None
+
+    def add(self, result: ImportResult, record: Record, number: int, zone: ZoneInfo) -> None:
+        raise NotImplementedError
+
+
+def reject(result: ImportResult, number: int, record: object, reason: str) -> None:
+    result.rejected.append(Rejected(number, snippet(record), reason))

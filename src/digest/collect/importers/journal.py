@@ -1,0 +1,211 @@
+"""`journal`: a "Today I Learned" markdown journal of links under day headings.
+
+The shape (Hugo-style):
+
+    ---                                   front matter, skipped
+    title: "Today I Learned"
+    ---
+    ## 2025-11-07                          a day: dates every item under it (midnight, local)
+    ### Optimization                       a topic, until the next heading or day
+    - [Tuning playbook](https://…)         a link with its title
+    - [A title that goes on              a title may run onto the next line
+    over two lines](https://…)
+    https://…                              a bare URL; `- https://…` too
+    DST Book                               text without a URL: kept as a note
+
+A link whose target is not a web address (`[x](htp//bad)`, `http://`) is reported with
+its line; one with another scheme (`mailto:`) is skipped with a reason. Items before the
+first day heading carry no date (they are dated when first collected). A link repeated in
+the file is emitted each time: the store keeps one item with the earliest date.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import date, datetime
+from zoneinfo import ZoneInfo
+
+from digest.collect.formats import ImportResult, register
+from digest.collect.importers.common import (
+    BARE_URL,
+    MARKDOWN_LINK,
+    is_web_scheme_problem,
+    lines_of,
+    remove_spans,
+    strip_list_marker,
+    tidy_title,
+    trim_url,
+    url_problem,
+)
+from digest.models import ItemKind, Rejected, SavedItem
+from digest.periods import local_midnight
+
+_DATE_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?!\d)")
+_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)[\s#]*$")
+_RULE = re.compile(r"^\s{0,3}(?:-{3,}|\*{3,}|_{3,}|\+{3,})\s*$")
+_HTML_COMMENT = re.compile(r"^\s*<!--.*-->\s*$")
+_FRONT_MATTER_FENCES = ("---", "+++")
+_MAX_JOINED_LINES = 3
+
+
+@dataclass
+class _Cursor:
+    """Where we are in the journal: the current day and topic."""
+
+    day: datetime | None = None
+    topic: str | None = None
+
+
+class JournalImporter:
+    name = "journal"
+    description = "markdown link journal: `## YYYY-MM-DD` days, `### topic`, links and notes"
+
+    def sniff(self, head: str) -> int:
+        lines = lines_of(head)
+        if any(_DATE_HEADING.match(line) for line in lines):
+            return 95
+        if _front_matter_end(lines) is not None:
+            return 70
+        if any(MARKDOWN_LINK.search(line) for line in lines):
+            return 45
+        return 0
+
+    def parse(self, text: str, *, zone: ZoneInfo) -> ImportResult:
+        result = ImportResult()
+        lines = lines_of(text)
+        end = _front_matter_end(lines)
+        cursor = _Cursor()
+        for number, line in _logical_lines(lines, 0 if end is None else end + 1):
+            _read_line(number, line, cursor, result, zone)
+        return result
+
+
+def _front_matter_end(lines: list[str]) -> int | None:
+    """The index of the line closing the front matter, if the file opens with one."""
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if first is None or lines[first].strip() not in _FRONT_MATTER_FENCES:
+        return None
+    fence = lines[first].strip()
+    for index in range(first + 1, min(len(lines), first + 200)):
+        if lines[index].strip() == fence:
+            return index
+    return None
+
+
+def _logical_lines(lines: list[str], start: int) -> Iterator[tuple[int, str]]:
+    """(line number, text), joining a `[title` left open with the line(s) closing `](url)`."""
+    index = start
+    while index < len(lines):
+        number, line = index + 1, lines[index]
+        index += 1
+        joined = 0
+        while (
+            _opens_link(line)
+            and joined < _MAX_JOINED_LINES
+            and index < len(lines)
+            and lines[index].strip()
+            and "](" in lines[index]
+        ):
+            line = f"{line.rstrip()} {lines[index].strip()}"
+            index += 1
+            joined += 1
+        yield number, line
+
+
+def _opens_link(line: str) -> bool:
+    return line.rfind("[") > line.rfind("]")
+
+
+def _read_line(
+    number: int, line: str, cursor: _Cursor, result: ImportResult, zone: ZoneInfo
+) -> None:
+    if not line.strip() or _RULE.match(line) or _HTML_COMMENT.match(line):
+        return
+    if heading := _HEADING.match(line):
+        _read_heading(number, line, heading.group(2), cursor, result, zone)
+        return
+    _read_entry(number, line, cursor, result)
+
+
+def _read_heading(
+    number: int, line: str, title: str, cursor: _Cursor, result: ImportResult, zone: ZoneInfo
+) -> None:
+    dated = _DATE_HEADING.match(line)
+    if dated is None:
+        cursor.topic = title.strip() or None
+        return
+    cursor.topic = None
+    try:
+        day = date(int(dated.group(1)), int(dated.group(2)), int(dated.group(3)))
+    except ValueError:
+        cursor.day = None  # better undated than dated wrongly
+        result.rejected.append(Rejected(number, line.strip(), "not a valid date"))
+        return
+    cursor.day = local_midnight(day, zone)
+
+
+def _read_entry(number: int, line: str, cursor: _Cursor, result: ImportResult) -> None:
+    """A list entry or a plain line: its links (markdown or bare), else a note of its text."""
+    _, body = strip_list_marker(line)
+    marked = list(MARKDOWN_LINK.finditer(body))
+    rest = remove_spans(body, [match.span() for match in marked])
+    bare = list(BARE_URL.finditer(rest))
+    prose = tidy_title(remove_spans(rest, [match.span() for match in bare]))
+    links = [
+        (m.group("target").strip("<>"), " ".join(m.group("title").split()) or None) for m in marked
+    ]
+    if not marked and len(bare) == 1:  # `Some title https://…`: the text is its title
+        links.append((trim_url(bare[0].group()), prose))
+        prose = None
+    else:
+        links.extend((trim_url(match.group()), None) for match in bare)
+    if not links:
+        _add_note(number, body, cursor, result)
+        return
+    for url, title in links:
+        _add_link(number, url, title, prose, cursor, result)
+
+
+def _add_link(
+    number: int,
+    url: str,
+    title: str | None,
+    comment: str | None,
+    cursor: _Cursor,
+    result: ImportResult,
+) -> None:
+    problem = url_problem(url)
+    if problem is not None:
+        where = result.skipped if is_web_scheme_problem(problem) else result.rejected
+        where.append(Rejected(number, url or "(empty)", problem))
+        return
+    result.items.append(
+        SavedItem(
+            url=url.strip(),
+            title=title,
+            saved_at=cursor.day,
+            topic=cursor.topic,
+            context=comment,
+            line=number,
+        )
+    )
+
+
+def _add_note(number: int, text: str, cursor: _Cursor, result: ImportResult) -> None:
+    text = " ".join(text.split())
+    result.items.append(
+        SavedItem(
+            url=None,
+            title=text if len(text) <= 120 else None,
+            saved_at=cursor.day,
+            topic=cursor.topic,
+            context=text,
+            kind=ItemKind.NOTE,
+            line=number,
+        )
+    )
+
+
+register(JournalImporter())

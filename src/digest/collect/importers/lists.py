@@ -1,0 +1,219 @@
+"""`list` and `urls`: plain-text lists of things to read, without dates.
+
+`list`, a learning list:
+
+    Learning list                         title and description lines: reported as skipped
+    List of blogs … I thought were interesting.
+    C++                                   a topic line: the last short line before `- ` items
+    - Static Polymorphism                 an entry without URL: a note (title and context)
+    - Cursor MXFP8 MoE Kernels - great…   `Title - comment`: titled note, the whole as context
+    - Zero Redundancy DP
+    - A nice new way of thinking about…   a comment on the entry above (rule below)
+    - Flash attention https://…           an entry with a URL: a link titled by the rest
+
+The comment rule: a `- ` line without URL is a comment on the note entry just above it
+when that entry is short (at most 60 characters, no ` - ` comment of its own) and the
+line reads as prose: longer than 60 characters, at least 8 words, and no ` - ` title
+separator in its first 60 characters (that marks an entry `Title - comment` of its own).
+A comment is appended to the entry's context on a new line; several in a row all attach.
+
+A topic line is short (at most 60 characters, at most 8 words, not ending in `.`); of a
+run of plain lines before `- ` items, the last such line is the topic and the others are
+reported as skipped headings or descriptions, never dropped unseen.
+
+`urls`: one URL per line (optionally followed by a title); `#` comments and blank lines
+are ignored; any other line is reported as not understood, with its line number.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from zoneinfo import ZoneInfo
+
+from digest.collect.formats import ImportResult, register
+from digest.collect.importers.common import (
+    BARE_URL,
+    LIST_MARKER,
+    MARKDOWN_LINK,
+    TITLE_SEPARATOR,
+    bare_urls,
+    is_web_scheme_problem,
+    lines_of,
+    remove_spans,
+    strip_list_marker,
+    tidy_title,
+    url_problem,
+)
+from digest.models import ItemKind, Rejected, SavedItem
+
+SHORT_ENTRY = 60  # an entry this short may be followed by comment lines
+COMMENT_MIN_WORDS = 8
+TOPIC_MAX_WORDS = 8
+_DATE_HEADING = re.compile(r"^\s*#{1,6}\s+\d{4}-\d{1,2}-\d{1,2}")
+
+
+@dataclass
+class _ListState:
+    result: ImportResult = field(default_factory=ImportResult)
+    topic: str | None = None
+    block: list[tuple[int, str]] = field(default_factory=list)  # plain lines before items
+    commentable: int | None = None  # index in result.items of a short note entry
+
+
+class ListImporter:
+    name = "list"
+    description = "plain learning list: topic lines, `- ` entries with or without URLs"
+
+    def sniff(self, head: str) -> int:
+        lines = [line for line in lines_of(head) if line.strip()]
+        entries = [i for i, line in enumerate(lines) if LIST_MARKER.match(line)]
+        if not entries or any(
+            MARKDOWN_LINK.search(line) or _DATE_HEADING.match(line) for line in lines
+        ):
+            return 10 if entries else 0
+        topics = sum(1 for i in entries if i > 0 and not LIST_MARKER.match(lines[i - 1]))
+        return 40 if topics and len(entries) >= 0.3 * len(lines) else 20
+
+    def parse(self, text: str, *, zone: ZoneInfo) -> ImportResult:
+        state = _ListState()
+        for number, line in enumerate(lines_of(text), start=1):
+            if not line.strip():
+                continue
+            is_entry, body = strip_list_marker(line)
+            if is_entry:
+                _close_block(state)
+                _read_entry(number, body, state)
+            elif bare_urls(body):
+                _close_block(state)
+                _add_links(number, body, state)
+            else:
+                state.block.append((number, body))
+                state.commentable = None
+        _skip_block(state.block, state.result)
+        return state.result
+
+
+def _is_topic_line(text: str) -> bool:
+    return (
+        len(text) <= SHORT_ENTRY and len(text.split()) <= TOPIC_MAX_WORDS and not text.endswith(".")
+    )
+
+
+def _close_block(state: _ListState) -> None:
+    """Plain lines just before entries: the last short one is the new topic."""
+    if not state.block:
+        return
+    topics = [i for i, (_, text) in enumerate(state.block) if _is_topic_line(text)]
+    if topics:
+        index = topics[-1]
+        state.topic = state.block[index][1].rstrip(":").strip() or None
+        state.block.pop(index)
+    _skip_block(state.block, state.result)
+    state.block = []
+
+
+def _skip_block(block: list[tuple[int, str]], result: ImportResult) -> None:
+    for number, text in block:
+        result.skipped.append(Rejected(number, text, "heading or description, not an entry"))
+
+
+def _read_entry(number: int, body: str, state: _ListState) -> None:
+    if bare_urls(body):
+        _add_links(number, body, state)
+        state.commentable = None
+        return
+    items = state.result.items
+    if state.commentable is not None and _is_comment(body):
+        entry = items[state.commentable]
+        items[state.commentable] = replace(entry, context=f"{entry.context}\n{body}")
+        return
+    items.append(
+        SavedItem(
+            url=None,
+            title=_note_title(body),
+            topic=state.topic,
+            context=body,
+            kind=ItemKind.NOTE,
+            line=number,
+        )
+    )
+    short = len(body) <= SHORT_ENTRY and not TITLE_SEPARATOR.search(body)
+    state.commentable = len(items) - 1 if short else None
+
+
+def _note_title(text: str) -> str | None:
+    """`Title - comment` gives Title; a long `Title: prose` gives Title; else short text."""
+    title = TITLE_SEPARATOR.split(text, maxsplit=1)[0]
+    if len(title) > 120 and 0 < title.find(": ") <= SHORT_ENTRY:
+        title = title[: title.find(": ")]
+    return title if len(title) <= 120 else None
+
+
+def _is_comment(text: str) -> bool:
+    """Long prose, not a `Title - comment` entry of its own (see the module docstring)."""
+    separator = TITLE_SEPARATOR.search(text)
+    return (
+        len(text) > SHORT_ENTRY
+        and len(text.split()) >= COMMENT_MIN_WORDS
+        and (separator is None or separator.start() >= SHORT_ENTRY)
+    )
+
+
+def _add_links(number: int, body: str, state: _ListState) -> None:
+    matches = list(BARE_URL.finditer(body))
+    prose = tidy_title(remove_spans(body, [match.span() for match in matches]))
+    for url in bare_urls(body):
+        item = _link(number, url, prose if len(matches) == 1 else None, state.result)
+        if item is not None:
+            state.result.items.append(replace(item, topic=state.topic, context=None))
+
+
+def _link(number: int, url: str, title: str | None, result: ImportResult) -> SavedItem | None:
+    """A link item, or None after recording why `url` cannot be one."""
+    problem = url_problem(url)
+    if problem is None:
+        return SavedItem(url=url, title=title, line=number)
+    where = result.skipped if is_web_scheme_problem(problem) else result.rejected
+    where.append(Rejected(number, url or "(empty)", problem))
+    return None
+
+
+class UrlsImporter:
+    name = "urls"
+    description = "plain list of URLs, one per line; `#` comments"
+
+    def sniff(self, head: str) -> int:
+        lines = [line.strip() for line in lines_of(head)]
+        content = [line for line in lines if line and not line.startswith("#")]
+        if not content:
+            return 0
+        share = sum(1 for line in content if _first_url(line) is not None) / len(content)
+        return int(40 + 50 * share) if share > 0.5 else 0
+
+    def parse(self, text: str, *, zone: ZoneInfo) -> ImportResult:
+        result = ImportResult()
+        for number, raw in enumerate(lines_of(text), start=1):
+            line = raw.strip()
+            if not line or line.startswith("#"):
+                continue
+            url = _first_url(line)
+            if url is None:
+                result.rejected.append(Rejected(number, line, "not a URL"))
+                continue
+            title = tidy_title(strip_list_marker(line)[1][len(url) :])
+            item = _link(number, url, title, result)
+            if item is not None:
+                result.items.append(item)
+        return result
+
+
+def _first_url(line: str) -> str | None:
+    """The line's URL when the line starts with one (after an optional list marker)."""
+    _, body = strip_list_marker(line)
+    token = body.split(maxsplit=1)[0] if body else ""
+    return token if re.match(r"^[a-z][a-z0-9+.\-]*://", token, re.IGNORECASE) else None
+
+
+register(ListImporter())
+register(UrlsImporter())

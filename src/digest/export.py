@@ -1,0 +1,41 @@
+"""`digest export`: every item of a period as JSON lines or CSV."""
+
+from __future__ import annotations
+
+import csv
+import json
+from typing import Any, TextIO
+
+from digest.models import Item, Period
+from digest.store import Store
+
+FIELDS = ["url", "title", "saved_at", "source", "state", "error", "text", "note", "tags", "topic", "kind"]
+
+
+def export_row(item: Item) -> dict[str, Any]:
+    return {
+        "url": item.url,
+        "title": item.display_title,
+        "saved_at": item.saved_at.isoformat(),
+        "source": ", ".join(item.sources),
+        "state": item.state.value,
+        "error": item.error,
+        "text": item.text,
+        "note": item.note.summary if item.note else None,
+        "tags": list(item.note.tags) if item.note else [],
+        "topic": item.topic,
+        "kind": item.kind.value,
+    }
+
+
+def write_export(store: Store, period: Period | None, fmt: str, out: TextIO) -> None:
+    items = store.items_saved_between(period.start, period.end) if period else store.all_items()
+    rows = (export_row(item) for item in items)
+    if fmt == "jsonl":
+        for row in rows:
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+        return
+    writer = csv.DictWriter(out, fieldnames=FIELDS)
+    writer.writeheader()
+    for row in rows:
+        writer.writerow(row | {"tags": ";".join(row["tags"])})

@@ -1,0 +1,62 @@
+"""`digest status`: what the store knows about sources, items, failures, runs and LLM usage."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from digest.store import Store
+
+
+def gather_status(store: Store) -> dict[str, Any]:
+    return {
+        "sources": store.list_sources(),
+        "items": store.item_counts_by_state(),
+        "failed_items": store.failed_items(),
+        "deliveries_needing_attention": [
+            delivery.__dict__ for delivery in store.deliveries(("unknown", "failed", "pending"))
+        ],
+        "runs": store.recent_runs(),
+        "llm": store.llm_usage(),
+    }
+
+
+def render_status(data: dict[str, Any], *, as_json: bool) -> None:
+    if as_json:
+        json.dump(data, sys.stdout, indent=2, default=str)
+        sys.stdout.write("\n")
+        return
+    console = Console(soft_wrap=False)
+    console.print(_table("Sources", data["sources"], ["name", "kind", "status", "items", "last_checked_at", "last_error"]))
+    items = data["items"]
+    console.print("Items: " + (", ".join(f"{count} {state}" for state, count in items.items()) or "none"))
+    if data["failed_items"]:
+        console.print(_table("Failed items", data["failed_items"], ["id", "url", "attempts", "next_attempt_at", "error"]))
+    if data["deliveries_needing_attention"]:
+        console.print(
+            _table(
+                "Deliveries needing attention",
+                data["deliveries_needing_attention"],
+                ["period", "channel", "status", "attempts", "error"],
+            )
+        )
+    runs = [run | {"stats": json.dumps(run["stats"])} for run in data["runs"]]
+    console.print(_table("Recent runs", runs, ["id", "command", "started_at", "status", "stats"]))
+    llm = data["llm"]
+    console.print(
+        f"LLM: {llm['calls']} calls, {llm['tokens_in']} tokens in, {llm['tokens_out']} out, "
+        f"${llm['cost_usd']:.4f}"
+    )
+
+
+def _table(title: str, rows: list[dict[str, Any]], columns: list[str]) -> Table:
+    table = Table(title=title, title_justify="left")
+    for column in columns:
+        table.add_column(column.replace("_", " "), overflow="fold")
+    for row in rows:
+        table.add_row(*("" if row.get(c) is None else str(row.get(c)) for c in columns))
+    return table

@@ -1,0 +1,56 @@
+"""Summarisers: a protocol and a registry of the two we ship, offline and OpenAI-compatible.
+
+`make_summarizer(config.llm, on_call=record)` gives one; `await summarizer.note(request)` makes
+a note; `await summarizer.week_summary(label, [(item_id, title, note), ...])` the week's prose.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from digest.config import LLMConfig
+from digest.errors import ConfigError
+from digest.summarize.base import CallRecord, NoteRequest, Summarizer, note_cache_key
+from digest.summarize.offline import OfflineSummarizer
+from digest.summarize.openai_chat import OpenAISummarizer
+
+__all__ = [
+    "REGISTRY",
+    "CallRecord",
+    "NoteRequest",
+    "OfflineSummarizer",
+    "OpenAISummarizer",
+    "Summarizer",
+    "make_summarizer",
+    "note_cache_key",
+]
+
+OnCall = Callable[[CallRecord], None]
+
+
+def _offline(config: LLMConfig, on_call: OnCall | None) -> Summarizer:
+    return OfflineSummarizer(config)
+
+
+def _openai(config: LLMConfig, on_call: OnCall | None) -> Summarizer:
+    api_key, base_url = config.api_key, config.effective_base_url
+    if api_key is None and base_url is None:
+        raise ConfigError(
+            f"config error: llm.api_key_env: ${config.api_key_env} is not set; the openai"
+            " provider needs an API key, or llm.base_url for a local server"
+        )
+    # Local OpenAI-compatible servers need no key, but the client insists on one.
+    return OpenAISummarizer(
+        config, api_key=api_key or "not-needed", base_url=base_url, on_call=on_call
+    )
+
+
+REGISTRY: dict[str, Callable[[LLMConfig, OnCall | None], Summarizer]] = {
+    "offline": _offline,
+    "openai": _openai,
+}
+
+
+def make_summarizer(config: LLMConfig, *, on_call: OnCall | None = None) -> Summarizer:
+    """The summariser `config.provider` names; `on_call` hears of every LLM call it makes."""
+    return REGISTRY[config.provider](config, on_call)

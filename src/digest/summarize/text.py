@@ -1,0 +1,117 @@
+"""Plain-text helpers shared by the summarisers: cleaning, sentences, words, truncation (pure)."""
+
+from __future__ import annotations
+
+import re
+
+# Zero-width and bidi controls (U+200B-U+200F, U+202A-U+202E, U+2060-U+2069, U+FEFF) and
+# C0 controls other than tab and newline: invisible to a reader, visible to a model.
+_INVISIBLE = re.compile(
+    "[\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\x00-\x08\x0b\x0c\x0e-\x1f\x7f]"
+)
+
+_ABBREVIATIONS = (
+    "e.g i.e etc vs cf al approx dr mr mrs ms prof sr jr st mt no nos fig figs vol inc ltd co corp"
+    " jan feb mar apr jun jul aug sep sept oct nov dec u.s u.k a.m p.m ph.d dept est"
+)
+ABBREVIATIONS = frozenset(_ABBREVIATIONS.split())
+
+# A candidate sentence end: terminal punctuation, closing quotes or brackets, then whitespace.
+_BOUNDARY = re.compile(r"[.!?…]+[\"'”’)\]]*\s+")
+_WORD = re.compile(r"[^\W_][\w'’-]*")
+
+_STOPWORDS = """
+    a about above after again against all also am an and any are aren't as at be because been
+    before being below between both but by can can't cannot could did didn't do does doesn't doing
+    don't down during each either few for from further had has have having he her here hers herself
+    him himself his how however i if in into is isn't it it's its itself just let's like made make
+    makes many may me might more most much must my myself new no nor not now of off on once one only
+    or other our ours ourselves out over own per same she should so some such than that that's the
+    their theirs them themselves then there these they this those through thus to too two under
+    until up upon us use used using very via was wasn't we well were what when where which while
+    who whom why will with within without would yet you your yours yourself also get gets got
+    first last still even every way ways may really something things thing lot lots said says"""
+STOPWORDS = frozenset(_STOPWORDS.split())
+
+
+def clean(text: str) -> str:
+    """Drop invisible and control characters and normalise line endings."""
+    return _INVISIBLE.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+
+
+def paragraphs(text: str) -> list[str]:
+    """Non-empty lines (extracted text keeps one paragraph per line), whitespace collapsed."""
+    return [" ".join(line.split()) for line in text.split("\n") if line.strip()]
+
+
+def sentences(text: str) -> list[str]:
+    """Sentences in reading order; abbreviations, initials and decimals do not end one."""
+    found: list[str] = []
+    for paragraph in paragraphs(text):
+        found.extend(_split_paragraph(paragraph))
+    return found
+
+
+def _split_paragraph(paragraph: str) -> list[str]:
+    pieces: list[str] = []
+    start = 0
+    for match in _BOUNDARY.finditer(paragraph):
+        following = paragraph[match.end() : match.end() + 1]
+        if not following or _is_abbreviation(paragraph[start : match.start() + 1]):
+            continue
+        if following.islower():  # "… e.g. the thing", "3 p.m. tomorrow"
+            continue
+        pieces.append(paragraph[start : match.end()].strip())
+        start = match.end()
+    tail = paragraph[start:].strip()
+    if tail:
+        pieces.append(tail)
+    return pieces
+
+
+def _is_abbreviation(before: str) -> bool:
+    """Whether the text up to and including a '.' ends with an abbreviation or an initial."""
+    if not before.endswith("."):
+        return False
+    last = before.rsplit(None, 1)[-1].lstrip("(\"'“‘[").rstrip(".").lower()
+    if last in ABBREVIATIONS:
+        return True
+    return len(last) == 1 and last.isalpha()  # an initial: "J. R. R. Tolkien"
+
+
+def words(text: str) -> list[str]:
+    """Lower-case content words: no stopwords, numbers or single letters."""
+    found = (word.strip("'’-").lower() for word in _WORD.findall(text))
+    return [w for w in found if len(w) > 1 and not w.isdigit() and w not in STOPWORDS]
+
+
+def shorten(text: str, limit: int) -> str:
+    """Cut at a word boundary so that the result, with an ellipsis, fits in `limit` characters."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1].rsplit(" ", 1)[0].rstrip(" ,;:-–—")
+    return cut + "…"
+
+
+def truncate(text: str, limit: int) -> str:
+    """Keep the start of `text`, whole paragraphs where possible, within `limit` characters."""
+    if len(text) <= limit:
+        return text
+    marker = "\n[…]"
+    budget = limit - len(marker)
+    kept: list[str] = []
+    used = 0
+    for block in re.split(r"(\n\s*\n|\n)", text):
+        if used + len(block) > budget:
+            break
+        kept.append(block)
+        used += len(block)
+    body = "".join(kept).rstrip()
+    if not body:  # the first paragraph alone is too long: cut it at a word boundary
+        body = shorten(text[:budget], budget)
+    return body + marker
+
+
+def strip_trailing_punctuation(text: str) -> str:
+    return text.strip().rstrip(".!?:;,").strip()

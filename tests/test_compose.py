@@ -1,0 +1,227 @@
+"""The composer: golden files and the digest's promises (every item once, valid links, topics).
+
+Golden files live in tests/golden/<case>/: items.json (period, time zone, week summary and
+items) and expected.md, compared byte for byte. To regenerate after an intended change:
+
+    UPDATE_GOLDEN=1 .venv/bin/pytest tests/test_compose.py
+
+then read the diff of expected.md before committing it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+from markdown_it import MarkdownIt
+
+from digest.compose import EMPTY_WEEK, SAVED_CONTEXT_MARKER, compose, content_hash
+from digest.models import Item, ItemKind, ItemState, Note, NoteBasis
+from digest.periods import parse_week
+
+GOLDEN = Path(__file__).parent / "golden"
+ZONE = ZoneInfo("Europe/Berlin")
+PERIOD = parse_week("2026-W47", ZONE)
+
+
+def make_item(
+    id: int,
+    url: str | None,
+    title: str | None = None,
+    *,
+    topic: str | None = None,
+    note: Note | None = None,
+    kind: ItemKind = ItemKind.LINK,
+    context: str | None = None,
+    state: ItemState = ItemState.NOTED,
+    saved_at: datetime | None = None,
+) -> Item:
+    return Item(
+        id=id,
+        key=url or f"note:{id}",
+        url=url,
+        title=title,
+        kind=kind,
+        saved_at=saved_at or PERIOD.start + timedelta(hours=id),
+        topic=topic,
+        context=context,
+        state=state,
+        attempts=0,
+        error=None,
+        next_attempt_at=None,
+        text=None,
+        note=note,
+    )
+
+
+def load_case(folder: Path) -> tuple[str, list[Item], str, ZoneInfo]:
+    data = json.loads((folder / "items.json").read_text(encoding="utf-8"))
+    zone = ZoneInfo(data["timezone"])
+    return data["period"], [_item(raw) for raw in data["items"]], data["week_summary"], zone
+
+
+def _item(raw: dict[str, Any]) -> Item:
+    note = raw.get("note")
+    return make_item(
+        raw["id"],
+        raw.get("url"),
+        raw.get("title"),
+        topic=raw.get("topic"),
+        kind=ItemKind(raw.get("kind", "link")),
+        context=raw.get("context"),
+        state=ItemState(raw.get("state", "noted")),
+        saved_at=datetime.fromisoformat(raw["saved_at"]),
+        note=None
+        if note is None
+        else Note(
+            summary=note["summary"],
+            key_points=tuple(note.get("key_points", ())),
+            tags=tuple(note.get("tags", ())),
+            basis=NoteBasis(note.get("basis", "full text")),
+        ),
+    )
+
+
+def links(markdown: str) -> list[tuple[str, str]]:
+    """(text, href) of every link a CommonMark renderer finds."""
+    html = MarkdownIt("commonmark").render(markdown)
+    return [(text, href) for href, text in re.findall(r'<a href="([^"]*)">(.*?)</a>', html)]
+
+
+@pytest.mark.parametrize("case", sorted(p.name for p in GOLDEN.iterdir() if p.is_dir()))
+def test_output_matches_golden_file(case: str) -> None:
+    label, items, week_summary, zone = load_case(GOLDEN / case)
+    markdown = compose(parse_week(label, zone), items, week_summary, zone=zone)
+    expected = GOLDEN / case / "expected.md"
+    if os.environ.get("UPDATE_GOLDEN") == "1":
+        expected.write_bytes(markdown.encode("utf-8"))
+    assert markdown.encode("utf-8") == expected.read_bytes()
+
+
+def test_identical_input_in_any_order_gives_identical_bytes() -> None:
+    _, items, week_summary, zone = load_case(GOLDEN / "mixed_week")
+    first = compose(PERIOD, items, week_summary, zone=zone)
+    shuffled = list(items)
+    random.Random(7).shuffle(shuffled)
+    second = compose(PERIOD, shuffled, week_summary, zone=zone)
+    assert first == second
+    assert content_hash(first) == content_hash(second)
+    assert re.fullmatch(r"[0-9a-f]{64}", content_hash(first))
+
+
+def test_heading_names_the_period_and_its_days() -> None:
+    markdown = compose(PERIOD, [], "", zone=ZONE)
+    assert markdown.startswith("# Digest for 2026-W47\n\n16–22 November 2026\n")
+
+
+def test_items_are_grouped_by_topic_then_first_tag_then_other() -> None:
+    items = [
+        make_item(1, "https://a.example/", "A", topic="Rust", note=Note("a", tags=("python",))),
+        make_item(2, "https://b.example/", "B", note=Note("b", tags=("rust", "db"))),
+        make_item(3, "https://c.example/", "C", note=Note("c")),
+        make_item(4, "https://d.example/", "D"),
+    ]
+    markdown = compose(PERIOD, items, "summary", zone=ZONE)
+    sections = re.findall(r"^## (.+)\n\n((?:[ -].*\n)+)", markdown, flags=re.M)
+    assert sections == [
+        ("Rust", "- [A](https://a.example/)\n  a\n- [B](https://b.example/)\n  b\n"),
+        ("Other", "- [C](https://c.example/)\n  c\n- [D](https://d.example/)\n"),
+    ]
+
+
+def test_topics_are_ordered_by_size_then_name() -> None:
+    items = [
+        make_item(1, "https://1.example/", topic="zeta"),
+        make_item(2, "https://2.example/", topic="alpha"),
+        make_item(3, "https://3.example/", topic="mid"),
+        make_item(4, "https://4.example/", topic="mid"),
+    ]
+    markdown = compose(PERIOD, items, "summary", zone=ZONE)
+    headings = re.findall(r"^## (.+)$", markdown, flags=re.M)
+    assert headings == ["The week", "mid", "alpha", "zeta"]
+
+
+def test_every_item_appears_exactly_once() -> None:
+    items = [
+        make_item(i, f"https://site.example/{i}", f"Item {i}", topic=f"t{i % 3}") for i in range(12)
+    ]
+    markdown = compose(PERIOD, items + items[:4], "summary", zone=ZONE)
+    found = links(markdown)
+    assert sorted(href for _, href in found) == sorted(item.url or "" for item in items)
+    assert len(found) == 12
+
+
+def test_titles_with_brackets_stay_valid_links() -> None:
+    title = "[Show HN] a ]( tricky ) title with `code` and <b>tags</b> *stars*"
+    item = make_item(1, "https://example.org/page", title, note=Note("s"))
+    markdown = compose(PERIOD, [item], "summary", zone=ZONE)
+    [(text, href)] = links(markdown)
+    assert href == "https://example.org/page"
+    assert text == "[Show HN] a ]( tricky ) title with `code` and &lt;b&gt;tags&lt;/b&gt; *stars*"
+
+
+def test_urls_with_spaces_and_parentheses_stay_one_link() -> None:
+    url = "https://en.example.org/wiki/Foo_(bar) baz<1>"
+    markdown = compose(PERIOD, [make_item(1, url, "Foo")], "summary", zone=ZONE)
+    assert links(markdown) == [("Foo", "https://en.example.org/wiki/Foo_%28bar%29%20baz%3C1%3E")]
+
+
+def test_note_without_url_is_shown_as_its_text_without_a_link() -> None:
+    item = make_item(
+        1, None, kind=ItemKind.NOTE, context="Call Ana about [the] talk", note=Note("A call.")
+    )
+    markdown = compose(PERIOD, [item], "summary", zone=ZONE)
+    assert "- Call Ana about \\[the\\] talk\n  A call.\n" in markdown
+    assert links(markdown) == []
+
+
+def test_notes_made_without_the_page_are_marked() -> None:
+    items = [
+        make_item(1, "https://a.example/", "A", note=Note("From the page.")),
+        make_item(
+            2, "https://b.example/", "B", note=Note("Guessed.", basis=NoteBasis.SAVED_CONTEXT)
+        ),
+    ]
+    markdown = compose(PERIOD, items, "summary", zone=ZONE)
+    assert f"  Guessed. *{SAVED_CONTEXT_MARKER}*\n" in markdown
+    assert "  From the page.\n" in markdown
+
+
+def test_key_points_become_sub_bullets() -> None:
+    note = Note("Summary.", key_points=("first", "# not a heading"))
+    markdown = compose(PERIOD, [make_item(1, "https://a.example/", "A", note=note)], "s", zone=ZONE)
+    assert "- [A](https://a.example/)\n  Summary.\n  - first\n  - \\# not a heading\n" in markdown
+    html = MarkdownIt("commonmark").render(markdown)
+    assert "<h1>" not in html.split("</h2>", 2)[-1]
+
+
+def test_empty_week_says_so() -> None:
+    markdown = compose(PERIOD, [], "ignored summary", zone=ZONE)
+    assert markdown.endswith(f"## The week\n\n{EMPTY_WEEK}\n")
+    assert markdown.count("## ") == 1
+
+
+def test_week_without_summary_still_has_a_sentence() -> None:
+    items = [make_item(1, "https://a.example/", "A"), make_item(2, "https://b.example/", "B")]
+    markdown = compose(PERIOD, items, "  ", zone=ZONE)
+    assert "## The week\n\n2 items saved this week, in 1 topic.\n" in markdown
+
+
+def test_period_across_a_year_names_both_years() -> None:
+    zone = ZoneInfo("UTC")
+    markdown = compose(parse_week("2026-W01", zone), [], "", zone=zone)
+    assert "\n29 December 2025 – 4 January 2026\n" in markdown
+
+
+def test_output_has_no_volatile_parts() -> None:
+    item = make_item(1, "https://a.example/", "A", saved_at=datetime(2026, 11, 17, tzinfo=UTC))
+    markdown = compose(PERIOD, [item], "summary", zone=ZONE)
+    assert "<!--" not in markdown
+    assert not re.search(r"\d{2}:\d{2}", markdown)

@@ -1,0 +1,473 @@
+"""Delivery against real SMTP servers on 127.0.0.1: aiosmtpd, and a raw one that hangs up."""
+
+from __future__ import annotations
+
+import email
+import re
+import shutil
+import socket
+import ssl
+import subprocess
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from email.message import Message
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+from aiosmtpd.controller import Controller
+from aiosmtpd.smtp import AuthResult, Envelope, Session
+
+from digest.compose import content_hash
+from digest.config import Config, DigestSection, EmailConfig
+from digest.deliver import (
+    append_log,
+    deliver_digest,
+    log_entry,
+    message_id_for,
+    write_atomic,
+)
+from digest.models import Period
+from digest.periods import parse_week
+from digest.store import Store, open_store
+
+PERIOD: Period = parse_week("2026-W47", ZoneInfo("UTC"))
+NOW = datetime(2026, 11, 23, 8, 0, tzinfo=UTC)
+FIRST = "# Digest for 2026-W47\n\n## The week\n\nOne link.\n"
+SECOND = "# Digest for 2026-W47\n\n## The week\n\nTwo links.\n"
+PASSWORD = "s3cret-never-shown"
+
+
+# -- servers -------------------------------------------------------------------
+
+
+@dataclass
+class Sink:
+    """An aiosmtpd handler that keeps every message it accepts."""
+
+    envelopes: list[Envelope] = field(default_factory=list)
+
+    async def handle_DATA(self, server: Any, session: Session, envelope: Envelope) -> str:
+        self.envelopes.append(envelope)
+        return "250 Message accepted"
+
+    def messages(self) -> list[Message]:
+        return [email.message_from_bytes(_bytes(e.original_content)) for e in self.envelopes]
+
+
+def _bytes(content: bytes | str | None) -> bytes:
+    assert content is not None
+    return content if isinstance(content, bytes) else content.encode()
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@pytest.fixture
+def sink() -> Iterator[tuple[Sink, int]]:
+    handler = Sink()
+    controller = Controller(handler, hostname="127.0.0.1", port=free_port())
+    controller.start()
+    try:
+        yield handler, controller.port
+    finally:
+        controller.stop()
+
+
+class HangUpServer:
+    """Speaks just enough SMTP to take a whole message, then closes without the final reply."""
+
+    def __init__(self) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.listener.settimeout(0.1)
+        self.port: int = self.listener.getsockname()[1]
+        self.connections = 0
+        self.bodies: list[bytes] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.listener.accept()
+            except TimeoutError:
+                continue
+            with conn, conn.makefile("rb") as lines:
+                self.connections += 1
+                self._session(conn, lines)
+
+    def _session(self, conn: socket.socket, lines: Any) -> None:
+        conn.sendall(b"220 hangup.test ESMTP\r\n")
+        for line in lines:
+            verb = line[:4].upper()
+            if verb == b"DATA":
+                conn.sendall(b"354 go ahead\r\n")
+                body = b"".join(iter(lines.readline, b".\r\n"))
+                self.bodies.append(body)
+                return  # hang up: the client never hears 250
+            conn.sendall(b"221 bye\r\n" if verb == b"QUIT" else b"250 hangup.test\r\n")
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(5)
+        self.listener.close()
+
+
+@pytest.fixture
+def hangup() -> Iterator[HangUpServer]:
+    server = HangUpServer()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+# -- helpers -------------------------------------------------------------------
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    opened = open_store(tmp_path / "data" / "digest.db")
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+def make_config(tmp_path: Path, port: int | None, **email_options: Any) -> Config:
+    options: dict[str, Any] = {
+        "enabled": port is not None,
+        "host": "127.0.0.1",
+        "port": port or 25,
+        "security": "none",
+        "sender": "digest@example.org",
+        "to": ["me@example.org"],
+        "timeout_s": 5,
+    }
+    email_config = EmailConfig(**(options | email_options))
+    return Config(digest=DigestSection(data_dir=tmp_path / "data"), email=email_config)
+
+
+def part(message: Message, content_type: str) -> str:
+    for sub in message.walk():
+        if sub.get_content_type() == content_type:
+            payload = sub.get_payload(decode=True)
+            assert isinstance(payload, bytes)
+            text = payload.decode(sub.get_content_charset() or "utf-8")
+            return text.replace("\r\n", "\n")  # lines travel as CRLF
+    raise AssertionError(f"no {content_type} part")
+
+
+def markers(log: Path) -> list[str]:
+    return re.findall(r"^<!-- digest .* -->$", log.read_text(encoding="utf-8"), flags=re.M)
+
+
+# -- files and log -------------------------------------------------------------
+
+
+def test_write_atomic_replaces_the_file_and_leaves_no_temp_files(tmp_path: Path) -> None:
+    target = tmp_path / "digests" / "2026-W47.md"
+    write_atomic(target, "first\n")
+    write_atomic(target, "second ✓\n")
+    assert target.read_text(encoding="utf-8") == "second ✓\n"
+    assert [p.name for p in target.parent.iterdir()] == ["2026-W47.md"]
+
+
+def test_append_log_does_not_double_an_entry(tmp_path: Path) -> None:
+    log = tmp_path / "digest-log.md"
+    entry = log_entry("2026-W47", 1, content_hash(FIRST), FIRST)
+    append_log(log, entry)
+    append_log(log, entry)
+    assert log.read_text(encoding="utf-8") == entry
+    assert entry.startswith("\n---\n\n<!-- digest 2026-W47 revision 1 sha256:")
+
+
+def test_digest_quoting_a_marker_does_not_stop_its_own_log_entry(tmp_path: Path) -> None:
+    log = tmp_path / "digest-log.md"
+    first = log_entry("2026-W47", 1, "a" * 64, FIRST)
+    quoting = log_entry("2026-W47", 2, "b" * 64, "See `<!-- digest 2026-W47 revision 2 sha256:`\n")
+    append_log(log, first)
+    append_log(log, quoting)
+    assert log.read_text(encoding="utf-8") == first + quoting
+
+
+# -- deliver_digest ------------------------------------------------------------
+
+
+def test_digest_is_written_and_logged_without_email(tmp_path: Path, store: Store) -> None:
+    config = make_config(tmp_path, None)
+    outcome = deliver_digest(store, config, PERIOD, FIRST, NOW)
+    assert outcome.revision == 1
+    assert outcome.delivered == ["file", "log"]
+    assert outcome.failures == []
+    assert (config.digests_dir / "2026-W47.md").read_text(encoding="utf-8") == FIRST
+    assert outcome.path == config.digests_dir / "2026-W47.md"
+    assert markers(config.log_path) == [
+        f"<!-- digest 2026-W47 revision 1 sha256:{content_hash(FIRST)} -->"
+    ]
+
+
+def test_email_has_plain_and_html_parts(
+    tmp_path: Path, store: Store, sink: tuple[Sink, int]
+) -> None:
+    handler, port = sink
+    outcome = deliver_digest(store, make_config(tmp_path, port), PERIOD, FIRST, NOW)
+    assert outcome.delivered == ["file", "log", "email"]
+    [message] = handler.messages()
+    assert message.get_content_type() == "multipart/alternative"
+    assert part(message, "text/plain") == FIRST
+    assert "<h1>Digest for 2026-W47</h1>" in part(message, "text/html")
+    assert message["Message-ID"] == message_id_for("2026-W47", content_hash(FIRST))
+    assert message["Subject"] == "Your digest for 2026-W47"
+    assert (message["From"], message["To"]) == ("digest@example.org", "me@example.org")
+    assert message["Date"]
+    assert handler.envelopes[0].rcpt_tos == ["me@example.org"]
+
+
+def test_rerun_with_same_content_sends_and_appends_nothing(
+    tmp_path: Path, store: Store, sink: tuple[Sink, int]
+) -> None:
+    handler, port = sink
+    config = make_config(tmp_path, port)
+    deliver_digest(store, config, PERIOD, FIRST, NOW)
+    log_before = config.log_path.read_bytes()
+    again = deliver_digest(store, config, PERIOD, FIRST, NOW + timedelta(hours=1))
+    assert again.revision is None
+    assert again.delivered == []
+    assert len(handler.envelopes) == 1
+    assert config.log_path.read_bytes() == log_before
+
+
+def test_new_content_is_a_new_revision_delivered_once(
+    tmp_path: Path, store: Store, sink: tuple[Sink, int]
+) -> None:
+    handler, port = sink
+    config = make_config(tmp_path, port)
+    deliver_digest(store, config, PERIOD, FIRST, NOW)
+    log_before = config.log_path.read_bytes()
+    later = NOW + timedelta(days=1)
+    second = deliver_digest(store, config, PERIOD, SECOND, later)
+    third = deliver_digest(store, config, PERIOD, SECOND, later + timedelta(hours=1))
+    assert (second.revision, third.revision) == (2, None)
+    assert second.delivered == ["file", "log", "email"]
+    assert third.delivered == []
+    assert len(handler.envelopes) == 2
+    log_after = config.log_path.read_bytes()
+    assert log_after.startswith(log_before)
+    assert len(markers(config.log_path)) == 2
+    assert log_after.decode("utf-8").endswith(SECOND)
+
+
+def test_html_part_drops_scripts_images_and_javascript_links(
+    tmp_path: Path, store: Store, sink: tuple[Sink, int]
+) -> None:
+    handler, port = sink
+    hostile = (
+        "# Digest\n\n- [click](javascript:alert(1))\n  <script>alert(1)</script>"
+        ' <img src=x onerror="alert(1)"> ![pixel](https://evil.example/p.png)'
+        " [ok](https://fine.example/) <a href='javascript:alert(2)'>raw</a>\n"
+        "<form action='https://evil.example/'><input></form><style>*{}</style>\n"
+    )
+    deliver_digest(store, make_config(tmp_path, port), PERIOD, hostile, NOW)
+    html = part(handler.messages()[0], "text/html")
+    lowered = html.lower()
+    assert "<script" not in lowered and "<img" not in lowered
+    assert "<form" not in lowered and "<input" not in lowered and "<style" not in lowered
+    hrefs = re.findall(r'href="([^"]*)"', html)
+    assert hrefs and all(h.startswith(("https://", "http://")) for h in hrefs)
+
+
+def test_subject_with_newlines_cannot_inject_a_header(
+    tmp_path: Path, store: Store, sink: tuple[Sink, int]
+) -> None:
+    handler, port = sink
+    config = make_config(tmp_path, port, subject="Digest {period}\r\nBcc: evil@example.org\n")
+    outcome = deliver_digest(store, config, PERIOD, FIRST, NOW)
+    assert outcome.failures == []
+    [message] = handler.messages()
+    assert message["Bcc"] is None
+    assert message["Subject"] == "Digest 2026-W47 Bcc: evil@example.org"
+    assert handler.envelopes[0].rcpt_tos == ["me@example.org"]
+
+
+def test_starttls_without_server_support_fails_without_sending_credentials(
+    tmp_path: Path, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DIGEST_SMTP_PASSWORD", PASSWORD)
+    attempts: list[object] = []
+
+    def authenticator(*args: object) -> AuthResult:
+        attempts.append(args)
+        return AuthResult(success=False)
+
+    handler = Sink()
+    controller = Controller(
+        handler,
+        hostname="127.0.0.1",
+        port=free_port(),
+        authenticator=authenticator,
+        auth_require_tls=False,
+    )
+    controller.start()
+    try:
+        config = make_config(tmp_path, controller.port, security="starttls", username="me")
+        outcome = deliver_digest(store, config, PERIOD, FIRST, NOW)
+    finally:
+        controller.stop()
+    [failure] = outcome.failures
+    assert failure.startswith(f"mail to smtp://127.0.0.1:{config.email.port} failed: ")
+    assert "STARTTLS" in failure and PASSWORD not in failure
+    assert handler.envelopes == [] and attempts == []
+    record = store.delivery("2026-W47", "email", content_hash(FIRST))
+    assert record is not None and record.status == "failed"
+    assert "email" not in outcome.delivered
+
+
+def test_login_over_a_plain_connection_is_refused(
+    tmp_path: Path, store: Store, sink: tuple[Sink, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DIGEST_SMTP_PASSWORD", PASSWORD)
+    handler, port = sink
+    config = make_config(tmp_path, port, username="me")
+    outcome = deliver_digest(store, config, PERIOD, FIRST, NOW)
+    [failure] = outcome.failures
+    assert "without TLS" in failure and PASSWORD not in failure
+    assert handler.envelopes == []
+
+
+def test_failed_email_is_retried_on_the_next_run(
+    tmp_path: Path, store: Store, sink: tuple[Sink, int]
+) -> None:
+    handler, port = sink
+    down = make_config(tmp_path, free_port())
+    failed = deliver_digest(store, down, PERIOD, FIRST, NOW)
+    assert failed.failures and "connection refused" in failed.failures[0]
+    retried = deliver_digest(store, make_config(tmp_path, port), PERIOD, FIRST, NOW)
+    assert retried.delivered == ["email"]
+    assert len(handler.envelopes) == 1
+
+
+def test_hang_up_after_data_is_recorded_unknown_and_not_resent(
+    tmp_path: Path, store: Store, hangup: HangUpServer
+) -> None:
+    config = make_config(tmp_path, hangup.port)
+    outcome = deliver_digest(store, config, PERIOD, FIRST, NOW)
+    assert len(hangup.bodies) == 1
+    [failure] = outcome.failures
+    assert "outcome unknown" in failure
+    record = store.delivery("2026-W47", "email", content_hash(FIRST))
+    assert record is not None and record.status == "unknown"
+    rerun = deliver_digest(store, config, PERIOD, FIRST, NOW + timedelta(hours=1))
+    assert rerun.failures == [] and rerun.delivered == []
+    assert hangup.connections == 1
+
+
+def test_interrupted_send_found_pending_is_not_resent(
+    tmp_path: Path, store: Store, sink: tuple[Sink, int]
+) -> None:
+    handler, port = sink
+    config = make_config(tmp_path, port)
+    store.record_digest("2026-W47", content_hash(FIRST), "x", NOW)
+    store.begin_delivery("2026-W47", "email", content_hash(FIRST), NOW)  # then the run died
+    outcome = deliver_digest(store, config, PERIOD, FIRST, NOW + timedelta(hours=1))
+    assert handler.envelopes == []
+    assert "email" not in outcome.delivered
+    record = store.delivery("2026-W47", "email", content_hash(FIRST))
+    assert record is not None and record.status == "unknown"
+
+
+def test_crash_after_log_append_does_not_double_the_entry(tmp_path: Path, store: Store) -> None:
+    config = make_config(tmp_path, None)
+    digest_hash = content_hash(FIRST)
+    store.record_digest("2026-W47", digest_hash, "x", NOW)
+    store.begin_delivery("2026-W47", "log", digest_hash, NOW)
+    append_log(config.log_path, log_entry("2026-W47", 1, digest_hash, FIRST))  # then the run died
+    outcome = deliver_digest(store, config, PERIOD, FIRST, NOW + timedelta(hours=1))
+    assert outcome.delivered == ["file", "log"]
+    assert len(markers(config.log_path)) == 1
+    record = store.delivery("2026-W47", "log", digest_hash)
+    assert record is not None and record.status == "sent"
+
+
+@pytest.fixture
+def certificate(tmp_path: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1, made with the openssl command line tool."""
+    if shutil.which("openssl") is None:
+        pytest.skip("needs the openssl command")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+         "-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    return cert, key
+
+
+@pytest.mark.parametrize("security", ["starttls", "ssl"])
+def test_login_and_send_over_verified_tls(
+    tmp_path: Path,
+    store: Store,
+    certificate: tuple[Path, Path],
+    monkeypatch: pytest.MonkeyPatch,
+    security: str,
+) -> None:
+    monkeypatch.setenv("DIGEST_SMTP_PASSWORD", PASSWORD)
+    cert, key = certificate
+    server_tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_tls.load_cert_chain(cert, key)
+    logins: list[tuple[bytes, bytes]] = []
+
+    def authenticator(
+        server: Any, session: Any, envelope: Any, mechanism: str, data: Any
+    ) -> AuthResult:
+        logins.append((data.login, data.password))
+        return AuthResult(success=True)
+
+    handler = Sink()
+    # aiosmtpd only counts STARTTLS as TLS for AUTH; on implicit TLS it must be told.
+    tls_option: dict[str, Any] = {"tls_context": server_tls}
+    if security == "ssl":
+        tls_option = {"ssl_context": server_tls, "auth_require_tls": False}
+    controller = Controller(
+        handler, hostname="127.0.0.1", port=free_port(), authenticator=authenticator, **tls_option
+    )
+    controller.start()
+    try:
+        config = make_config(
+            tmp_path, controller.port, security=security, username="me", ca_file=cert
+        )
+        outcome = deliver_digest(store, config, PERIOD, FIRST, NOW)
+    finally:
+        controller.stop()
+    assert outcome.failures == []
+    assert outcome.delivered == ["file", "log", "email"]
+    assert logins == [(b"me", PASSWORD.encode())]
+    assert len(handler.envelopes) == 1
+
+
+def test_untrusted_certificate_is_refused(
+    tmp_path: Path, store: Store, certificate: tuple[Path, Path]
+) -> None:
+    cert, key = certificate
+    server_tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_tls.load_cert_chain(cert, key)
+    handler = Sink()
+    controller = Controller(handler, hostname="127.0.0.1", port=free_port(), tls_context=server_tls)
+    controller.start()
+    try:
+        config = make_config(tmp_path, controller.port, security="starttls")
+        outcome = deliver_digest(store, config, PERIOD, FIRST, NOW)
+    finally:
+        controller.stop()
+    [failure] = outcome.failures
+    assert "certificate" in failure
+    assert handler.envelopes == []

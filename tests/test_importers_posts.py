@@ -1,0 +1,114 @@
+from __future__ import annotations
+
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from digest.collect.formats import find_importer
+from digest.collect.importers.posts import PostsImporter
+from digest.models import ItemKind
+
+FIXTURE = Path(__file__).parent / "fixtures" / "posts" / "pasted.txt"
+UTC = ZoneInfo("UTC")
+POSTS = PostsImporter()
+
+
+def titles(text: str) -> list[str | None]:
+    return [item.title for item in POSTS.parse(text, zone=UTC).items]
+
+
+def test_pasted_file_splits_into_one_item_per_post() -> None:
+    assert titles(FIXTURE.read_text()) == [
+        "Start here if you want to understand how databases store data on disk.",
+        "5 free books on compilers",
+        "We just shipped a tutorial that builds a key-value store in Rust, step by step.",
+        "A DEVELOPER SHOWED THAT YOUR RETRY LOOP IS THE REAL CAUSE OF THE OUTAGE",
+        "Day 12/100 of learning Zig",
+        "someone stored a whole file inside public DNS caches",
+        "Kernel Bypass Networking",
+    ]
+
+
+def test_every_line_belongs_to_exactly_one_post() -> None:
+    text = FIXTURE.read_text()
+    items = POSTS.parse(text, zone=UTC).items
+    joined = "\n".join(item.context or "" for item in items)
+    assert joined.splitlines() == [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def test_post_is_kept_as_post_keyed_by_text_with_its_links() -> None:
+    first = POSTS.parse(FIXTURE.read_text(), zone=UTC).items[0]
+    assert first.kind is ItemKind.POST
+    assert first.url is None
+    assert first.line == 1
+    assert first.links == ("https://t.co/Db1Course0",)
+    assert first.context is not None and "- B+ trees" in first.context
+
+
+def test_numbered_link_list_stays_in_one_post() -> None:
+    books = POSTS.parse(FIXTURE.read_text(), zone=UTC).items[1]
+    assert books.links == (
+        "https://t.co/Crafting01",
+        "https://t.co/EaCSlides1",
+        "https://t.co/SsaBook002",
+    )
+
+
+def test_closing_arrow_line_ends_its_post() -> None:
+    shipped = POSTS.parse(FIXTURE.read_text(), zone=UTC).items[2]
+    assert shipped.context is not None and shipped.context.endswith("Links ↓")
+
+
+def test_lower_case_writer_goes_on_after_a_link() -> None:
+    dns = POSTS.parse(FIXTURE.read_text(), zone=UTC).items[5]
+    assert dns.context is not None and dns.context.endswith("keep asking for it.")
+    assert dns.links == ("https://t.co/DnsStore01",)
+
+
+def test_capitalised_line_after_a_link_starts_a_new_post() -> None:
+    assert titles(
+        "Read this paper.\nhttps://t.co/abc123\nThen read this one too, it is better."
+    ) == [
+        "Read this paper.",
+        "Then read this one too, it is better.",
+    ]
+
+
+def test_blank_lines_and_rules_separate_posts() -> None:
+    text = "first post about caching\nstill the first\n\nsecond post\n---\nthird post"
+    assert titles(text) == ["first post about caching", "second post", "third post"]
+
+
+def test_post_without_a_link_is_kept_with_its_text() -> None:
+    item = POSTS.parse("Tips for reading papers:\n1) read the figures first\n", zone=UTC).items[0]
+    assert item.links == ()
+    assert item.context == "Tips for reading papers:\n1) read the figures first"
+
+
+def test_long_first_line_is_trimmed_for_the_title() -> None:
+    line = "word " * 60
+    item = POSTS.parse(line, zone=UTC).items[0]
+    assert item.title is not None and len(item.title) <= 101 and item.title.endswith("…")
+    assert item.context == line.strip()
+
+
+def test_empty_text_gives_no_posts_and_no_rejections() -> None:
+    result = POSTS.parse("\n\n  \n", zone=UTC)
+    assert result.items == [] and result.rejected == [] and result.skipped == []
+
+
+def test_pasted_posts_are_recognised_by_content() -> None:
+    assert find_importer(FIXTURE.read_text()).name == "posts"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "## 2025-01-01\n- [a](https://a.example)\n- [b](https://b.example)\n",
+        '{"a": 1, "b": 2, "c": 3}\n' * 3,
+        "title,url,time_added\nx,https://x.example,1\ny,https://y.example,2\n",
+    ],
+)
+def test_structured_text_is_not_taken_for_posts(text: str) -> None:
+    assert POSTS.sniff(text) == 0
