@@ -15,8 +15,18 @@ from loopback import LoopbackServer, serving  # noqa: E402
 @pytest.fixture(autouse=True)
 def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Every test runs in its own folder with no config, key or proxy from the environment."""
-    for name in ("DIGEST_CONFIG", "OPENAI_API_KEY", "OPENAI_BASE_URL", "DIGEST_SMTP_PASSWORD",
-                 "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+    for name in (
+        "DIGEST_CONFIG",
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "DIGEST_SMTP_PASSWORD",
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "ALL_PROXY",
+        "http_proxy",
+        "https_proxy",
+        "all_proxy",
+    ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(tmp_path)
     return tmp_path

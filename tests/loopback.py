@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -107,3 +108,11 @@ def serving(host: str = "127.0.0.1") -> Iterator[LoopbackServer]:
         yield server
     finally:
         server.stop()
+
+
+def free_port() -> int:
+    """A port nobody listens on right now, for servers that cannot bind port 0 themselves."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port

@@ -33,6 +33,7 @@ from digest.deliver import (
 from digest.models import Period
 from digest.periods import parse_week
 from digest.store import Store, open_store
+from loopback import free_port
 
 PERIOD: Period = parse_week("2026-W47", ZoneInfo("UTC"))
 NOW = datetime(2026, 11, 23, 8, 0, tzinfo=UTC)
@@ -61,13 +62,6 @@ class Sink:
 def _bytes(content: bytes | str | None) -> bytes:
     assert content is not None
     return content if isinstance(content, bytes) else content.encode()
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 @pytest.fixture

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
-import json
+import email
+import email.message
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from aiosmtpd.controller import Controller
+from aiosmtpd.smtp import Envelope
 from click.testing import CliRunner, Result
-from loopback import LoopbackServer, Response, serving
 
 from digest.cli import cli
+from fake_openai import FakeOpenAI
+from loopback import LoopbackServer, Response, free_port, serving
 
 WEEK = "2026-W47"  # Monday 16 to Sunday 22 November 2026
 
@@ -273,3 +277,70 @@ def test_failures_are_recorded_and_the_run_goes_on(tmp_path: Path) -> None:
     for title in EXPECTED_TITLES:
         assert f"[{title}](" in rig.digest()
     assert "404" in result.stderr and "broken" in result.stderr
+
+
+def test_notes_come_from_the_openai_server_and_a_rerun_makes_no_calls(tmp_path: Path) -> None:
+    with serving() as server, FakeOpenAI() as llm:
+        serve_site(server, RSS_ENTRIES)
+        llm.script(FakeOpenAI.rate_limited(retry_after="1"))  # a 429 first: the note still comes
+        extra = f'[llm]\nprovider = "openai"\nmodel = "loop-model"\nbase_url = "{llm.base_url}"\n'
+        rig = Rig(server, write_config(tmp_path, server, extra), tmp_path / "data")
+
+        first = rig.run("now", "--week", WEEK)
+        calls_after_first = len(llm.requests)
+        second = rig.run("now", "--week", WEEK)
+
+    assert first.exit_code == 0 and second.exit_code == 0, first.output + second.output
+    with rig.db() as db:
+        models = {
+            row[0]
+            for row in db.execute("SELECT n.model FROM items i JOIN notes n ON n.id = i.note_id")
+        }
+        recorded = db.execute("SELECT count(*) FROM llm_calls").fetchone()[0]
+    assert models == {"loop-model"}
+    items = len(EXPECTED_TITLES) + 1  # and the journal's note without a link
+    assert calls_after_first == items + 2  # one note each, the retried 429, the week summary
+    assert recorded == calls_after_first
+    assert len(llm.requests) == calls_after_first  # the rerun made no call at all
+
+
+class Mailbox:
+    def __init__(self) -> None:
+        self.messages: list[email.message.Message] = []
+
+    async def handle_DATA(self, server: object, session: object, envelope: Envelope) -> str:
+        content = envelope.original_content or b""
+        self.messages.append(
+            email.message_from_bytes(content if isinstance(content, bytes) else content.encode())
+        )
+        return "250 OK"
+
+
+def test_mail_is_sent_once_per_new_revision_with_both_parts(tmp_path: Path) -> None:
+    mailbox = Mailbox()
+    port = free_port()
+    controller = Controller(mailbox, hostname="127.0.0.1", port=port)
+    controller.start()
+    try:
+        with serving() as server:
+            serve_site(server, RSS_ENTRIES)
+            extra = (
+                f'[email]\nenabled = true\nhost = "127.0.0.1"\nport = {port}\nsecurity = "none"\n'
+            )
+            rig = Rig(server, write_config(tmp_path, server, extra), tmp_path / "data")
+            rig.run("now", "--week", WEEK)
+            rig.run("now", "--week", WEEK)
+            assert len(mailbox.messages) == 1
+            new_entry = ("Prefix caching", "/posts/prefix", "Thu, 19 Nov 2026 09:00:00 GMT")
+            serve_site(rig.server, [*RSS_ENTRIES, new_entry])
+            rig.run("now", "--week", WEEK)
+    finally:
+        controller.stop()
+
+    assert len(mailbox.messages) == 2
+    for message in mailbox.messages:
+        parts = {part.get_content_type() for part in message.walk()}
+        assert {"text/plain", "text/html"} <= parts
+    assert (
+        "Prefix caching" in mailbox.messages[1].get_payload()[0].get_payload(decode=True).decode()
+    )

@@ -72,7 +72,9 @@ def config() -> Config:
 
 
 def _setup_logging(level: int) -> None:
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(message)s", stream=sys.stderr)
+    logging.basicConfig(
+        level=level, format="%(asctime)s %(levelname)s %(message)s", stream=sys.stderr
+    )
 
 
 @click.group(cls=DigestGroup)
@@ -126,7 +128,9 @@ def _period(cfg: Config, week: str | None, now: datetime) -> Period:
         raise click.BadParameter(str(exc), param_hint="--week") from exc
 
 
-WEEK = click.option("--week", metavar="YYYY-Www", help="ISO week (default: the current one).")
+WEEK = click.option(
+    "--week", metavar="YYYY-Www|last", help="ISO week, or 'last' (default: the current one)."
+)
 
 
 @cli.command()
@@ -209,7 +213,9 @@ def add(url: str, title: str | None, note: str | None, saved_at: datetime | None
     from digest.store import open_store
 
     cfg = config()
-    when = saved_at.replace(tzinfo=cfg.digest.zone) if saved_at and not saved_at.tzinfo else saved_at
+    when = (
+        saved_at.replace(tzinfo=cfg.digest.zone) if saved_at and not saved_at.tzinfo else saved_at
+    )
     store = open_store(cfg.db_path)
     try:
         is_new = add_url(store, url, title=title, note=note, saved_at=when, now=utc_now())
@@ -222,11 +228,12 @@ def add(url: str, title: str | None, note: str | None, saved_at: datetime | None
 @common_options
 def daemon() -> None:
     """Run the [schedule] until SIGINT/SIGTERM: collect often, deliver the digest weekly."""
-    from digest.pipeline import daemon_jobs
     from digest.daemon import run_daemon
+    from digest.pipeline import daemon_jobs
 
     _setup_logging(logging.INFO)
     logging.getLogger().setLevel(logging.INFO)
+    logging.getLogger("apscheduler").setLevel(logging.WARNING)  # its INFO lines repeat ours
     cfg = config()
     code = run_daemon(
         cfg.schedule,
@@ -256,7 +263,9 @@ def status(as_json: bool) -> None:
 
 @cli.command()
 @WEEK
-@click.option("--format", "fmt", type=click.Choice(["jsonl", "csv"]), default="jsonl", show_default=True)
+@click.option(
+    "--format", "fmt", type=click.Choice(["jsonl", "csv"]), default="jsonl", show_default=True
+)
 @common_options
 def export(week: str | None, fmt: str) -> None:
     """Every item of the period (default: all) with its text, note and state."""

@@ -9,7 +9,19 @@ from typing import Any, TextIO
 from digest.models import Item, Period
 from digest.store import Store
 
-FIELDS = ["url", "title", "saved_at", "source", "state", "error", "text", "note", "tags", "topic", "kind"]
+FIELDS = [
+    "url",
+    "title",
+    "saved_at",
+    "source",
+    "state",
+    "error",
+    "text",
+    "note",
+    "tags",
+    "topic",
+    "kind",
+]
 
 
 def export_row(item: Item) -> dict[str, Any]:

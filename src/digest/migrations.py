@@ -123,7 +123,7 @@ def m001_initial(db: Database) -> None:
             lines_read INTEGER NOT NULL DEFAULT 0,
             updated_at TEXT NOT NULL
         );
-        """
+        """,
     )
 
 
@@ -132,3 +132,12 @@ def _execute_each(db: Database, script: str) -> None:
     for statement in script.split(";"):
         if statement.strip():
             db.execute(statement)
+
+
+@migrations(name="m002_week_summaries")
+def m002_week_summaries(db: Database) -> None:
+    # The week summary is cached like a note: by (the notes it summarises, model, prompt version).
+    db.execute(
+        "CREATE TABLE week_summaries (cache_key TEXT PRIMARY KEY, period TEXT NOT NULL,"
+        " text TEXT NOT NULL, created_at TEXT NOT NULL)"
+    )

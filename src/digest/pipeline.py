@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import logging
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from digest import policy
 from digest.collect.feeds import collect_feeds
@@ -21,7 +23,7 @@ from digest.deliver import DeliveryOutcome, deliver_digest
 from digest.errors import DigestError, LLMUnavailable, SummarizeError
 from digest.extract import extract
 from digest.fetch import Fetcher, check_status
-from digest.models import Extracted, Item, ItemKind, NoteBasis, Period, StageReport
+from digest.models import Extracted, Item, ItemKind, Note, NoteBasis, Period, StageReport
 from digest.periods import parse_week, period_containing, previous_period
 from digest.store import Store, open_store
 from digest.summarize import CallRecord, NoteRequest, Summarizer, make_summarizer, note_cache_key
@@ -109,7 +111,9 @@ class Pipeline:
         )
         try:
             async with Fetcher(self.config.fetch) as fetcher:
-                await asyncio.gather(*(self._fetch_one(fetcher, pool, item, report) for item in due))
+                await asyncio.gather(
+                    *(self._fetch_one(fetcher, pool, item, report) for item in due)
+                )
         finally:
             if pool is not None:
                 pool.shutdown()
@@ -157,10 +161,12 @@ class Pipeline:
 
     async def make_notes(self, summarizer: Summarizer) -> StageReport:
         report = StageReport("notes")
-        fallback = make_summarizer(self.config.llm.model_copy(update={"provider": "offline"}))
+        fallback = self.offline_summarizer()
         known_tags = tuple(self.store.known_tags()[:50])
         candidates = [
-            item for item in self.store.note_candidates() if item.state != "new" or item.kind != ItemKind.LINK
+            item
+            for item in self.store.note_candidates()
+            if item.state != "new" or item.kind != ItemKind.LINK
         ]
         unavailable: list[str] = []
 
@@ -178,7 +184,9 @@ class Pipeline:
                     unavailable.append(str(exc))
                     return
                 except SummarizeError as exc:
-                    report.failures.append(f"{exc}; an extractive note stands in until the next run")
+                    report.failures.append(
+                        f"{exc}; an extractive note stands in until the next run"
+                    )
                     note = await fallback.note(request)
                     key, final = note_cache_key(request.text, fallback), False
             self.store.attach_note(item.id, key, note, self.clock(), final=final)
@@ -186,7 +194,9 @@ class Pipeline:
 
         await asyncio.gather(*(note_one(item) for item in candidates))
         if unavailable:
-            report.failures.append(f"{unavailable[0]}; remaining items stay pending for the next run")
+            report.failures.append(
+                f"{unavailable[0]}; remaining items stay pending for the next run"
+            )
         return report
 
     # -- compose and deliver -----------------------------------------------
@@ -194,16 +204,29 @@ class Pipeline:
     async def compose_and_deliver(self, period: Period, summarizer: Summarizer) -> DeliveryOutcome:
         items = self.store.items_saved_between(period.start, period.end)
         noted = [(item.id, item.display_title, item.note) for item in items if item.note]
-        week_summary = ""
-        if noted:
-            try:
-                week_summary = await summarizer.week_summary(period.label, noted)
-            except SummarizeError as exc:
-                log.warning("%s; the week summary falls back to the extractive one", exc)
-                fallback = make_summarizer(self.config.llm.model_copy(update={"provider": "offline"}))
-                week_summary = await fallback.week_summary(period.label, noted)
+        week_summary = await self.week_summary(period, noted, summarizer) if noted else ""
         markdown = compose(period, items, week_summary, zone=self.config.digest.zone)
         return deliver_digest(self.store, self.config, period, markdown, self.clock())
+
+    async def week_summary(
+        self, period: Period, noted: list[tuple[int, str, Note]], summarizer: Summarizer
+    ) -> str:
+        """One summary over the week's notes, cached so that a rerun on the same notes is free."""
+        basis = json.dumps([(i, title, note.summary) for i, title, note in noted])
+        key = note_cache_key(f"week {period.label}\n{basis}", summarizer)
+        if (cached := self.store.cached_week_summary(key)) is not None:
+            return cached
+        try:
+            text = await summarizer.week_summary(period.label, noted)
+        except SummarizeError as exc:
+            log.warning("%s; the week summary falls back to the extractive one", exc)
+            return await self.offline_summarizer().week_summary(period.label, noted)
+        self.store.save_week_summary(key, period.label, text, self.clock())
+        return text
+
+    def offline_summarizer(self) -> Summarizer:
+        """Stands in when the configured model fails on one item or on the week summary."""
+        return make_summarizer(self.config.llm.model_copy(update={"provider": "offline"}))
 
     def summarizer(self) -> Summarizer:
         return make_summarizer(self.config.llm, on_call=self._record_call)
@@ -230,7 +253,10 @@ def note_request(item: Item, known_tags: Sequence[str]) -> NoteRequest:
         text, basis = item.context or "", NoteBasis.POST_TEXT
     else:
         parts = [item.title or item.extracted_title or "", item.context or ""]
-        text, basis = "\n\n".join(part for part in parts if part) or (item.url or ""), NoteBasis.SAVED_CONTEXT
+        text, basis = (
+            "\n\n".join(part for part in parts if part) or (item.url or ""),
+            NoteBasis.SAVED_CONTEXT,
+        )
     return NoteRequest(
         item_id=item.id,
         title=item.title or item.extracted_title,
@@ -242,8 +268,14 @@ def note_request(item: Item, known_tags: Sequence[str]) -> NoteRequest:
 
 
 def resolve_period(config: Config, week: str | None, now: datetime) -> Period:
+    """An ISO week label, "last" for the week before this one, or None for this week."""
     zone = config.digest.zone
-    return parse_week(week, zone) if week else period_containing(now, zone)
+    current = period_containing(now, zone)
+    if week is None or week == "this":
+        return current
+    if week == "last":
+        return previous_period(current, zone)
+    return parse_week(week, zone)
 
 
 STAGES = ("collect", "fetch", "notes", "deliver")
@@ -285,7 +317,7 @@ def run(
     try:
         pipeline = Pipeline(config, store, clock=clock)
         run_id = pipeline.run_id = store.start_run(command, clock())
-        status, stats = "failed", {"period": period.label}
+        status, stats = "failed", dict[str, Any](period=period.label)
         try:
             result = asyncio.run(_run_stages(pipeline, period, stages))
             status = "partial" if result.failures else "ok"
@@ -310,7 +342,7 @@ def daemon_jobs(config: Config, clock: Clock = utc_now) -> Jobs:
         _log_result(run(config, "daemon collect", period=period, stages=STAGES[:3], clock=clock))
 
     def digest_job() -> None:
-        period = previous_period(resolve_period(config, None, clock()), config.digest.zone)
+        period = resolve_period(config, "last", clock())
         _log_result(run(config, "daemon digest", period=period, clock=clock))
 
     return Jobs(collect=collect_job, digest=digest_job)

@@ -31,11 +31,25 @@ def render_status(data: dict[str, Any], *, as_json: bool) -> None:
         sys.stdout.write("\n")
         return
     console = Console(soft_wrap=False)
-    console.print(_table("Sources", data["sources"], ["name", "kind", "status", "items", "last_checked_at", "last_error"]))
+    console.print(
+        _table(
+            "Sources",
+            data["sources"],
+            ["name", "kind", "status", "items", "last_checked_at", "last_error"],
+        )
+    )
     items = data["items"]
-    console.print("Items: " + (", ".join(f"{count} {state}" for state, count in items.items()) or "none"))
+    console.print(
+        "Items: " + (", ".join(f"{count} {state}" for state, count in items.items()) or "none")
+    )
     if data["failed_items"]:
-        console.print(_table("Failed items", data["failed_items"], ["id", "url", "attempts", "next_attempt_at", "error"]))
+        console.print(
+            _table(
+                "Failed items",
+                data["failed_items"],
+                ["id", "url", "attempts", "next_attempt_at", "error"],
+            )
+        )
     if data["deliveries_needing_attention"]:
         console.print(
             _table(

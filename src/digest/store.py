@@ -97,7 +97,9 @@ class Store:
     ) -> int:
         """The id of the named source, created or updated to the config's location."""
         with self.write() as conn:
-            row = conn.execute("SELECT id, url, path FROM sources WHERE name = ?", (name,)).fetchone()
+            row = conn.execute(
+                "SELECT id, url, path FROM sources WHERE name = ?", (name,)
+            ).fetchone()
             if row is None:
                 cursor = conn.execute(
                     "INSERT INTO sources (name, kind, url, path, created_at) VALUES (?, ?, ?, ?, ?)",
@@ -211,7 +213,9 @@ class Store:
     ) -> tuple[int, int]:
         keys = list(dict.fromkeys(key for key, _ in batch))
         marks = ",".join("?" * len(keys))
-        existing = {row[0] for row in conn.execute(f"SELECT key FROM items WHERE key IN ({marks})", keys)}
+        existing = {
+            row[0] for row in conn.execute(f"SELECT key FROM items WHERE key IN ({marks})", keys)
+        }
         collected = iso(now)
         rows = [
             (
@@ -252,9 +256,13 @@ class Store:
 
     def fetch_candidates(self) -> list[Item]:
         """Link items not fetched yet or whose last fetch failed; policy decides which are due."""
-        return self._items("WHERE i.state IN ('new', 'failed') AND i.url IS NOT NULL AND i.kind = 'link'")
+        return self._items(
+            "WHERE i.state IN ('new', 'failed') AND i.url IS NOT NULL AND i.kind = 'link'"
+        )
 
-    def record_fetched(self, item_id: int, extracted: Extracted, text_hash: str, now: datetime) -> None:
+    def record_fetched(
+        self, item_id: int, extracted: Extracted, text_hash: str, now: datetime
+    ) -> None:
         with self.write() as conn:
             conn.execute(
                 "UPDATE items SET state = 'fetched', error = NULL, next_attempt_at = NULL,"
@@ -352,6 +360,18 @@ class Store:
                 (cache_key, final, item_id),
             )
 
+    def cached_week_summary(self, cache_key: str) -> str | None:
+        rows = self._query("SELECT text FROM week_summaries WHERE cache_key = ?", (cache_key,))
+        return str(rows[0][0]) if rows else None
+
+    def save_week_summary(self, cache_key: str, period: str, text: str, now: datetime) -> None:
+        with self.write() as conn:
+            conn.execute(
+                "INSERT INTO week_summaries (cache_key, period, text, created_at) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT(cache_key) DO NOTHING",
+                (cache_key, period, text, iso(now)),
+            )
+
     def known_tags(self) -> list[str]:
         tags: dict[str, int] = {}
         for (raw,) in self._query("SELECT tags FROM notes"):
@@ -392,7 +412,17 @@ class Store:
             conn.execute(
                 "INSERT INTO llm_calls (run_id, model, purpose, tokens_in, tokens_out, cost_usd,"
                 " duration_s, ok, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (run_id, model, purpose, tokens_in, tokens_out, cost_usd, duration_s, int(ok), iso(now)),
+                (
+                    run_id,
+                    model,
+                    purpose,
+                    tokens_in,
+                    tokens_out,
+                    cost_usd,
+                    duration_s,
+                    int(ok),
+                    iso(now),
+                ),
             )
 
     def llm_usage(self, run_id: int | None = None) -> dict[str, Any]:
@@ -419,7 +449,8 @@ class Store:
         """A new revision number for new content, or None when this content was recorded before."""
         with self.write() as conn:
             if conn.execute(
-                "SELECT 1 FROM digests WHERE period = ? AND content_hash = ?", (period, content_hash)
+                "SELECT 1 FROM digests WHERE period = ? AND content_hash = ?",
+                (period, content_hash),
             ).fetchone():
                 return None
             revision = conn.execute(
@@ -447,7 +478,9 @@ class Store:
         )
         return _delivery_from_row(rows[0]) if rows else None
 
-    def begin_delivery(self, period: str, channel: str, content_hash: str, now: datetime) -> DeliveryRecord:
+    def begin_delivery(
+        self, period: str, channel: str, content_hash: str, now: datetime
+    ) -> DeliveryRecord:
         """Record the delivery as pending before any attempt; committed before we connect."""
         with self.write() as conn:
             conn.execute(
@@ -492,7 +525,14 @@ class Store:
         return dict(rows[0]) if rows else None
 
     def save_file_state(
-        self, path: str, *, size: int, mtime_ns: int, fingerprint: str, lines_read: int, now: datetime
+        self,
+        path: str,
+        *,
+        size: int,
+        mtime_ns: int,
+        fingerprint: str,
+        lines_read: int,
+        now: datetime,
     ) -> None:
         with self.write() as conn:
             conn.execute(

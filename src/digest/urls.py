@@ -31,7 +31,9 @@ TRACKING_PARAMS = frozenset(
 DEFAULT_PORTS = {"http": 80, "https": 443}
 FETCHABLE_SCHEMES = frozenset({"http", "https"})
 _ARXIV_HOSTS = frozenset({"arxiv.org", "www.arxiv.org", "export.arxiv.org"})
-_ARXIV_PAPER = re.compile(r"^/(?:abs|pdf|html)/(?P<id>[a-z\-.]*/?\d{4}\.?\d{4,5}|[a-z\-.]+/\d{7})(?:v\d+)?(?:\.pdf)?/?$")
+_ARXIV_PAPER = re.compile(
+    r"^/(?:abs|pdf|html)/(?P<id>[a-z\-.]*/?\d{4}\.?\d{4,5}|[a-z\-.]+/\d{7})(?:v\d+)?(?:\.pdf)?/?$"
+)
 
 
 def is_tracking_param(name: str) -> bool:
@@ -65,7 +67,11 @@ def normalize_url(url: str) -> str:
         netloc += f":{port}"
     path = quote(parts.path, safe="/:@!$&'()*+,;=-._~%") or "/"
     query = urlencode(
-        [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if not is_tracking_param(k)],
+        [
+            (k, v)
+            for k, v in parse_qsl(parts.query, keep_blank_values=True)
+            if not is_tracking_param(k)
+        ],
         quote_via=quote,
         safe="/:@!$'()*,;-._~",  # not "+": it would read back as a space
     )

@@ -15,8 +15,12 @@ class ImportResult:
     """Everything a file held: items, and what was skipped or not understood (never dropped)."""
 
     items: list[SavedItem] = field(default_factory=list)
-    rejected: list[Rejected] = field(default_factory=list)  # lines not understood, with line numbers
-    skipped: list[Rejected] = field(default_factory=list)  # deliberately not imported (javascript: …)
+    rejected: list[Rejected] = field(
+        default_factory=list
+    )  # lines not understood, with line numbers
+    skipped: list[Rejected] = field(
+        default_factory=list
+    )  # deliberately not imported (javascript: …)
 
 
 class Importer(Protocol):
@@ -66,4 +70,3 @@ def find_importer(text: str, forced: str | None = None) -> Importer:
 def _load_importers() -> None:
     # Importing the modules registers their importers; kept lazy so `digest --help` stays fast.
     from digest.collect import importers  # noqa: F401
-
