@@ -1,0 +1,40 @@
+"""The only package that speaks SQL: opens, migrates and wraps the SQLite database.
+
+`Store` is one object over one connection; its methods live in three parts by subject
+(sources, items and notes, runs and deliveries), all on `StoreBase`'s transactions.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from digest.errors import StoreError
+from digest.migrations import migrations
+from digest.store.base import DeliveryRecord, SaveReport, from_iso, iso, store_error
+from digest.store.items import item_key
+from digest.store.runs import RunsStore
+from digest.store.sources import SourcesStore
+
+__all__ = ["DeliveryRecord", "SaveReport", "Store", "from_iso", "item_key", "iso", "open_store"]
+
+
+class Store(SourcesStore, RunsStore):
+    pass
+
+
+def open_store(path: Path, *, busy_timeout_s: float = 10.0) -> Store:
+    """Open (creating if need be) and migrate the database at `path`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        conn = sqlite3.connect(path, timeout=busy_timeout_s, check_same_thread=False)
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        store = Store(conn)
+        migrations.apply(store.db)
+    except sqlite3.OperationalError as exc:
+        raise store_error(exc, path) from exc
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(f"database {path} is unusable: {exc}") from exc
+    return store

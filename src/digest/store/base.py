@@ -1,0 +1,92 @@
+"""The connection, its transactions and error translation; the row types shared by the parts."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sqlite_utils import Database
+
+from digest.errors import StoreError, StoreLocked
+
+BATCH = 500
+
+
+def iso(moment: datetime) -> str:
+    """Times are stored as UTC ISO-8601 text, so that they sort as text."""
+    return moment.astimezone(UTC).isoformat(timespec="seconds")
+
+
+def from_iso(text: str | None) -> datetime | None:
+    return datetime.fromisoformat(text) if text else None
+
+
+@dataclass(frozen=True)
+class SaveReport:
+    new: int = 0
+    duplicates: int = 0
+
+
+@dataclass(frozen=True)
+class DeliveryRecord:
+    id: int
+    period: str
+    channel: str
+    content_hash: str
+    status: str  # pending | sent | unknown | failed
+    attempts: int
+    error: str | None
+
+
+class StoreBase:
+    def __init__(self, conn: sqlite3.Connection):
+        self.conn = conn
+        self.conn.row_factory = sqlite3.Row
+        self.db = Database(conn)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction, taken with BEGIN IMMEDIATE so a busy writer waits.
+
+        A deferred transaction that reads and then writes fails at once with
+        "database is locked" whatever the busy timeout; an immediate one waits.
+        """
+        if self.conn.in_transaction:  # nested: join the outer transaction
+            yield self.conn
+            return
+        with _translated_errors():
+            self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.conn
+        except BaseException:
+            self.conn.rollback()
+            raise
+        with _translated_errors():
+            self.conn.execute("COMMIT")
+
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        with _translated_errors():
+            return self.conn.execute(sql, params).fetchall()
+
+
+@contextmanager
+def _translated_errors() -> Iterator[None]:
+    try:
+        yield
+    except sqlite3.OperationalError as exc:
+        raise store_error(exc, None) from exc
+
+
+def store_error(exc: sqlite3.OperationalError, path: Path | None) -> StoreError:
+    where = f" {path}" if path else ""
+    if "locked" in str(exc) or "busy" in str(exc):
+        return StoreLocked(f"database{where} is locked by another process; try again later")
+    return StoreError(f"database{where} error: {exc}")

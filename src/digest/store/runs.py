@@ -1,0 +1,178 @@
+"""Runs, LLM calls, digest revisions and deliveries, and the status counts."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from digest.store.base import DeliveryRecord, StoreBase, iso
+
+
+class RunsStore(StoreBase):
+    # -- runs and LLM calls ----------------------------------------------
+
+    def start_run(self, command: str, now: datetime) -> int:
+        with self.write() as conn:
+            cursor = conn.execute(
+                "INSERT INTO runs (command, started_at) VALUES (?, ?)", (command, iso(now))
+            )
+            return int(cursor.lastrowid or 0)
+
+    def finish_run(self, run_id: int, status: str, stats: dict[str, Any], now: datetime) -> None:
+        with self.write() as conn:
+            conn.execute(
+                "UPDATE runs SET finished_at = ?, status = ?, stats = ? WHERE id = ?",
+                (iso(now), status, json.dumps(stats), run_id),
+            )
+
+    def record_llm_call(
+        self,
+        *,
+        run_id: int | None,
+        model: str,
+        purpose: str,
+        tokens_in: int,
+        tokens_out: int,
+        cost_usd: float,
+        duration_s: float,
+        ok: bool,
+        now: datetime,
+    ) -> None:
+        with self.write() as conn:
+            conn.execute(
+                "INSERT INTO llm_calls (run_id, model, purpose, tokens_in, tokens_out, cost_usd,"
+                " duration_s, ok, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    run_id,
+                    model,
+                    purpose,
+                    tokens_in,
+                    tokens_out,
+                    cost_usd,
+                    duration_s,
+                    int(ok),
+                    iso(now),
+                ),
+            )
+
+    def llm_usage(self, run_id: int | None = None) -> dict[str, Any]:
+        where, params = ("WHERE run_id = ?", (run_id,)) if run_id is not None else ("", ())
+        row = self._query(
+            "SELECT count(*) AS calls, coalesce(sum(tokens_in), 0) AS tokens_in,"
+            " coalesce(sum(tokens_out), 0) AS tokens_out, coalesce(sum(cost_usd), 0) AS cost_usd"
+            f" FROM llm_calls {where}",
+            params,
+        )[0]
+        return dict(row)
+
+    def recent_runs(self, limit: int = 5) -> list[dict[str, Any]]:
+        rows = self._query(
+            "SELECT id, command, started_at, finished_at, status, stats FROM runs"
+            " ORDER BY id DESC LIMIT ?",
+            (limit,),
+        )
+        return [dict(row) | {"stats": json.loads(row["stats"])} for row in rows]
+
+    # -- digests and deliveries -------------------------------------------
+
+    def record_digest(self, period: str, content_hash: str, path: str, now: datetime) -> int | None:
+        """A new revision number for new content, or None when this content was recorded before."""
+        with self.write() as conn:
+            if conn.execute(
+                "SELECT 1 FROM digests WHERE period = ? AND content_hash = ?",
+                (period, content_hash),
+            ).fetchone():
+                return None
+            revision = conn.execute(
+                "SELECT coalesce(max(revision), 0) + 1 FROM digests WHERE period = ?", (period,)
+            ).fetchone()[0]
+            conn.execute(
+                "INSERT INTO digests (period, revision, content_hash, path, created_at)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (period, revision, content_hash, path, iso(now)),
+            )
+            return int(revision)
+
+    def digest_revision(self, period: str, content_hash: str) -> int | None:
+        """The revision number recorded for this content of the period, if any."""
+        rows = self._query(
+            "SELECT revision FROM digests WHERE period = ? AND content_hash = ?",
+            (period, content_hash),
+        )
+        return int(rows[0][0]) if rows else None
+
+    def delivery(self, period: str, channel: str, content_hash: str) -> DeliveryRecord | None:
+        rows = self._query(
+            "SELECT * FROM deliveries WHERE period = ? AND channel = ? AND content_hash = ?",
+            (period, channel, content_hash),
+        )
+        return _delivery_from_row(rows[0]) if rows else None
+
+    def begin_delivery(
+        self, period: str, channel: str, content_hash: str, now: datetime
+    ) -> DeliveryRecord:
+        """Record the delivery as pending before any attempt; committed before we connect."""
+        with self.write() as conn:
+            conn.execute(
+                "INSERT INTO deliveries (period, channel, content_hash, status, created_at, updated_at)"
+                " VALUES (?, ?, ?, 'pending', ?, ?) ON CONFLICT DO NOTHING",
+                (period, channel, content_hash, iso(now), iso(now)),
+            )
+            conn.execute(
+                "UPDATE deliveries SET attempts = attempts + 1, updated_at = ?"
+                " WHERE period = ? AND channel = ? AND content_hash = ?",
+                (iso(now), period, channel, content_hash),
+            )
+        record = self.delivery(period, channel, content_hash)
+        assert record is not None
+        return record
+
+    def finish_delivery(
+        self,
+        delivery_id: int,
+        status: str,
+        now: datetime,
+        *,
+        error: str | None = None,
+        message_id: str | None = None,
+    ) -> None:
+        with self.write() as conn:
+            conn.execute(
+                "UPDATE deliveries SET status = ?, error = ?, message_id = coalesce(?, message_id),"
+                " updated_at = ? WHERE id = ?",
+                (status, error, message_id, iso(now), delivery_id),
+            )
+
+    def deliveries(self, statuses: Sequence[str] = ()) -> list[DeliveryRecord]:
+        where = f"WHERE status IN ({','.join('?' * len(statuses))})" if statuses else ""
+        rows = self._query(f"SELECT * FROM deliveries {where} ORDER BY id", list(statuses))
+        return [_delivery_from_row(row) for row in rows]
+
+    # -- status ----------------------------------------------------------
+
+    def item_counts_by_state(self) -> dict[str, int]:
+        rows = self._query("SELECT state, count(*) FROM items GROUP BY state ORDER BY state")
+        return {row[0]: row[1] for row in rows}
+
+    def failed_items(self, limit: int = 50) -> list[dict[str, Any]]:
+        rows = self._query(
+            "SELECT id, url, error, attempts, next_attempt_at FROM items WHERE state = 'failed'"
+            " ORDER BY id LIMIT ?",
+            (limit,),
+        )
+        return [dict(row) for row in rows]
+
+
+def _delivery_from_row(row: sqlite3.Row) -> DeliveryRecord:
+    return DeliveryRecord(
+        id=row["id"],
+        period=row["period"],
+        channel=row["channel"],
+        content_hash=row["content_hash"],
+        status=row["status"],
+        attempts=row["attempts"],
+        error=row["error"],
+    )

@@ -1,0 +1,140 @@
+"""Sources: feeds' poll state and health, and the files already read."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import Any
+
+from digest.models import (
+    FeedState,
+    SavedItem,
+)
+from digest.store.base import SaveReport, from_iso, iso
+from digest.store.items import ItemsStore
+
+
+class SourcesStore(ItemsStore):
+    """Sources need items: a feed's entries are saved with its poll state."""
+
+    # -- sources ---------------------------------------------------------
+
+    def ensure_source(
+        self, name: str, kind: str, *, url: str | None = None, path: str | None = None
+    ) -> int:
+        """The id of the named source, created or updated to the config's location."""
+        with self.write() as conn:
+            row = conn.execute(
+                "SELECT id, url, path FROM sources WHERE name = ?", (name,)
+            ).fetchone()
+            if row is None:
+                cursor = conn.execute(
+                    "INSERT INTO sources (name, kind, url, path, created_at) VALUES (?, ?, ?, ?, ?)",
+                    (name, kind, url, path, iso(datetime.now(UTC))),
+                )
+                return int(cursor.lastrowid or 0)
+            if kind == "feed" and row["url"] != url:
+                # the config now names another feed: forget the old one's poll state
+                conn.execute(
+                    "UPDATE sources SET url = ?, fetch_url = NULL, etag = NULL, last_modified = NULL,"
+                    " status = 'ok', last_error = NULL, failures = 0, next_attempt_at = NULL"
+                    " WHERE id = ?",
+                    (url, row["id"]),
+                )
+            elif kind == "file" and row["path"] != path:
+                conn.execute("UPDATE sources SET path = ? WHERE id = ?", (path, row["id"]))
+            return int(row["id"])
+
+    def feed_state(self, source_id: int) -> FeedState:
+        row = self._query(
+            "SELECT id, coalesce(fetch_url, url) AS url, etag, last_modified, status FROM sources"
+            " WHERE id = ?",
+            (source_id,),
+        )[0]
+        return FeedState(
+            source_id=row["id"],
+            url=row["url"],
+            etag=row["etag"],
+            last_modified=row["last_modified"],
+            gone=row["status"] == "gone",
+        )
+
+    def save_feed_poll(
+        self,
+        source_id: int,
+        entries: Iterable[SavedItem],
+        *,
+        url: str,
+        etag: str | None,
+        last_modified: str | None,
+        now: datetime,
+        gone: bool = False,
+    ) -> SaveReport:
+        """A feed's entries and its new cache validators, committed together."""
+        with self.write() as conn:
+            report = self.save_items(source_id, entries, now)
+            conn.execute(
+                "UPDATE sources SET fetch_url = ?, etag = ?, last_modified = ?, status = ?,"
+                " last_error = NULL, failures = 0, next_attempt_at = NULL, last_checked_at = ?"
+                " WHERE id = ?",
+                (url, etag, last_modified, "gone" if gone else "ok", iso(now), source_id),
+            )
+        return report
+
+    def record_source_success(self, source_id: int, now: datetime) -> None:
+        with self.write() as conn:
+            conn.execute(
+                "UPDATE sources SET status = 'ok', last_error = NULL, failures = 0,"
+                " next_attempt_at = NULL, last_checked_at = ? WHERE id = ?",
+                (iso(now), source_id),
+            )
+
+    def record_source_failure(
+        self, source_id: int, error: str, now: datetime, next_attempt_at: datetime | None
+    ) -> None:
+        with self.write() as conn:
+            conn.execute(
+                "UPDATE sources SET status = 'failing', last_error = ?, failures = failures + 1,"
+                " next_attempt_at = ?, last_checked_at = ? WHERE id = ?",
+                (error, iso(next_attempt_at) if next_attempt_at else None, iso(now), source_id),
+            )
+
+    def source_failures(self, source_id: int) -> int:
+        return int(self._query("SELECT failures FROM sources WHERE id = ?", (source_id,))[0][0])
+
+    def source_next_attempt(self, source_id: int) -> datetime | None:
+        rows = self._query("SELECT next_attempt_at FROM sources WHERE id = ?", (source_id,))
+        return from_iso(rows[0][0]) if rows else None
+
+    def list_sources(self) -> list[dict[str, Any]]:
+        rows = self._query(
+            "SELECT s.name, s.kind, coalesce(s.url, s.path) AS location, s.status, s.last_error,"
+            " s.failures, s.last_checked_at, (SELECT count(*) FROM item_sources i"
+            " WHERE i.source_id = s.id) AS items FROM sources s ORDER BY s.name"
+        )
+        return [dict(row) for row in rows]
+
+    # -- file sources ----------------------------------------------------
+
+    def file_state(self, path: str) -> dict[str, Any] | None:
+        rows = self._query("SELECT * FROM file_states WHERE path = ?", (path,))
+        return dict(rows[0]) if rows else None
+
+    def save_file_state(
+        self,
+        path: str,
+        *,
+        size: int,
+        mtime_ns: int,
+        fingerprint: str,
+        lines_read: int,
+        now: datetime,
+    ) -> None:
+        with self.write() as conn:
+            conn.execute(
+                "INSERT INTO file_states (path, size, mtime_ns, fingerprint, lines_read, updated_at)"
+                " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET size = excluded.size,"
+                " mtime_ns = excluded.mtime_ns, fingerprint = excluded.fingerprint,"
+                " lines_read = excluded.lines_read, updated_at = excluded.updated_at",
+                (path, size, mtime_ns, fingerprint, lines_read, iso(now)),
+            )
