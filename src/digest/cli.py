@@ -203,7 +203,11 @@ def import_(files: tuple[Path, ...], forced_format: str | None) -> None:
 @click.argument("url")
 @click.option("--title", help="Title to show for the link.")
 @click.option("--note", help="Why you saved it; shown with the item.")
-@click.option("--saved-at", type=click.DateTime(), help="When you saved it (default: now).")
+@click.option(
+    "--saved-at",
+    type=click.DateTime(["%Y-%m-%d", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S"]),
+    help="When you saved it, in the configured time zone (default: now).",
+)
 @common_options
 @locked
 def add(url: str, title: str | None, note: str | None, saved_at: datetime | None) -> None:
