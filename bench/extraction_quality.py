@@ -5,8 +5,11 @@ Usage: python bench/extraction_quality.py DATA_DIR [--variants]
 DATA_DIR holds html/<id>.html.gz, ground-truth.json and score.py (the benchmark's
 own metric, loaded from there, never copied). Prints precision, recall and F1 for
 `digest.extract.extract` and for trafilatura's defaults (its main text, and
-`trafilatura.extract()`, whose output also carries comments); `--variants` also
-scores the settings and fallback orders tried when choosing ours.
+`trafilatura.extract()`, whose output also carries comments), on all pages and on
+each half (page ids in sorted order, alternately: a split-half check that a gain is
+not carried by a few pages), with the median milliseconds per page. For ours it also
+counts the pages by extractor and by quality mark (a dev page marked is a false alarm).
+`--variants` also scores the settings and fallback orders tried when choosing ours.
 """
 
 from __future__ import annotations
@@ -14,13 +17,17 @@ from __future__ import annotations
 import gzip
 import importlib.util
 import json
+import statistics
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import lxml.html
+import readability
 import trafilatura
 
 from digest.errors import ExtractError
@@ -49,11 +56,18 @@ def load_score(data_dir: Path) -> ModuleType:
     return module
 
 
+EXTRACTORS: Counter[str] = Counter()
+QUALITIES: Counter[str] = Counter()
+
+
 def ours(html: bytes, url: str) -> str:
     try:
-        return extract(html, url=url, content_type="text/html").text
+        extracted = extract(html, url=url, content_type="text/html")
     except ExtractError:
         return ""
+    EXTRACTORS[extracted.extractor] += 1
+    QUALITIES[extracted.quality or "article"] += 1
+    return extracted.text
 
 
 def trafilatura_with(**options: Any) -> Extractor:
@@ -85,16 +99,29 @@ def longer_of_precise_and_baseline(html: bytes, url: str) -> str:
 def measure(
     name: str, run: Extractor, pages: dict[str, bytes], truth: dict[str, Any], score: ModuleType
 ) -> None:
-    started = time.perf_counter()
-    predicted = {
-        page_id: run(html, truth[page_id].get("url", "")) for page_id, html in pages.items()
-    }
-    per_page_ms = 1000 * (time.perf_counter() - started) / len(pages)
-    precision, recall, f1 = score.score(truth, predicted)
+    predicted, times = {}, []
+    for page_id, html in pages.items():
+        started = time.perf_counter()
+        predicted[page_id] = run(html, truth[page_id].get("url", ""))
+        times.append(time.perf_counter() - started)
+    ids = sorted(pages)
+    figures = [_f1_line(score, truth, predicted, part) for part in (ids, ids[0::2], ids[1::2])]
     print(
-        f"{name:40} precision={precision:.3f} recall={recall:.3f} f1={f1:.3f}"
-        f"  ({per_page_ms:.0f} ms/page)"
+        f"{name:42} {figures[0]}  half A f1={figures[1][-5:]}  half B f1={figures[2][-5:]}"
+        f"  ({1000 * statistics.median(times):.0f} ms/page median)"
     )
+
+
+def _f1_line(
+    score: ModuleType, truth: dict[str, Any], predicted: dict[str, str], ids: list[str]
+) -> str:
+    precision, recall, f1 = score.score({i: truth[i] for i in ids}, predicted)
+    return f"precision={precision:.3f} recall={recall:.3f} f1={f1:.3f}"
+
+
+def readability_only(html: bytes, url: str) -> str:
+    document = readability.Document(html)
+    return str(lxml.html.fromstring(document.summary()).text_content())
 
 
 def main(argv: list[str]) -> None:
@@ -109,12 +136,14 @@ def main(argv: list[str]) -> None:
     }
     print(f"pages={len(pages)}")
     measure("digest extract", ours, pages, truth, score)
+    print(f"  extractors: {dict(EXTRACTORS)}  quality marks: {dict(QUALITIES)}")
     measure("trafilatura defaults (main text)", trafilatura_with(), pages, truth, score)
     measure("trafilatura.extract() defaults", trafilatura_extract_defaults, pages, truth, score)
     if "--variants" in argv[2:]:
         for name, options in VARIANTS.items():
             measure(f"trafilatura {name}", trafilatura_with(**options), pages, truth, score)
         measure("trafilatura baseline only", baseline_only, pages, truth, score)
+        measure("readability-lxml only", readability_only, pages, truth, score)
         measure(
             "longer of precise and baseline", longer_of_precise_and_baseline, pages, truth, score
         )

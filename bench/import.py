@@ -6,14 +6,15 @@ Writes a Netscape bookmark HTML file with COUNT bookmarks in nested folders and 
 TIL journal with COUNT link lines under day headings, in a temporary folder. Each
 is imported into a fresh store by `digest.collect.files.import_file` in its own
 child process, so the peak resident set size (ru_maxrss) is that file's alone.
-Prints wall time, CPU time (process start included) and peak memory per file; the
-goal is under 10 s and 200 MB each.
+Prints wall time, CPU time (process start included) and peak memory per file, and the
+machine's load averages before and after; the goal is under 10 s and 200 MB each.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -119,6 +120,7 @@ def main() -> int:
         print(json.dumps(measure_one(args.one, args.db)))
         return 0
     slow = False
+    print(f"load average before: {_load()} ({os.cpu_count()} cores)")
     with tempfile.TemporaryDirectory(prefix="digest-bench-") as folder:
         root = Path(folder)
         files = (root / "bookmarks.html", root / "journal.md")
@@ -136,7 +138,13 @@ def main() -> int:
                 f"  peak {row['peak_mb']:6.1f} MB"
                 f"  {'OVER GOAL' if over else 'ok'}"
             )
+    print(f"load average after: {_load()}")
     return 1 if slow else 0
+
+
+def _load() -> str:
+    """The 1, 5 and 15 minute load averages: other work inflates wall times."""
+    return " ".join(f"{value:.2f}" for value in os.getloadavg())
 
 
 if __name__ == "__main__":

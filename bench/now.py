@@ -58,7 +58,7 @@ def main() -> None:
         (root / "digest.toml").write_text(
             '[digest]\ndata_dir = "data"\n\n[[sources]]\nname = "inbox"\nkind = "file"\n'
             'path = "inbox"\n\n[fetch]\nallow_private_addresses = ["127.0.0.1/32"]\n'
-            "per_host_concurrency = 16\n"
+            "per_host_concurrency = 16\nper_host_delay_s = 0\n"  # one host serves every page
         )
         digest = Path(sys.executable).with_name("digest")
         started = time.perf_counter()

@@ -6,7 +6,8 @@
         assert len(fake.requests) == 2
 
 Scripted replies are used first, in order; then every request gets the default: a valid JSON
-note derived from the request (or, without response_format, prose citing the items' [ids]).
+note that echoes the start of the fenced data, or for a week summary (data lines "[id] ...") a
+JSON summary citing every id. Usage counts tokens as OpenAI does (cl100k_base when available).
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+
+from digest.summarize.tokens import count_tokens
 
 
 @dataclass(frozen=True)
@@ -187,6 +190,8 @@ def _body(reply: Reply, request: dict[str, Any]) -> bytes:
     if reply.body is not None:
         return json.dumps(reply.body).encode()
     content = reply.content if reply.content is not None else default_content(request)
+    messages = request.get("messages", [])
+    prompt_tokens = sum(4 + count_tokens(str(m.get("content", ""))) for m in messages) + 3
     completion = {
         "id": f"chatcmpl-fake-{time.monotonic_ns()}",
         "object": "chat.completion",
@@ -200,24 +205,24 @@ def _body(reply: Reply, request: dict[str, Any]) -> bytes:
             }
         ],
         "usage": {
-            "prompt_tokens": len(json.dumps(request.get("messages", []))) // 4,
-            "completion_tokens": len(content) // 4,
-            "total_tokens": len(json.dumps(request.get("messages", []))) // 4 + len(content) // 4,
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": count_tokens(content),
+            "total_tokens": prompt_tokens + count_tokens(content),
         },
     }
     return json.dumps(completion).encode()
 
 
 def default_content(request: dict[str, Any]) -> str:
-    """A valid JSON note on the request's data, or prose citing its [ids] when no JSON is asked."""
-    messages = request.get("messages") or [{}]
-    data = str(messages[-1].get("content", ""))
-    if _format(request) is None:
-        ids = re.findall(r"^\[(\d+)\]", data, re.MULTILINE)
-        return "This week's items: " + ", ".join(f"[{i}]" for i in ids) + "."
+    """A valid note echoing the data's first words, or a week summary citing every [id]."""
+    users = [m for m in request.get("messages") or [] if m.get("role") == "user"] or [{}]
+    data = str(users[0].get("content", ""))  # the fenced data (a repair turn comes later)
+    if ids := [int(i) for i in re.findall(r"^\[(\d+)\]", data, re.MULTILINE)]:
+        statement = {"text": "This week's items have a common thread.", "items": ids}
+        return json.dumps({"statements": [statement], "must_read": ids[:1]})
     lines = [line for line in data.splitlines()[1:-1] if not line.startswith(("Title:", "URL:"))]
     words = re.findall(r"[^\W_]+", " ".join(lines))[:12]
-    summary = "A note on: " + " ".join(words) + "."
+    summary = f"A note on: {' '.join(words)} and more. It echoes {len(words)} words of the data."
     return json.dumps({"summary": summary, "key_points": words[:2], "tags": ["fake"]})
 
 

@@ -22,8 +22,15 @@ from zoneinfo import ZoneInfo
 import pytest
 from markdown_it import MarkdownIt
 
-from digest.compose import EMPTY_WEEK, SAVED_CONTEXT_MARKER, compose, content_hash
-from digest.models import Item, ItemKind, ItemState, Note, NoteBasis
+from digest.compose import (
+    EMPTY_WEEK,
+    SAVED_CONTEXT_MARKER,
+    ModelUsage,
+    Provenance,
+    compose,
+    content_hash,
+)
+from digest.models import Item, ItemKind, ItemState, Note, NoteBasis, Statement, Usage, WeekSummary
 from digest.periods import parse_week
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -225,3 +232,73 @@ def test_output_has_no_volatile_parts() -> None:
     markdown = compose(PERIOD, [item], "summary", zone=ZONE)
     assert "<!--" not in markdown
     assert not re.search(r"\d{2}:\d{2}", markdown)
+
+
+# -- what models write: checked, stripped of links, labelled ------------------------------
+
+
+def test_links_in_a_models_note_are_never_rendered() -> None:
+    note = Note(
+        "Read [this](https://evil.example/a) or https://evil.example/b now. <img src=x>",
+        key_points=("See www.evil.example/c",),
+        model="m",
+    )
+    markdown = compose(PERIOD, [make_item(1, "https://a.example/", "A", note=note)], "", zone=ZONE)
+    assert "evil.example" not in markdown
+    assert links(markdown) == [("A", "https://a.example/")]
+    assert "<img" not in MarkdownIt("commonmark").render(markdown)  # escaped: shown as text
+
+
+def test_week_summary_citations_link_to_the_cited_items_and_unknown_ids_are_dropped() -> None:
+    items = [make_item(1, "https://a.example/", "Alpha"), make_item(2, None, context="A thought")]
+    week = WeekSummary(
+        (
+            Statement("Alpha and a thought connect [1].", (2, 7)),
+            Statement("Only an unknown item.", (7,)),
+            Statement("Nothing cited.", ()),
+        ),
+        must_read=(7, 1),
+    )
+    markdown = compose(PERIOD, items, week, zone=ZONE)
+    section = markdown.split("## The week\n\n")[1].split("\n## ")[0]
+    assert section.strip() == (
+        "- Alpha and a thought connect. (*A thought*, [Alpha](https://a.example/))\n\n"
+        "**Must read:** [Alpha](https://a.example/)"
+    )
+
+
+def test_a_week_summary_with_nothing_that_checks_out_falls_back_to_a_count() -> None:
+    week = WeekSummary((Statement("Invented.", (99,)),), must_read=(98,))
+    markdown = compose(PERIOD, [make_item(1, "https://a.example/", "A")], week, zone=ZONE)
+    assert "1 item saved this week, in 1 topic." in markdown
+
+
+def test_extractive_and_excerpt_notes_are_labelled() -> None:
+    items = [
+        make_item(1, "https://a.example/", "A", note=Note("S.", prompt_version="extractive-2-s3")),
+        make_item(
+            2, "https://b.example/", "B", note=Note("S.", basis=NoteBasis.EXCERPT, model="m")
+        ),
+    ]
+    markdown = compose(PERIOD, items, "", zone=ZONE)
+    assert "S. *(extractive summary)*" in markdown
+    assert "S. *(from the central passages of a long page)*" in markdown
+
+
+def test_the_footer_says_who_wrote_what_at_what_cost_and_what_was_skipped() -> None:
+    items = [
+        make_item(1, "https://a.example/", "A", note=Note("S.", model="m")),
+        make_item(2, "https://b.example/", "B", state=ItemState.NEW),
+    ]
+    provenance = Provenance(
+        notes=(ModelUsage("m", "chat-2:English", 1, Usage(1200, 80, 0.00123)),),
+        week=ModelUsage("m", "chat-2:English", 1, Usage(300, 50, 0.0004)),
+    )
+    markdown = compose(PERIOD, items, "", zone=ZONE, provenance=provenance)
+    footer = markdown.split("\n---\n\n")[1]
+    assert footer == (
+        "*Notes: 1 note by m, prompt chat-2:English (1,200 tokens in, 80 out, $0.0012).*\n\n"
+        "*Week summary: m, prompt chat-2:English (300 tokens in, 50 out, $0.0004).*\n\n"
+        "*LLM total: 1,500 tokens in, 130 out, $0.0016.*\n\n"
+        "*Skipped: 1 item not fetched yet.*\n"
+    )

@@ -2,27 +2,18 @@
 
 from __future__ import annotations
 
-import email
 import re
-import shutil
-import socket
 import ssl
-import subprocess
-import threading
-from collections.abc import Iterator
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from email.message import Message
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
 from aiosmtpd.controller import Controller
-from aiosmtpd.smtp import AuthResult, Envelope, Session
+from aiosmtpd.smtp import AuthResult
 
 from digest.compose import content_hash
-from digest.config import Config, DigestSection, EmailConfig
 from digest.deliver import (
     append_log,
     deliver_digest,
@@ -32,132 +23,15 @@ from digest.deliver import (
 )
 from digest.models import Period
 from digest.periods import parse_week
-from digest.store import Store, open_store
+from digest.store import Store
 from loopback import free_port
+from mailrig import HangUpServer, Sink, elements, make_config, part
 
 PERIOD: Period = parse_week("2026-W47", ZoneInfo("UTC"))
 NOW = datetime(2026, 11, 23, 8, 0, tzinfo=UTC)
 FIRST = "# Digest for 2026-W47\n\n## The week\n\nOne link.\n"
 SECOND = "# Digest for 2026-W47\n\n## The week\n\nTwo links.\n"
 PASSWORD = "s3cret-never-shown"
-
-
-# -- servers -------------------------------------------------------------------
-
-
-@dataclass
-class Sink:
-    """An aiosmtpd handler that keeps every message it accepts."""
-
-    envelopes: list[Envelope] = field(default_factory=list)
-
-    async def handle_DATA(self, server: Any, session: Session, envelope: Envelope) -> str:
-        self.envelopes.append(envelope)
-        return "250 Message accepted"
-
-    def messages(self) -> list[Message]:
-        return [email.message_from_bytes(_bytes(e.original_content)) for e in self.envelopes]
-
-
-def _bytes(content: bytes | str | None) -> bytes:
-    assert content is not None
-    return content if isinstance(content, bytes) else content.encode()
-
-
-@pytest.fixture
-def sink() -> Iterator[tuple[Sink, int]]:
-    handler = Sink()
-    controller = Controller(handler, hostname="127.0.0.1", port=free_port())
-    controller.start()
-    try:
-        yield handler, controller.port
-    finally:
-        controller.stop()
-
-
-class HangUpServer:
-    """Speaks just enough SMTP to take a whole message, then closes without the final reply."""
-
-    def __init__(self) -> None:
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.listener.settimeout(0.1)
-        self.port: int = self.listener.getsockname()[1]
-        self.connections = 0
-        self.bodies: list[bytes] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._thread.start()
-
-    def _serve(self) -> None:
-        while not self._stop.is_set():
-            try:
-                conn, _ = self.listener.accept()
-            except TimeoutError:
-                continue
-            with conn, conn.makefile("rb") as lines:
-                self.connections += 1
-                self._session(conn, lines)
-
-    def _session(self, conn: socket.socket, lines: Any) -> None:
-        conn.sendall(b"220 hangup.test ESMTP\r\n")
-        for line in lines:
-            verb = line[:4].upper()
-            if verb == b"DATA":
-                conn.sendall(b"354 go ahead\r\n")
-                body = b"".join(iter(lines.readline, b".\r\n"))
-                self.bodies.append(body)
-                return  # hang up: the client never hears 250
-            conn.sendall(b"221 bye\r\n" if verb == b"QUIT" else b"250 hangup.test\r\n")
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join(5)
-        self.listener.close()
-
-
-@pytest.fixture
-def hangup() -> Iterator[HangUpServer]:
-    server = HangUpServer()
-    try:
-        yield server
-    finally:
-        server.close()
-
-
-# -- helpers -------------------------------------------------------------------
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    opened = open_store(tmp_path / "data" / "digest.db")
-    try:
-        yield opened
-    finally:
-        opened.close()
-
-
-def make_config(tmp_path: Path, port: int | None, **email_options: Any) -> Config:
-    options: dict[str, Any] = {
-        "enabled": port is not None,
-        "host": "127.0.0.1",
-        "port": port or 25,
-        "security": "none",
-        "sender": "digest@example.org",
-        "to": ["me@example.org"],
-        "timeout_s": 5,
-    }
-    email_config = EmailConfig(**(options | email_options))
-    return Config(digest=DigestSection(data_dir=tmp_path / "data"), email=email_config)
-
-
-def part(message: Message, content_type: str) -> str:
-    for sub in message.walk():
-        if sub.get_content_type() == content_type:
-            payload = sub.get_payload(decode=True)
-            assert isinstance(payload, bytes)
-            text = payload.decode(sub.get_content_charset() or "utf-8")
-            return text.replace("\r\n", "\n")  # lines travel as CRLF
-    raise AssertionError(f"no {content_type} part")
 
 
 def markers(log: Path) -> list[str]:
@@ -200,7 +74,7 @@ def test_digest_is_written_and_logged_without_email(tmp_path: Path, store: Store
     config = make_config(tmp_path, None)
     outcome = deliver_digest(store, config, PERIOD, FIRST, NOW)
     assert outcome.revision == 1
-    assert outcome.delivered == ["file", "log"]
+    assert outcome.delivered == ["file", "log", "feed"]
     assert outcome.failures == []
     assert (config.digests_dir / "2026-W47.md").read_text(encoding="utf-8") == FIRST
     assert outcome.path == config.digests_dir / "2026-W47.md"
@@ -214,11 +88,11 @@ def test_email_has_plain_and_html_parts(
 ) -> None:
     handler, port = sink
     outcome = deliver_digest(store, make_config(tmp_path, port), PERIOD, FIRST, NOW)
-    assert outcome.delivered == ["file", "log", "email"]
+    assert outcome.delivered == ["file", "log", "feed", "email"]
     [message] = handler.messages()
     assert message.get_content_type() == "multipart/alternative"
     assert part(message, "text/plain") == FIRST
-    assert "<h1>Digest for 2026-W47</h1>" in part(message, "text/html")
+    assert ">Digest for 2026-W47</h1>" in part(message, "text/html")
     assert message["Message-ID"] == message_id_for("2026-W47", content_hash(FIRST))
     assert message["Subject"] == "Your digest for 2026-W47"
     assert (message["From"], message["To"]) == ("digest@example.org", "me@example.org")
@@ -251,7 +125,7 @@ def test_new_content_is_a_new_revision_delivered_once(
     second = deliver_digest(store, config, PERIOD, SECOND, later)
     third = deliver_digest(store, config, PERIOD, SECOND, later + timedelta(hours=1))
     assert (second.revision, third.revision) == (2, None)
-    assert second.delivered == ["file", "log", "email"]
+    assert second.delivered == ["file", "log", "feed", "email"]
     assert third.delivered == []
     assert len(handler.envelopes) == 2
     log_after = config.log_path.read_bytes()
@@ -260,23 +134,26 @@ def test_new_content_is_a_new_revision_delivered_once(
     assert log_after.decode("utf-8").endswith(SECOND)
 
 
-def test_html_part_drops_scripts_images_and_javascript_links(
+def test_html_part_keeps_only_links_to_stored_urls_and_no_active_content(
     tmp_path: Path, store: Store, sink: tuple[Sink, int]
 ) -> None:
     handler, port = sink
     hostile = (
         "# Digest\n\n- [click](javascript:alert(1))\n  <script>alert(1)</script>"
         ' <img src=x onerror="alert(1)"> ![pixel](https://evil.example/p.png)'
-        " [ok](https://fine.example/) <a href='javascript:alert(2)'>raw</a>\n"
+        " [ok](https://fine.example/) <a href='javascript:alert(2)'>raw</a>"
+        " [elsewhere](https://not-stored.example/) <https://not-stored.example/auto>\n"
         "<form action='https://evil.example/'><input></form><style>*{}</style>\n"
     )
-    deliver_digest(store, make_config(tmp_path, port), PERIOD, hostile, NOW)
+    config = make_config(tmp_path, port)
+    deliver_digest(store, config, PERIOD, hostile, NOW, allowed_urls={"https://fine.example/"})
     html = part(handler.messages()[0], "text/html")
-    lowered = html.lower()
-    assert "<script" not in lowered and "<img" not in lowered
-    assert "<form" not in lowered and "<input" not in lowered and "<style" not in lowered
-    hrefs = re.findall(r'href="([^"]*)"', html)
-    assert hrefs and all(h.startswith(("https://", "http://")) for h in hrefs)
+    found = elements(html)
+    body_tags = {tag for tag, _ in found} - {"html", "head", "meta", "title", "body"}
+    assert body_tags <= {"h1", "ul", "li", "p", "a"}
+    assert all(set(attrs) <= {"href", "style"} for tag, attrs in found if tag not in ("meta",))
+    assert [attrs["href"] for tag, attrs in found if tag == "a"] == ["https://fine.example/"]
+    assert ">elsewhere<" not in html and "elsewhere" in html  # the text stays, the link goes
 
 
 def test_subject_with_newlines_cannot_inject_a_header(
@@ -385,25 +262,10 @@ def test_crash_after_log_append_does_not_double_the_entry(tmp_path: Path, store:
     store.begin_delivery("2026-W47", "log", digest_hash, NOW)
     append_log(config.log_path, log_entry("2026-W47", 1, digest_hash, FIRST))  # then the run died
     outcome = deliver_digest(store, config, PERIOD, FIRST, NOW + timedelta(hours=1))
-    assert outcome.delivered == ["file", "log"]
+    assert outcome.delivered == ["file", "log", "feed"]
     assert len(markers(config.log_path)) == 1
     record = store.delivery("2026-W47", "log", digest_hash)
     assert record is not None and record.status == "sent"
-
-
-@pytest.fixture
-def certificate(tmp_path: Path) -> tuple[Path, Path]:
-    """A self-signed certificate for 127.0.0.1, made with the openssl command line tool."""
-    if shutil.which("openssl") is None:
-        pytest.skip("needs the openssl command")
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-         "-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1",
-         "-addext", "subjectAltName=IP:127.0.0.1"],
-        check=True, capture_output=True,
-    )  # fmt: skip
-    return cert, key
 
 
 @pytest.mark.parametrize("security", ["starttls", "ssl"])
@@ -443,7 +305,7 @@ def test_login_and_send_over_verified_tls(
     finally:
         controller.stop()
     assert outcome.failures == []
-    assert outcome.delivered == ["file", "log", "email"]
+    assert outcome.delivered == ["file", "log", "feed", "email"]
     assert logins == [(b"me", PASSWORD.encode())]
     assert len(handler.envelopes) == 1
 

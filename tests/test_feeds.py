@@ -100,7 +100,8 @@ def store(tmp_path: Path) -> Iterator[Store]:
 
 
 def config(**overrides: Any) -> FetchConfig:
-    return FetchConfig(**({"allow_private_addresses": True, "timeout_s": 5} | overrides))
+    defaults = {"allow_private_addresses": True, "timeout_s": 5, "per_host_delay_s": 0}
+    return FetchConfig(**(defaults | overrides))
 
 
 def feed_source(store: Store, name: str, url: str) -> tuple[int, SourceConfig]:

@@ -2,7 +2,11 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import io
+import itertools
+import re
 import socket
+import ssl
 import threading
 import time
 import zlib
@@ -10,33 +14,36 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from ipaddress import ip_address
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+import digest
 from digest.config import FetchConfig
 from digest.errors import BlockedAddress, FetchError
-from digest.fetch import (
-    AddressPolicy,
-    Fetcher,
-    FetchResult,
-    check_status,
-    embedded_ipv4,
-    is_public_address,
-)
-from loopback import LoopbackServer, Response, serving
+from digest.fetch import Fetcher, FetchResult, check_status
+from digest.netguard import AddressPolicy, embedded_ipv4, is_public_address
+from loopback import LoopbackServer, Request, Response, serving
 
 LOOPBACK_ONLY = ["127.0.0.1/32"]
+# trafilatura's downloader retries without certificate checks and has no address guard
+DOWNLOADER = re.compile(
+    r"trafilatura\.(?:downloads|fetch_url|fetch_response)|import [^\n]*\bfetch_(?:url|response)\b"
+)
 
 
 def settings(**overrides: Any) -> FetchConfig:
-    return FetchConfig(**({"allow_private_addresses": True, "timeout_s": 5} | overrides))
+    defaults = {"allow_private_addresses": True, "timeout_s": 5, "per_host_delay_s": 0}
+    return FetchConfig(**(defaults | overrides))
 
 
-def fetch(url: str, headers: dict[str, str] | None = None, **config: Any) -> FetchResult:
+def fetch(
+    url: str, headers: dict[str, str] | None = None, sink: io.BytesIO | None = None, **config: Any
+) -> FetchResult:
     async def run() -> FetchResult:
         async with Fetcher(settings(**config)) as fetcher:
-            return await fetcher.get(url, headers)
+            return await fetcher.get(url, headers, sink=sink)
 
     return asyncio.run(run())
 
@@ -375,7 +382,7 @@ def trickling() -> Iterator[str]:
 def test_trickling_server_hits_the_deadline(trickling: str) -> None:
     started = time.monotonic()
 
-    with pytest.raises(FetchError, match="took longer than"):
+    with pytest.raises(FetchError, match="timeout: took longer than 0.5s"):
         fetch(trickling, timeout_s=0.5)
 
     assert time.monotonic() - started < 5  # the whole body would take 2000 s
@@ -438,3 +445,140 @@ def test_unknown_content_encoding_is_a_fetch_error(server: LoopbackServer) -> No
 
     with pytest.raises(FetchError, match="unsupported Content-Encoding 'br'"):
         fetch(server.url("/br"))
+
+
+def test_brotli_is_not_asked_for(server: LoopbackServer) -> None:
+    server.routes["/"] = Response(200, "ok")
+
+    fetch(server.url("/"))
+
+    offered = server.hits("/")[0].headers["accept-encoding"]
+    assert offered == "gzip, deflate"
+
+
+def test_a_brotli_body_sent_anyway_is_refused_for_good(server: LoopbackServer) -> None:
+    server.routes["/br"] = Response(200, b"\x1b" * 5000, headers={"Content-Encoding": "br"})
+
+    with pytest.raises(FetchError, match="unsupported Content-Encoding") as caught:
+        fetch(server.url("/br"))
+
+    assert caught.value.permanent
+
+
+def test_body_over_the_cap_is_a_permanent_failure(server: LoopbackServer) -> None:
+    bomb = gzip.compress(b"\0" * 5_000_000)
+    server.routes["/bomb"] = Response(200, bomb, headers={"Content-Encoding": "gzip"})
+
+    with pytest.raises(FetchError) as caught:
+        fetch(server.url("/bomb"), max_bytes=100_000)
+
+    assert caught.value.permanent
+
+
+def test_redirect_loops_and_long_chains_are_permanent_failures(server: LoopbackServer) -> None:
+    server.routes["/a"] = Response(302, headers={"Location": "/a"})
+
+    with pytest.raises(FetchError, match="redirect loop") as caught:
+        fetch(server.url("/a"))
+
+    assert caught.value.permanent
+
+
+# -- streaming into a sink ------------------------------------------------------------
+
+
+def test_body_streams_into_the_sink_and_redirect_bodies_do_not(server: LoopbackServer) -> None:
+    server.routes["/old"] = Response(301, "moved away", headers={"Location": "/new"})
+    server.routes["/new"] = Response(
+        200, gzip.compress(b"article " * 1000), headers={"Content-Encoding": "gzip"}
+    )
+    sink = io.BytesIO()
+
+    got = fetch(server.url("/old"), sink=sink)
+
+    assert sink.getvalue() == b"article " * 1000
+    assert got.content == b""
+    assert (got.status, got.final_url) == (200, server.url("/new"))
+
+
+# -- what must not happen: a proxy from the environment, insecure TLS, trafilatura's client --
+
+
+def test_proxy_from_the_environment_is_ignored(
+    server: LoopbackServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server.routes["/page"] = Response(200, "direct")
+    with serving("127.0.0.2") as proxy:
+        for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "all_proxy"):
+            monkeypatch.setenv(name, proxy.url("/"))
+
+        got = fetch(server.url("/page"))
+
+        assert proxy.requests == []
+    assert got.content == b"direct"
+
+
+def test_an_untrusted_certificate_fails_without_an_insecure_retry(
+    certificate: tuple[Path, Path],
+) -> None:
+    cert, key = certificate
+    tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    tls.load_cert_chain(cert, key)
+    server = LoopbackServer()
+    server.routes["/"] = Response(200, "served without verification")
+    server.httpd.socket = tls.wrap_socket(server.httpd.socket, server_side=True)
+    server.start()
+    try:
+        with pytest.raises(FetchError, match="CERTIFICATE_VERIFY_FAILED"):
+            fetch(f"https://127.0.0.1:{server.port}/")
+    finally:
+        server.stop()
+    assert server.requests == []
+
+
+def test_trafilaturas_own_downloader_is_never_used() -> None:
+    sources = Path(digest.__file__).parent.rglob("*.py")
+    users = [path.name for path in sources if DOWNLOADER.search(path.read_text())]
+
+    assert users == []
+
+
+# -- politeness -----------------------------------------------------------------------
+
+
+def test_requests_to_one_host_start_the_configured_delay_apart(server: LoopbackServer) -> None:
+    arrivals: list[float] = []
+
+    def record(request: Request) -> Response:
+        arrivals.append(time.monotonic())
+        return Response(200, "ok")
+
+    server.routes["/p"] = record
+
+    async def run() -> None:
+        config = settings(per_host_delay_s=0.3, per_host_concurrency=4)
+        async with Fetcher(config) as fetcher:
+            await asyncio.gather(*(fetcher.get(server.url("/p")) for _ in range(4)))
+
+    asyncio.run(run())
+
+    gaps = [later - earlier for earlier, later in itertools.pairwise(sorted(arrivals))]
+    assert len(gaps) == 3
+    assert min(gaps) >= 0.25
+
+
+def test_different_hosts_are_not_held_back_by_each_others_delay(
+    server: LoopbackServer,
+) -> None:
+    with serving("127.0.0.2") as other:
+        server.routes["/"] = other.routes["/"] = Response(200, "ok")
+
+        async def run() -> list[FetchResult]:
+            async with Fetcher(settings(per_host_delay_s=30)) as fetcher:
+                first = [await fetcher.get(server.url("/")), await fetcher.get(other.url("/"))]
+                return first
+
+        with_timeout = asyncio.wait_for(run(), timeout=10)
+        results = asyncio.run(with_timeout)
+
+    assert [r.status for r in results] == [200, 200]

@@ -1,10 +1,7 @@
-"""File and folder sources, `digest import` and `digest add`, against a real SQLite store."""
+"""`digest import` and `digest add` through their functions, against a real SQLite store."""
 
 from __future__ import annotations
 
-import os
-import shutil
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -14,186 +11,17 @@ import pytest
 from digest.collect.files import (
     FileReport,
     add_url,
-    collect_file_source,
     describe,
     import_file,
     import_files,
 )
-from digest.config import SourceConfig
 from digest.errors import ImportFormatError, SourceError
-from digest.models import Rejected, StageReport
-from digest.store import Store, open_store
+from digest.models import Rejected
+from digest.store import Store
 
 FIXTURES = Path(__file__).parent / "fixtures" / "imports"
 ZONE = ZoneInfo("Europe/Berlin")
 NOW = datetime(2026, 1, 12, 9, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    opened = open_store(tmp_path / "data" / "digest.db")
-    yield opened
-    opened.close()
-
-
-@pytest.fixture
-def inbox(tmp_path: Path) -> Path:
-    """A folder of saved files in every format, a nested folder, and a hidden file."""
-    folder = tmp_path / "inbox"
-    (folder / "browsers").mkdir(parents=True)
-    (folder / ".cache").mkdir()
-    for name in ("til.md", "til_older.md", "learning_list.txt", "reading.urls"):
-        shutil.copy(FIXTURES / name, folder / name)
-    for name in ("chrome_bookmarks.html", "firefox_bookmarks.html"):
-        shutil.copy(FIXTURES / name, folder / "browsers" / name)
-    (folder / ".hidden.urls").write_text("https://example.org/hidden\n")
-    (folder / ".cache" / "x.urls").write_text("https://example.org/cached\n")
-    return folder
-
-
-def file_source(path: Path) -> SourceConfig:
-    return SourceConfig(name="inbox", kind="file", path=path)
-
-
-def collect(store: Store, path: Path) -> tuple[int, StageReport]:
-    source = file_source(path)
-    source_id = store.ensure_source(source.name, "file", path=str(path))
-    return source_id, collect_file_source(store, source, source_id, ZONE, NOW)
-
-
-def snapshot(folder: Path) -> dict[Path, tuple[bytes, int]]:
-    return {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in folder.rglob("*") if p.is_file()}
-
-
-def test_folder_source_imports_every_file_in_every_format(store: Store, inbox: Path) -> None:
-    _, report = collect(store, inbox)
-    urls = {item.url for item in store.all_items()}
-    assert "https://modal.com/blog/reverse-engineer-flash-attention-4" in urls  # nested folder
-    assert "https://fasterthanli.me/articles/pin-and-suffering" in urls
-    assert (
-        "https://docs.vllm.ai/en/stable/features/lora.html#dynamically-serving-lora-adapters"
-        in urls
-    )
-    assert "https://www.jmeiners.com/think-in-math/" in urls
-    assert any(item.context == "DST Book" for item in store.all_items())
-    assert report.done == store.count_items()
-
-
-def test_hidden_files_and_folders_are_left_out(store: Store, inbox: Path) -> None:
-    collect(store, inbox)
-    urls = {item.url for item in store.all_items()}
-    assert "https://example.org/hidden" not in urls
-    assert "https://example.org/cached" not in urls
-
-
-def test_a_link_in_two_journal_files_is_one_item_dated_by_its_earliest_save(
-    store: Store, inbox: Path
-) -> None:
-    collect(store, inbox)
-    (item,) = [i for i in store.all_items() if i.url == "http://joschu.net/blog/kl-approx.html"]
-    assert item.saved_at == datetime(2025, 10, 27, tzinfo=ZONE)
-
-
-def test_collecting_never_changes_the_files(store: Store, inbox: Path) -> None:
-    before = snapshot(inbox)
-    collect(store, inbox)
-    collect(store, inbox)
-    assert snapshot(inbox) == before
-
-
-def test_unchanged_file_is_not_parsed_again(store: Store, inbox: Path) -> None:
-    _, first = collect(store, inbox)
-    state = store.file_state(str((inbox / "til.md").absolute()))
-    assert state is not None
-    _, second = collect(store, inbox)
-    assert second.done == 0
-    assert second.info == []  # no file was imported again
-    assert second.failures == []  # nor its bad lines re-reported
-    assert store.file_state(str((inbox / "til.md").absolute())) == state
-    assert first.info
-
-
-def test_touched_but_unchanged_file_is_not_imported_again(store: Store, inbox: Path) -> None:
-    collect(store, inbox)
-    target = inbox / "reading.urls"
-    os.utime(target, ns=(1_800_000_000_000_000_000, 1_800_000_000_000_000_000))
-    _, report = collect(store, inbox)
-    assert report.info == []
-    state = store.file_state(str(target.absolute()))
-    assert state is not None and state["mtime_ns"] == 1_800_000_000_000_000_000
-
-
-def test_edit_keeping_size_and_mtime_is_still_seen_by_its_fingerprint(
-    store: Store, inbox: Path
-) -> None:
-    target = inbox / "reading.urls"
-    target.write_text("https://example.org/aaaa\n")
-    collect(store, inbox)
-    stat = target.stat()
-    target.write_text("https://example.org/bbbb\n")  # same size
-    os.utime(target, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # same mtime
-    _, report = collect(store, inbox)
-    assert report.done == 1
-    assert "https://example.org/bbbb" in {item.url for item in store.all_items()}
-
-
-def test_appended_lines_are_imported_on_the_next_collect(store: Store, inbox: Path) -> None:
-    collect(store, inbox)
-    with (inbox / "til.md").open("a", encoding="utf-8") as journal:
-        journal.write("\n## 2026-01-11\n- [New one](https://example.org/new-one)\n")
-    _, report = collect(store, inbox)
-    assert report.done == 1
-    (item,) = [i for i in store.all_items() if i.url == "https://example.org/new-one"]
-    assert item.saved_at == datetime(2026, 1, 11, tzinfo=ZONE)
-
-
-def test_file_of_unknown_format_is_a_failure_line_while_others_import(
-    store: Store, inbox: Path
-) -> None:
-    (inbox / "photo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
-    (inbox / "shopping.txt").write_text("milk\n")
-    _, report = collect(store, inbox)
-    failures = report.failures
-    assert any(line.startswith(f"{inbox / 'photo.png'}: ") for line in failures)
-    assert any(
-        line.startswith(f"{inbox / 'shopping.txt'}: format not recognised") for line in failures
-    )
-    assert report.done > 0
-    assert "https://gwern.net/scaling-hypothesis" in {item.url for item in store.all_items()}
-
-
-def test_lines_not_understood_are_failure_lines_with_file_and_line(
-    store: Store, inbox: Path
-) -> None:
-    _, report = collect(store, inbox)
-    failures = report.failures
-    assert f"{inbox / 'reading.urls'}:5: not a URL: not a url at all" in failures
-    assert any(line.startswith(f"{inbox / 'til.md'}:14: not an absolute URL") for line in failures)
-
-
-def test_single_file_source_is_collected(store: Store, tmp_path: Path) -> None:
-    path = tmp_path / "links.urls"
-    path.write_text("https://example.org/one\nhttps://example.org/two\n")
-    _, report = collect(store, path)
-    assert report.done == 2
-
-
-def test_missing_source_path_is_a_failure_and_marks_the_source_failing(
-    store: Store, tmp_path: Path
-) -> None:
-    _, report = collect(store, tmp_path / "nowhere")
-    assert report.failures == [f"inbox: {tmp_path / 'nowhere'}: no such file or folder"]
-    (source,) = store.list_sources()
-    assert source["status"] == "failing"
-
-
-def test_source_topic_is_given_to_items_without_one(store: Store, tmp_path: Path) -> None:
-    path = tmp_path / "links.urls"
-    path.write_text("https://example.org/one\n")
-    source = SourceConfig(name="inbox", kind="file", path=path, topic="Reading")
-    source_id = store.ensure_source("inbox", "file", path=str(path))
-    collect_file_source(store, source, source_id, ZONE, NOW)
-    assert [item.topic for item in store.all_items()] == ["Reading"]
 
 
 # -- digest import -----------------------------------------------------------------
@@ -299,3 +127,14 @@ def test_add_url_refuses_what_is_not_a_web_address(store: Store, bad: str) -> No
     with pytest.raises(ImportFormatError, match="cannot save"):
         add_url(store, bad, title=None, note=None, saved_at=None, now=NOW)
     assert store.count_items() == 0
+
+
+def test_the_url_as_saved_is_kept_for_display_and_its_canonical_form_is_the_key(
+    store: Store, tmp_path: Path
+) -> None:
+    path = tmp_path / "links.urls"
+    path.write_text("HTTPS://Example.org:443/Post?utm_source=rss&id=7#comments\n")
+    import_files(store, [path], zone=ZONE, now=NOW)
+    (item,) = store.all_items()
+    assert item.url == "HTTPS://Example.org:443/Post?utm_source=rss&id=7#comments"
+    assert item.key == "https://example.org/Post?id=7"

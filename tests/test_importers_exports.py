@@ -49,6 +49,8 @@ FORMATS = {
     "twitter_bookmarks.js": "twitter",
     "twitter_export.json": "twitter",
     "reddit_saved.json": "reddit",
+    "github_stars.atom": "feed",
+    "hn_favorites.rss": "feed",
 }
 
 
@@ -223,6 +225,42 @@ def test_hackernews_story_without_url_links_to_its_item_page() -> None:
     )
     assert items[0].saved_at == datetime.fromtimestamp(1698000000, UTC)
     assert items[1].url == "https://news.ycombinator.com/item?id=38000001"
+
+
+def test_hackernews_ask_post_keeps_its_text_as_context() -> None:
+    ask = parse("hackernews", "hackernews.json").items[1]
+    assert ask.context == (
+        "Books, papers, long blog posts: what kept you up lately? I liked this one.\n\n"
+        "Hacker News discussion: https://news.ycombinator.com/item?id=38000001"
+    )
+
+
+def test_hackernews_favourites_feed_keeps_stories_and_their_text() -> None:
+    result = parse("feed", "hn_favorites.rss")
+    great, ask = result.items
+    assert (great.url, great.title, great.line) == (
+        "https://paulgraham.com/greatwork.html",
+        "How to do great work",
+        1,
+    )
+    assert great.saved_at == at("2023-10-22T18:40:00+00:00")
+    assert ask.context is not None and ask.context.startswith("Books, papers, long blog posts")
+    assert [(r.line, r.reason) for r in result.rejected] == [(3, "no web link")]
+
+
+def test_github_activity_feed_keeps_stars_and_skips_other_events() -> None:
+    result = parse("feed", "github_stars.atom")
+    assert [(i.url, i.title, i.line) for i in result.items] == [
+        ("https://github.com/vllm-project/vllm", "vllm-project/vllm", 1),
+        ("https://github.com/tinygrad/tinygrad", "tinygrad/tinygrad", 3),
+    ]
+    assert result.items[0].saved_at == at("2026-01-06T09:00:00+00:00")
+    assert result.items[0].context == (
+        "A high-throughput and memory-efficient inference engine for LLMs"
+    )
+    assert [(s.line, s.reason) for s in result.skipped] == [
+        (2, "GitHub activity, not a star (PushEvent)")
+    ]
 
 
 def test_github_stars_use_starred_at_and_first_topic_else_language() -> None:

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 from collections.abc import Coroutine
 from typing import Any, TypeVar
@@ -10,7 +11,7 @@ import pytest
 
 from digest.config import LLMConfig
 from digest.errors import ConfigError, LLMUnavailable, SummarizeError
-from digest.models import Note, NoteBasis
+from digest.models import Note, NoteBasis, Statement, WeekSummary
 from digest.summarize import (
     CallRecord,
     NoteRequest,
@@ -19,10 +20,14 @@ from digest.summarize import (
     make_summarizer,
     note_cache_key,
 )
-from digest.summarize.text import sentences, truncate
+from digest.summarize.answers import parse_note_answer
+from digest.summarize.offline import summary_sentences
+from digest.summarize.text import sentences
+from digest.summarize.tokens import count_tokens, tokenizer_name
 from fake_openai import FakeOpenAI, Reply
 
 T = TypeVar("T")
+SUMMARY = "Rust makes compilers safer. Whole classes of bugs are caught before a program runs."
 
 ARTICLE = """\
 Dr. Ada Byte opened the conference with a talk on compilers, e.g. the ones in browsers.
@@ -127,7 +132,7 @@ def test_offline_note_with_nothing_to_say_is_an_error() -> None:
         run(OfflineSummarizer(LLMConfig()).note(request(text=" ", title=None, url=None)))
 
 
-def test_offline_week_summary_names_frequent_tags_and_cites_item_ids() -> None:
+def test_offline_week_summary_names_recurring_tags_citing_their_items() -> None:
     notes = [
         (1, "a", Note("s", tags=("rust", "compilers"))),
         (2, "b", Note("s", tags=("rust",))),
@@ -135,9 +140,12 @@ def test_offline_week_summary_names_frequent_tags_and_cites_item_ids() -> None:
         (4, "d", Note("s", tags=("compilers", "rust"))),
     ]
     summary = run(OfflineSummarizer(LLMConfig()).week_summary("2026-W10", notes))
-    assert summary == (
-        "4 items saved in 2026-W10; recurring themes: **rust** ([1], [2], [4]) and"
-        " **compilers** ([1], [4]). Also saved: [3]."
+    assert summary == WeekSummary(
+        (
+            Statement("Recurring theme: rust", (1, 2, 4)),
+            Statement("Recurring theme: compilers", (1, 4)),
+        ),
+        model="offline",
     )
 
 
@@ -154,15 +162,6 @@ def test_default_summarizer_is_offline() -> None:
     assert isinstance(summarizer, OfflineSummarizer)
 
 
-def test_truncation_keeps_the_start_and_whole_paragraphs() -> None:
-    text = "\n\n".join(f"Paragraph {i} " + "word " * 40 for i in range(100))
-    cut = truncate(text, 1000)
-    assert len(cut) <= 1000
-    assert cut.startswith("Paragraph 0 ")
-    assert cut.endswith("\n[…]")
-    assert all(block.startswith("Paragraph") for block in cut[: -len("\n[…]")].split("\n\n"))
-
-
 # -- openai-compatible -----------------------------------------------------------
 
 
@@ -172,22 +171,27 @@ def test_openai_without_key_or_base_url_is_a_config_error_naming_the_key() -> No
 
 
 def test_openai_note_comes_from_the_server_through_the_real_client(fake_openai: FakeOpenAI) -> None:
-    fake_openai.script(
-        FakeOpenAI.answer("Rust makes compilers safer.", ["a point"], ["Rust", "#safety"])
-    )
+    fake_openai.script(FakeOpenAI.answer(SUMMARY, ["a point"], ["Rust", "#safety"]))
     calls: list[CallRecord] = []
     note = run(one_note(openai_config(fake_openai), request(), calls))
     assert note == Note(
-        summary="Rust makes compilers safer.",
+        summary=SUMMARY,
         key_points=("a point",),
         tags=("rust", "safety"),
         basis=NoteBasis.FULL_TEXT,
         model="fake-model",
-        prompt_version="chat-1:English",
+        prompt_version="chat-2:English",
     )
     body = fake_openai.requests[0]
     assert body["model"] == "fake-model"
     assert body["response_format"]["type"] == "json_schema"
+    assert body["response_format"]["json_schema"]["schema"]["required"] == [
+        "summary",
+        "key_points",
+        "tags",
+    ]
+    assert body["max_tokens"] == 300
+    assert "tools" not in body and "functions" not in body
     assert [(c.purpose, c.ok) for c in calls] == [("note", True)]
     assert calls[0].tokens_in > 0 and calls[0].tokens_out > 0
 
@@ -211,10 +215,10 @@ def test_server_errors_past_max_retries_are_a_summarize_error(fake_openai: FakeO
 
 
 def test_malformed_answer_is_repaired_with_the_error_sent_back(fake_openai: FakeOpenAI) -> None:
-    fake_openai.script(FakeOpenAI.text('{"summary": "unfinished'), FakeOpenAI.answer("Fixed."))
+    fake_openai.script(FakeOpenAI.text('{"summary": "unfinished'), FakeOpenAI.answer(SUMMARY))
     calls: list[CallRecord] = []
     note = run(one_note(openai_config(fake_openai), request(), calls))
-    assert note.summary == "Fixed."
+    assert note.summary == SUMMARY
     repair = fake_openai.messages(1)
     assert repair[-2] == {"role": "assistant", "content": '{"summary": "unfinished'}
     assert "not JSON" in repair[-1]["content"]
@@ -223,7 +227,7 @@ def test_malformed_answer_is_repaired_with_the_error_sent_back(fake_openai: Fake
 
 def test_a_second_bad_answer_is_a_summarize_error(fake_openai: FakeOpenAI) -> None:
     fake_openai.script(FakeOpenAI.text("not json"), FakeOpenAI.text("[]"))
-    with pytest.raises(SummarizeError, match="no valid note"):
+    with pytest.raises(SummarizeError, match="no valid answer after one repair"):
         run(one_note(openai_config(fake_openai), request(), []))
 
 
@@ -240,7 +244,7 @@ def test_rejected_json_schema_falls_back_to_json_object_for_the_run(
             await summarizer.aclose()
 
     notes = run(two_notes())
-    assert all(note.summary.startswith("A note on:") for note in notes)
+    assert all(note.summary.startswith("A note on: Dr Ada Byte") for note in notes)
     formats = [body["response_format"]["type"] for body in fake_openai.requests]
     assert formats == ["json_schema", "json_object", "json_object"]
 
@@ -280,26 +284,34 @@ def test_auth_and_unknown_model_make_the_llm_unavailable(
 
 
 @pytest.mark.parametrize(
-    "summary", ["Here is a summary of the article: Rust is safe.", "**Summary:** Rust is safe."]
+    "preamble",
+    [
+        "Here is a summary of the article: ",
+        "**Summary:** ",
+        "Sure! Here's a short summary of the text: ",
+        "TL;DR: ",
+    ],
 )
-def test_summary_preamble_is_stripped(fake_openai: FakeOpenAI, summary: str) -> None:
-    fake_openai.script(FakeOpenAI.answer(summary))
+def test_summary_preamble_is_stripped(fake_openai: FakeOpenAI, preamble: str) -> None:
+    fake_openai.script(FakeOpenAI.answer(preamble + SUMMARY))
     note = run(one_note(openai_config(fake_openai), request(), []))
-    assert note.summary == "Rust is safe."
+    assert note.summary == SUMMARY
+    assert len(fake_openai.requests) == 1
 
 
 def test_fenced_json_answer_is_accepted(fake_openai: FakeOpenAI) -> None:
-    content = '```json\n{"summary": "Rust is safe.", "key_points": [], "tags": []}\n```'
+    content = f'```json\n{{"summary": "{SUMMARY}", "key_points": [], "tags": []}}\n```'
     fake_openai.script(FakeOpenAI.text(content))
-    assert run(one_note(openai_config(fake_openai), request(), [])).summary == "Rust is safe."
+    assert run(one_note(openai_config(fake_openai), request(), [])).summary == SUMMARY
 
 
 def test_summary_with_a_url_is_sent_back_for_repair(fake_openai: FakeOpenAI) -> None:
     fake_openai.script(
-        FakeOpenAI.answer("Read more at https://evil.example/x now."), FakeOpenAI.answer("Clean.")
+        FakeOpenAI.answer("Rust is safe. Read more at https://evil.example/x now."),
+        FakeOpenAI.answer(SUMMARY),
     )
     note = run(one_note(openai_config(fake_openai), request(), []))
-    assert note.summary == "Clean."
+    assert note.summary == SUMMARY
     assert "must not contain URLs" in fake_openai.messages(1)[-1]["content"]
     assert "evil.example" not in fake_openai.messages(1)[-1]["content"]
 
@@ -333,12 +345,29 @@ def test_invisible_characters_are_stripped_from_the_page_text(fake_openai: FakeO
     assert not any(ch in user for ch in "\u200b\u202e\u2066\ufeff\u200f")
 
 
-def test_long_page_text_is_truncated_to_max_input_chars(fake_openai: FakeOpenAI) -> None:
-    text = "\n\n".join(f"Paragraph {i}. " + "word " * 50 for i in range(200))
-    run(one_note(openai_config(fake_openai, max_input_chars=2000), request(text=text), []))
+def test_long_page_text_is_condensed_to_its_central_passages_within_the_budget(
+    fake_openai: FakeOpenAI,
+) -> None:
+    def part(i: int) -> str:
+        if i % 3:  # asides that share no words with the rest
+            return f"Part {i}. " + " ".join(f"aside{i}word{j}" for j in range(12)) + "."
+        return (
+            f"Part {i}. Rust compilers check memory safety in module {i}, and the memory"
+            f" safety checks of the compiler catch bugs in case {i} before the program runs."
+        )
+
+    text = "\n\n".join(part(i) for i in range(90))
+    calls: list[CallRecord] = []
+    config = openai_config(fake_openai, max_input_tokens=1500)
+    note = run(one_note(config, request(text=text), calls))
     user = fake_openai.messages(0)[1]["content"]
-    assert len(user) < 2200
-    assert "Paragraph 0." in user and "Paragraph 199." not in user
+    kept = [int(i) for i in re.findall(r"Part (\d+)\.", user)]
+    assert calls[0].tokens_in <= 1500
+    assert kept == sorted(kept)  # in reading order
+    assert sum(i % 3 == 0 for i in kept) >= 0.8 * len(kept)  # the central passages
+    assert kept[-1] > 45  # not the start cut at the budget
+    assert "[…]" in user
+    assert note.basis is NoteBasis.EXCERPT
 
 
 def test_concurrency_is_bounded(fake_openai: FakeOpenAI) -> None:
@@ -370,10 +399,14 @@ def test_openai_week_summary_is_one_call_over_the_notes(fake_openai: FakeOpenAI)
         finally:
             await summarizer.aclose()
 
-    assert run(summarise()) == "This week's items: [3], [9]."
+    summary = run(summarise())
+    assert summary == WeekSummary(
+        (Statement("This week's items have a common thread.", (3, 9)),), (3,), model="fake-model"
+    )
     body = fake_openai.requests[0]
-    assert "response_format" not in body
+    assert body["response_format"]["json_schema"]["name"] == "week_summary"
     assert "[9] Fast DBs: SQLite is fast." in body["messages"][1]["content"]
+    assert "Rust is safe." not in body["messages"][0]["content"]
     assert [c.purpose for c in calls] == ["week-summary"]
 
 
@@ -392,7 +425,98 @@ def test_the_api_key_comes_from_the_configured_variable(
 
 
 def test_fake_server_answers_default_notes_without_a_script(fake_openai: FakeOpenAI) -> None:
-    fake_openai.script(Reply(content=json.dumps({"summary": "One.", "key_points": [], "tags": []})))
+    fake_openai.script(
+        Reply(content=json.dumps({"summary": SUMMARY, "key_points": [], "tags": []}))
+    )
     config = openai_config(fake_openai)
-    assert run(one_note(config, request(), [])).summary == "One."
+    assert run(one_note(config, request(), [])).summary == SUMMARY
     assert run(one_note(config, request(), [])).summary.startswith("A note on: Dr Ada Byte")
+
+
+# -- validation of answers -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("summary", "problem"),
+    [
+        ("", "at least 1 character"),
+        ("N/A", "placeholder or refusal"),
+        ("n/a.", "placeholder or refusal"),
+        ("No summary available.", "placeholder or refusal"),
+        ("I'm sorry, but I cannot summarise this page.", "placeholder or refusal"),
+        ("Rust is safe.", "2 to 4 sentences, not 1"),
+        ("One. Two. Three. Four. Five.", "2 to 4 sentences, not 5"),
+        ("Rust is safe. " * 100, "at most 1200 characters"),
+        ("Rust is safe. See [the post](https://x.example/a).", "must not contain URLs"),
+        ("Rust is safe. Details at www.example.org today.", "must not contain URLs"),
+    ],
+)
+def test_bad_summaries_are_refused(summary: str, problem: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(problem)):
+        parse_note_answer(json.dumps({"summary": summary, "key_points": [], "tags": []}))
+
+
+def test_a_saved_context_note_may_be_one_sentence() -> None:
+    answer = parse_note_answer(
+        json.dumps({"summary": "A link about Rust.", "key_points": [], "tags": []}),
+        NoteBasis.SAVED_CONTEXT,
+    )
+    assert answer.summary == "A link about Rust."
+
+
+def test_key_points_lose_links_and_stop_at_five() -> None:
+    points = [
+        f"- Point {i} with [a link](https://x.example/{i}) and https://y.example" for i in range(7)
+    ]
+    answer = parse_note_answer(json.dumps({"summary": SUMMARY, "key_points": points, "tags": []}))
+    assert answer.key_points == [f"Point {i} with a link and" for i in range(5)]
+
+
+def test_tags_reuse_the_spelling_of_known_tags() -> None:
+    content = json.dumps(
+        {"summary": SUMMARY, "key_points": [], "tags": ["Language-Models", "#Rust", "new tag"]}
+    )
+    answer = parse_note_answer(content, known_tags=("language model", "rust"))
+    assert answer.tags == ["language model", "rust", "new tag"]
+
+
+def test_known_tags_are_offered_to_the_model_for_reuse(fake_openai: FakeOpenAI) -> None:
+    run(one_note(openai_config(fake_openai), request(known_tags=("rust", "databases")), []))
+    assert "Reuse these existing tags" in fake_openai.messages(0)[0]["content"]
+    assert "rust, databases" in fake_openai.messages(0)[0]["content"]
+
+
+def test_notes_are_asked_for_in_the_configured_language(fake_openai: FakeOpenAI) -> None:
+    note = run(one_note(openai_config(fake_openai, language="German"), request(), []))
+    assert "in German" in fake_openai.messages(0)[0]["content"]
+    assert note.prompt_version == "chat-2:German"
+
+
+def test_tokens_are_counted_with_the_shipped_encoding_without_network() -> None:
+    assert tokenizer_name() == "cl100k_base"
+    assert count_tokens("hello world") == 2
+    assert count_tokens("") == 0
+
+
+def test_a_week_summary_answer_without_statements_is_repaired(fake_openai: FakeOpenAI) -> None:
+    good = {"statements": [{"text": "A theme.", "items": [3]}], "must_read": [3]}
+    fake_openai.script(FakeOpenAI.text('{"statements": []}'), FakeOpenAI.text(json.dumps(good)))
+
+    async def summarise() -> WeekSummary:
+        summarizer = make_summarizer(openai_config(fake_openai, summary_model="big-model"))
+        try:
+            return await summarizer.week_summary("2026-W10", [(3, "A", Note("Rust is safe."))])
+        finally:
+            await summarizer.aclose()
+
+    summary = run(summarise())
+    assert summary == WeekSummary((Statement("A theme.", (3,)),), (3,), model="big-model")
+    assert [body["model"] for body in fake_openai.requests] == ["big-model", "big-model"]
+    assert all(body["max_tokens"] == 800 for body in fake_openai.requests)
+
+
+def test_offline_summary_prefers_the_sentences_that_say_most_and_skips_repeats() -> None:
+    text = "Rust compilers check memory safety. " * 3 + ARTICLE
+    chosen = summary_sentences(text, 3)
+    assert len(set(chosen)) == 3
+    assert chosen == sorted(chosen, key=text.index)

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from digest.urls import is_tracking_param, normalize_url
+from digest.urls import _normalize_parsed, is_shortener, is_tracking_param, normalize_url
 
 UNRESERVED = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~"
 
@@ -174,3 +174,65 @@ def test_non_ascii_path_is_percent_encoded_once() -> None:
 def test_text_that_is_not_an_absolute_url_is_refused(text: str) -> None:
     with pytest.raises(ValueError):
         normalize_url(text)
+
+
+# What the fast path accepts, and its near misses: ports, case, tracking and blank
+# parameters, escapes, `+`, fragments, arXiv paths.
+plain_chars = "abcXYZ019-._~/:@!$&'()*+,;=%"
+plain_urls = st.builds(
+    lambda scheme, host, port, path, query, fragment: (
+        f"{scheme}://{host}{port}{path}{query}{fragment}"
+    ),
+    st.sampled_from(["http", "https", "HTTP", "Https"]),
+    st.one_of(hosts, st.sampled_from(["arxiv.org", "Export.arXiv.org", "t.co", "a-b.c-d"])),
+    st.sampled_from(["", ":80", ":443", ":8080", ":0443", ":99999", ":"]),
+    st.one_of(
+        st.just(""),
+        st.text(plain_chars, max_size=15).map(lambda p: "/" + p),
+        st.sampled_from(["/abs/2407.08608v2", "/pdf/2407.08608.pdf", "/pdf/hep-th/9901001v2"]),
+    ),
+    st.one_of(
+        st.just(""),
+        st.lists(
+            st.tuples(
+                st.one_of(names, st.sampled_from(["utm_source", "fbclid", "UTM_x", ""])),
+                st.text(plain_chars + "?", max_size=6),
+            ),
+            max_size=3,
+        ).map(lambda pairs: "?" + "&".join(f"{k}={v}" for k, v in pairs)),
+        st.sampled_from(["?", "?a", "?a=1&&b=2", "?a=b=c", "?q=c++", "?x=%2B"]),
+    ),
+    st.sampled_from(["", "#", "#top", "#a b"]),
+)
+
+
+@given(plain_urls)
+def test_the_fast_path_gives_the_same_canonical_form_as_parsing(url: str) -> None:
+    try:
+        expected = _normalize_parsed(url)
+    except ValueError:
+        with pytest.raises(ValueError):
+            normalize_url(url)
+        return
+    assert normalize_url(url) == expected
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://t.co/Db1Course0",
+        "http://bit.ly/3xYz",
+        "https://www.tinyurl.com/abc",
+        "HTTPS://LNKD.IN/x",
+    ],
+)
+def test_link_shorteners_are_recognised(url: str) -> None:
+    assert is_shortener(url)
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["https://youtu.be/dQw4w9WgXcQ", "https://example.org/t.co", "https://not-t.co/x", "t.co/x"],
+)
+def test_other_links_are_not_shorteners(url: str) -> None:
+    assert not is_shortener(url)

@@ -16,7 +16,7 @@ import click
 
 from digest import __version__
 from digest.config import Config, load_config
-from digest.errors import DigestError
+from digest.errors import DeliveryError, DigestError
 from digest.models import Period, StageReport
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -72,9 +72,9 @@ def config() -> Config:
 
 
 def _setup_logging(level: int) -> None:
-    logging.basicConfig(
-        level=level, format="%(asctime)s %(levelname)s %(message)s", stream=sys.stderr
-    )
+    from digest.logs import configure_logging
+
+    configure_logging(level)
 
 
 @click.group(cls=DigestGroup)
@@ -110,10 +110,12 @@ def locked(command: Callable[..., None]) -> Callable[..., None]:
 
 def _run_stages(command: str, stages: Sequence[str], week: str | None) -> None:
     from digest.pipeline import run, utc_now
+    from digest.progress import stage_progress
 
     cfg = config()
     period = _period(cfg, week, utc_now())
-    result = run(cfg, command, period=period, stages=stages)
+    with stage_progress() as progress:
+        result = run(cfg, command, period=period, stages=stages, progress=progress)
     print_reports(result.reports)
     if result.path is not None:
         click.echo(str(result.path))
@@ -135,10 +137,23 @@ WEEK = click.option(
 
 @cli.command()
 @WEEK
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Only estimate the LLM calls, tokens and cost of the run, from what is in the store"
+    " now: nothing is collected, fetched, sent to the LLM, written or delivered.",
+)
 @common_options
 @locked
-def now(week: str | None) -> None:
+def now(week: str | None, dry_run: bool) -> None:
     """Collect, fetch, note, compose and deliver the digest of one week; print its path last."""
+    if dry_run:
+        from digest.pipeline import estimate_run, utc_now
+
+        cfg = config()
+        for line in estimate_run(cfg, _period(cfg, week, utc_now())).lines():
+            click.echo(line)
+        return
     _run_stages("now", ("collect", "fetch", "notes", "deliver"), week)
 
 
@@ -177,11 +192,14 @@ def compose(week: str | None) -> None:
 
 @cli.command("import")
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path, dir_okay=False))
-@click.option("--format", "forced_format", help="Force a format instead of detecting it.")
+@click.option(
+    "--format", "forced_format", help="Force a format (see the error for the list) over detection."
+)
 @common_options
 @locked
 def import_(files: tuple[Path, ...], forced_format: str | None) -> None:
-    """Import saved links and posts from files (format detected from content)."""
+    """Import saved links and posts from files (format detected from content);
+    an OPML file adds its feeds as feed sources."""
     from digest.collect.files import describe, import_files
     from digest.pipeline import utc_now
     from digest.store import open_store
@@ -190,13 +208,62 @@ def import_(files: tuple[Path, ...], forced_format: str | None) -> None:
     store = open_store(cfg.db_path)
     try:
         reports = import_files(
-            store, list(files), zone=cfg.digest.zone, now=utc_now(), forced_format=forced_format
+            store,
+            list(files),
+            zone=cfg.digest.zone,
+            now=utc_now(),
+            forced_format=forced_format,
+            declared=cfg.sources,
         )
     finally:
         store.close()
     for report in reports:
         for line in describe(report):
             click.echo(line)
+
+
+@cli.group()
+@common_options
+def sources() -> None:
+    """The sources polled on collect: the config's and the feeds imported from OPML."""
+
+
+@sources.command("list")
+@common_options
+def sources_list() -> None:
+    """Every source with its origin, status, item count and location."""
+    from digest.collect.feedlists import all_sources
+    from digest.store import open_store
+
+    cfg = config()
+    store = open_store(cfg.db_path)
+    try:
+        rows = all_sources(store, cfg.sources)
+    finally:
+        store.close()
+    columns = ("name", "kind", "origin", "status", "items", "location")
+    table = [columns, *(tuple(str(row[c]) for c in columns) for row in rows)]
+    widths = [max(len(line[i]) for line in table) for i in range(len(columns) - 1)]
+    for line in table:
+        click.echo("  ".join([*(v.ljust(w) for v, w in zip(line, widths, strict=False)), line[-1]]))
+
+
+@sources.command("export")
+@click.option("--opml", "as_opml", is_flag=True, help="As OPML 2.0 (the one format so far).")
+@common_options
+def sources_export(as_opml: bool) -> None:
+    """Print every feed source, configured and imported, as OPML."""
+    from digest.collect.feedlists import feeds_as_opml
+    from digest.store import open_store
+
+    if not as_opml:
+        raise click.UsageError("say which format: --opml")
+    cfg = config()
+    store = open_store(cfg.db_path)
+    try:
+        click.echo(feeds_as_opml(store, cfg.sources), nl=False)
+    finally:
+        store.close()
 
 
 @cli.command()
@@ -232,21 +299,72 @@ def add(url: str, title: str | None, note: str | None, saved_at: datetime | None
 @common_options
 def daemon() -> None:
     """Run the [schedule] until SIGINT/SIGTERM: collect often, deliver the digest weekly."""
-    from digest.daemon import run_daemon
-    from digest.pipeline import daemon_jobs
+    import threading
 
-    _setup_logging(logging.INFO)
-    logging.getLogger().setLevel(logging.INFO)
-    logging.getLogger("apscheduler").setLevel(logging.WARNING)  # its INFO lines repeat ours
+    from digest.daemon import run_daemon
+    from digest.jobs import daemon_jobs
+    from digest.logs import config_secrets, configure_logging
+
     cfg = config()
+    configure_logging(logging.INFO, cfg.log, config_secrets(cfg))
+    logging.getLogger("apscheduler").setLevel(logging.WARNING)  # its INFO lines repeat ours
+    stop = threading.Event()
     code = run_daemon(
         cfg.schedule,
-        daemon_jobs(cfg),
+        daemon_jobs(cfg, stop),
         zone=cfg.digest.zone,
         lock_dir=cfg.data_dir,
         state_path=cfg.data_dir / "daemon-state.json",
+        stop=stop,
     )
     sys.exit(code)
+
+
+@cli.command()
+@click.argument("refs", nargs=-1, required=True, metavar="ID|URL...")
+@common_options
+@locked
+def read(refs: tuple[str, ...]) -> None:
+    """Mark items read, by id or saved URL: they leave "Still unread from earlier weeks"."""
+    from digest.backlog import mark_read
+    from digest.pipeline import utc_now
+    from digest.store import open_store
+
+    store = open_store(config().db_path)
+    try:
+        for line in mark_read(store, refs, utc_now()):
+            click.echo(line)
+    finally:
+        store.close()
+
+
+@cli.command()
+@click.option("--week", required=True, metavar="YYYY-Www|last", help="The week to mail again.")
+@common_options
+@locked
+def resend(week: str) -> None:
+    """Mail the latest revision of a week's digest again, even if it was sent or unknown."""
+    from digest.jobs import resend as resend_digest
+    from digest.pipeline import utc_now
+
+    cfg = config()
+    outcome = resend_digest(cfg, _period(cfg, week, utc_now()))
+    if outcome.failures:
+        raise DeliveryError(outcome.failures[0])
+    click.echo(f"mailed {outcome.period} revision {outcome.revision} to {', '.join(cfg.email.to)}")
+
+
+@cli.command()
+@common_options
+def doctor() -> None:
+    """Check the config, database, data folder, LLM endpoint and SMTP server; say what to fix."""
+    from digest.doctor import run_checks
+
+    healthy = True
+    for check in run_checks(settings().config_path):
+        click.echo(check.line())
+        healthy = healthy and check.ok
+    sys.exit(0 if healthy else 1)
 
 
 @cli.command()

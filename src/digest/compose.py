@@ -17,11 +17,24 @@ from zoneinfo import ZoneInfo
 
 import jinja2
 
-from digest.models import Item, ItemState, NoteBasis, Period
+from digest.models import Item, ItemState, NoteBasis, Period, Usage, WeekSummary
+from digest.summarize.text import shorten, without_links
 
 OTHER = "Other"
 SAVED_CONTEXT_MARKER = "(from saved context — the page could not be read)"
+# Why a fetched page was not used (Item.quality), for the saved-context marker.
+QUALITY_REASONS = {
+    "blocked": "the page was a bot check",
+    "consent": "the page was a consent wall",
+    "login": "the page asked for a login",
+    "paywalled": "the page was a paywall",
+    "thin": "the page had too little text",
+}
+EXTRACTIVE_MARKER = "(extractive summary)"
+EXCERPT_MARKER = "(from the central passages of a long page)"
 EMPTY_WEEK = "Nothing was saved this week."
+CITED_TITLE_CHARS = 60
+_INLINE_CITATION = re.compile(r"\s*\[(\d+(?:\s*,\s*\d+)*)\]")
 
 _MONTHS = (
     "January", "February", "March", "April", "May", "June",
@@ -50,16 +63,75 @@ class Topic:
     entries: list[Entry] = field(default_factory=list)
 
 
-def compose(period: Period, items: Sequence[Item], week_summary: str, *, zone: ZoneInfo) -> str:
-    """The digest of `period`: heading, the week's summary, then the items grouped by topic."""
+@dataclass(frozen=True)
+class Backlog:
+    """Items for the optional sections after the week's topics (the caller picks them)."""
+
+    unread: Sequence[Item] = ()  # not marked read, from earlier weeks, oldest first
+    year_ago: Sequence[Item] = ()  # saved in the same ISO week a year earlier
+
+
+@dataclass(frozen=True)
+class ModelUsage:
+    """Notes (or the week summary) made by one model with one prompt, and what they cost."""
+
+    model: str
+    prompt_version: str
+    count: int
+    usage: Usage
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """For the footer: who wrote the notes and the week summary, at what cost (from the store,
+    so the same notes give the same footer on every rerun)."""
+
+    notes: Sequence[ModelUsage] = ()
+    week: ModelUsage | None = None
+
+
+@dataclass(frozen=True)
+class BacklogEntry:
+    title: str
+    url: str | None
+    saved: str  # "3 November 2026"
+
+
+def compose(
+    period: Period,
+    items: Sequence[Item],
+    week_summary: WeekSummary | str,
+    *,
+    zone: ZoneInfo,
+    backlog: Backlog = Backlog(),
+    provenance: Provenance | None = None,
+) -> str:
+    """The digest of `period`: heading, the week's summary, the items grouped by topic,
+    then the backlog sections that have items, then the provenance footer if given.
+
+    A WeekSummary is checked against `items`: citations of other ids are dropped, and so is
+    a statement left citing nothing; links and URLs in its text are removed, and citations
+    become links to the items' own URLs. A str is our own prose, shown as markdown."""
     unique = _unique(items)
     topics = group_by_topic(unique)
+    year_ago = _unique(backlog.year_ago)
+    shown = {item.key for item in year_ago}
+    unread = [item for item in backlog.unread if item.key not in shown]
     return _template().render(
         label=period.label,
         period_range=format_period(period, zone),
         week_summary=_week_text(week_summary, unique, topics),
         topics=topics,
+        unread=[_backlog_entry(item, zone) for item in unread],
+        year_ago=[_backlog_entry(item, zone) for item in year_ago],
+        footer=footer_lines(provenance, unique) if provenance else [],
     )
+
+
+def _backlog_entry(item: Item, zone: ZoneInfo) -> BacklogEntry:
+    saved = item.saved_at.astimezone(zone).date()
+    title = _collapse(item.display_title) or item.url or "(untitled note)"
+    return BacklogEntry(title, item.url, f"{_day(saved)} {saved.year}")
 
 
 def content_hash(markdown: str) -> str:
@@ -118,18 +190,119 @@ def _entry(item: Item) -> Entry:
         failed = item.state is ItemState.FAILED
         context = _collapse(item.context or "") or None
         return Entry(title, item.url, context, SAVED_CONTEXT_MARKER if failed else None, ())
-    marker = SAVED_CONTEXT_MARKER if note.basis is NoteBasis.SAVED_CONTEXT else None
-    return Entry(title, item.url, _collapse(note.summary) or None, marker, note.key_points)
+    summary = model_text(note.summary) or None
+    points = tuple(point for point in map(model_text, note.key_points) if point)
+    return Entry(title, item.url, summary, _note_marker(item), points)
 
 
-def _week_text(week_summary: str, items: Sequence[Item], topics: Sequence[Topic]) -> str:
+def _note_marker(item: Item) -> str | None:
+    assert item.note is not None
+    if item.note.basis is NoteBasis.SAVED_CONTEXT:
+        return saved_context_marker(item)
+    if item.note.extractive:
+        return EXTRACTIVE_MARKER
+    return EXCERPT_MARKER if item.note.basis is NoteBasis.EXCERPT else None
+
+
+def model_text(text: str) -> str:
+    """A model's text with no link, URL or HTML tag left in it, on one line."""
+    return without_links(text).replace("<", "\\<")
+
+
+def saved_context_marker(item: Item) -> str:
+    """Say that the note rests on saved context, and why when the page was no article."""
+    reason = QUALITY_REASONS.get(item.quality or "")
+    return f"(from saved context — {reason})" if reason else SAVED_CONTEXT_MARKER
+
+
+def _week_text(
+    week_summary: WeekSummary | str, items: Sequence[Item], topics: Sequence[Topic]
+) -> str:
     if not items:
         return EMPTY_WEEK
+    if isinstance(week_summary, WeekSummary):
+        week_summary = checked_week_summary(week_summary, items)
     if week_summary.strip():
         return week_summary
     things = "item" if len(items) == 1 else "items"
     groups = "topic" if len(topics) == 1 else "topics"
     return f"{len(items)} {things} saved this week, in {len(topics)} {groups}."
+
+
+def checked_week_summary(summary: WeekSummary, items: Sequence[Item]) -> str:
+    """Markdown of the statements and must-reads whose citations check out against `items`."""
+    by_id = {item.id: item for item in items}
+    lines = []
+    for statement in summary.statements:
+        inline = [
+            int(n) for found in _INLINE_CITATION.findall(statement.text) for n in found.split(",")
+        ]
+        cited = [i for i in dict.fromkeys([*statement.cites, *inline]) if i in by_id]
+        text = model_text(_INLINE_CITATION.sub("", statement.text))
+        if cited and text:
+            lines.append(f"- {md_text(text)} ({_citations(cited, by_id)})")
+    must_read = [i for i in dict.fromkeys(summary.must_read) if i in by_id]
+    if must_read:
+        lines.append(f"\n**Must read:** {_citations(must_read, by_id)}")
+    return "\n".join(lines)
+
+
+def _citations(ids: Sequence[int], by_id: dict[int, Item]) -> str:
+    """Each cited item as a link to its own URL, by its title; an item without one by name."""
+    cited = []
+    for item_id in ids:
+        item = by_id[item_id]
+        title = md_text(shorten(item.display_title or item.url or "", CITED_TITLE_CHARS))
+        cited.append(f"[{title}]({md_url(item.url)})" if item.url else f"*{title}*")
+    return ", ".join(cited)
+
+
+def footer_lines(provenance: Provenance, items: Sequence[Item]) -> list[str]:
+    """Who wrote the notes and the week summary, the tokens and cost, what was skipped."""
+    lines = []
+    notes = "; ".join(_by_model(entry, "note") for entry in provenance.notes)
+    if notes:
+        lines.append(f"Notes: {notes}.")
+    if provenance.week is not None:
+        lines.append(f"Week summary: {_by_model(provenance.week, '')}.")
+    total = sum((e.usage for e in (*provenance.notes, provenance.week) if e), Usage())
+    if total.tokens_in or total.tokens_out:
+        lines.append(f"LLM total: {_usage_text(total)}.")
+    skipped = skipped_items(items)
+    if skipped:
+        reasons = "; ".join(f"{count} {why}" for why, count in skipped.items())
+        lines.append(f"Skipped: {reasons}.")
+    return [md_text(line) for line in lines]
+
+
+def _by_model(entry: ModelUsage, noun: str) -> str:
+    if entry.prompt_version.startswith("extractive") or entry.model == "offline":
+        plural = "y" if entry.count == 1 else "ies"
+        what = f"{entry.count} extractive summar{plural}" if noun else "from the notes' tags"
+        return f"{what} (offline, no LLM)"
+    count = f"{entry.count} {noun}{'' if entry.count == 1 else 's'} by " if noun else ""
+    prompt = f", prompt {entry.prompt_version}" if entry.prompt_version else ""
+    return f"{count}{entry.model}{prompt} ({_usage_text(entry.usage)})"
+
+
+def _usage_text(usage: Usage) -> str:
+    return f"{usage.tokens_in:,} tokens in, {usage.tokens_out:,} out, ${usage.cost_usd:.4f}"
+
+
+def skipped_items(items: Sequence[Item]) -> dict[str, int]:
+    """Why items are shown without a note, with how many of each."""
+    reasons: dict[str, int] = {}
+    for item in items:
+        if item.note is not None:
+            continue
+        if item.state is ItemState.NEW and item.url:
+            why = "not fetched yet"
+        elif item.state is ItemState.FAILED:
+            why = "could not be fetched"
+        else:
+            why = "waiting for a note (the LLM was unavailable or the budget spent)"
+        reasons[why] = reasons.get(why, 0) + 1
+    return {f"{'item' if n == 1 else 'items'} {why}": n for why, n in reasons.items()}
 
 
 def _day(day: date) -> str:

@@ -13,6 +13,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from digest.errors import ConfigError
+from digest.urls import SHORTENER_HOSTS
 
 DEFAULT_CONFIG_PATH = Path("config/digest.toml")
 
@@ -25,6 +26,8 @@ class DigestSection(_Section):
     data_dir: Path = Path("data")
     timezone: str = "UTC"
     week_start: Literal["monday"] = "monday"  # ISO weeks start on Monday
+    backlog_unread: int = Field(0, ge=0, le=50)  # "Still unread from earlier weeks"; 0: off
+    one_year_ago: bool = False  # "One year ago": items saved in the same ISO week last year
 
     @field_validator("timezone")
     @classmethod
@@ -60,6 +63,7 @@ class SourceConfig(_Section):
 class FetchConfig(_Section):
     concurrency: int = Field(16, ge=1, le=256)
     per_host_concurrency: int = Field(2, ge=1, le=64)
+    per_host_delay_s: float = Field(1.0, ge=0, le=60)  # between request starts to one host
     timeout_s: float = Field(20, gt=0)
     max_bytes: int = Field(10_000_000, ge=1024)
     max_redirects: int = Field(5, ge=0, le=20)
@@ -69,6 +73,8 @@ class FetchConfig(_Section):
     retry_base_s: float = Field(3600, ge=0)  # first retry after this, doubling each time
     retry_max_s: float = Field(7 * 86400, ge=0)
     max_attempts: int = Field(8, ge=1)  # transient failures; permanent ones stop after 3
+    # links to these hosts are resolved at fetch time and the item re-keyed to where they lead
+    shortener_hosts: list[str] = Field(default_factory=lambda: sorted(SHORTENER_HOSTS))
 
     @field_validator("allow_private_addresses")
     @classmethod
@@ -77,6 +83,21 @@ class FetchConfig(_Section):
             for network in value:
                 ip_network(network, strict=False)
         return value
+
+
+class ModelPrice(_Section):
+    input_per_mtok: float = Field(ge=0)
+    output_per_mtok: float = Field(ge=0)
+
+
+# OpenAI's list prices (USD per million tokens, standard tier) when this table was written.
+DEFAULT_PRICES = {
+    "gpt-4o-mini": ModelPrice(input_per_mtok=0.15, output_per_mtok=0.60),
+    "gpt-4o": ModelPrice(input_per_mtok=2.50, output_per_mtok=10.00),
+    "gpt-4.1": ModelPrice(input_per_mtok=2.00, output_per_mtok=8.00),
+    "gpt-4.1-mini": ModelPrice(input_per_mtok=0.40, output_per_mtok=1.60),
+    "gpt-4.1-nano": ModelPrice(input_per_mtok=0.10, output_per_mtok=0.40),
+}
 
 
 class LLMConfig(_Section):
@@ -89,8 +110,16 @@ class LLMConfig(_Section):
     timeout_s: float = Field(60, gt=0)
     max_retries: int = Field(3, ge=0, le=10)
     language: str = "English"
-    max_input_chars: int = Field(24_000, ge=1000)
+    max_input_tokens: int = Field(6000, ge=500)  # longer texts are condensed before the call
+    max_output_tokens: int = Field(300, ge=50)  # per note
+    summary_max_output_tokens: int = Field(800, ge=100)  # the week summary
+    budget_usd: float | None = Field(None, gt=0)  # per run; None: no cap
+    # USD per million tokens, by model; merged over DEFAULT_PRICES (models in neither cost 0)
+    prices: dict[str, ModelPrice] = Field(default_factory=dict)
     note_sentences: int = Field(3, ge=1, le=10)  # the offline summariser's length
+
+    def price(self, model: str) -> ModelPrice | None:
+        return self.prices.get(model) or DEFAULT_PRICES.get(model)
 
     @property
     def api_key(self) -> str | None:
@@ -115,10 +144,30 @@ class EmailConfig(_Section):
     subject: str = "Your digest for {period}"
     timeout_s: float = Field(30, gt=0)
     ca_file: Path | None = None  # trust this certificate (self-signed servers)
+    retries: int = Field(3, ge=0, le=10)  # a 4xx reply is retried this often within a run
+    retry_backoff_s: float = Field(5, ge=0, le=600)  # the first pause; it doubles
 
     @property
     def password(self) -> str | None:
         return os.environ.get(self.password_env) or None
+
+
+class OutputConfig(_Section):
+    public_url: str = ""  # where <data_dir>/digests/ is served; long emails link there
+    notes_dir: Path | None = None  # one markdown note per item (Obsidian-style); None: off
+
+    @field_validator("public_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        if value and not value.startswith(("https://", "http://")):
+            raise ValueError(f"must be an http(s) URL, not {value!r}")
+        return value
+
+
+class LogConfig(_Section):
+    file: Path | None = None  # None: stderr (journald); else a rotating file
+    max_bytes: int = Field(1_000_000, ge=10_000)
+    backups: int = Field(5, ge=1, le=100)
 
 
 class ScheduleConfig(_Section):
@@ -144,6 +193,8 @@ class Config(_Section):
     llm: LLMConfig = LLMConfig()
     email: EmailConfig = EmailConfig()
     schedule: ScheduleConfig = ScheduleConfig()
+    output: OutputConfig = OutputConfig()
+    log: LogConfig = LogConfig()
     path: Path | None = Field(None, exclude=True)  # the file it came from, if any
 
     @model_validator(mode="after")
@@ -214,7 +265,14 @@ def _resolve_paths(config: Config, base: Path) -> Config:
     if email.ca_file:
         email = email.model_copy(update={"ca_file": resolve(email.ca_file)})
     digest = config.digest.model_copy(update={"data_dir": resolve(config.digest.data_dir)})
-    return config.model_copy(update={"digest": digest, "sources": sources, "email": email})
+    output, log = config.output, config.log
+    if output.notes_dir:
+        output = output.model_copy(update={"notes_dir": resolve(output.notes_dir)})
+    if log.file:
+        log = log.model_copy(update={"file": resolve(log.file)})
+    return config.model_copy(
+        update={"digest": digest, "sources": sources, "email": email, "output": output, "log": log}
+    )
 
 
 def _describe_validation_error(exc: ValidationError, text: str, path: Path) -> str:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import signal
 import threading
 import time
@@ -34,7 +33,8 @@ from apscheduler.events import EVENT_SCHEDULER_STARTED, SchedulerEvent
 from apscheduler.schedulers.blocking import BlockingScheduler
 from apscheduler.triggers.cron import CronTrigger
 
-from digest.errors import DigestError, RunLocked
+from digest.atomic import write_atomic
+from digest.errors import DigestError, RunCancelled, RunLocked
 from digest.runlock import run_lock
 
 if TYPE_CHECKING:
@@ -167,6 +167,8 @@ class _LockedJob:
         started = time.monotonic()
         try:
             self.func()
+        except RunCancelled as exc:
+            logger.info("%s ended early: %s; what was done is saved", self.name, exc)
         except DigestError as exc:
             logger.error("%s failed: %s; next run %s", self.name, exc, self._next_run())
         except Exception:
@@ -192,12 +194,14 @@ def run_daemon(
     lock_dir: Path,
     state_path: Path,
     now: Callable[[], datetime] = _utc_now,
+    stop: threading.Event | None = None,
 ) -> int:
     """Run the schedule until SIGTERM or SIGINT; the job in hand finishes; return 0.
 
-    Call from the main thread (signal handlers can be installed only there).
+    SIGTERM/SIGINT set `stop` (pass the event the jobs watch, to let them end after
+    the item in hand). Call from the main thread (signal handlers are installed only there).
     """
-    stop = threading.Event()
+    stop = stop or threading.Event()
     recorded = Jobs(collect=jobs.collect, digest=_RecordedDigest(jobs.digest, state_path, now))
     scheduler = build_scheduler(schedule, recorded, zone=zone, lock_dir=lock_dir, cancel=stop)
     missed = _missed_digest_slot(cron_trigger(schedule.digest, zone), state_path, now())
@@ -292,15 +296,7 @@ def _read_state(path: Path) -> dict[str, Any]:
 
 
 def _write_state(path: Path, state: dict[str, Any]) -> None:
-    """tmp file + fsync + os.replace, so a crash leaves the old state or the new one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with tmp.open("w", encoding="utf-8") as file:
-        json.dump(state, file, indent=2)
-        file.write("\n")
-        file.flush()
-        os.fsync(file.fileno())
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(state, indent=2) + "\n")
 
 
 def _parse_time(value: object) -> datetime | None:

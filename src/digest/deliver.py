@@ -8,42 +8,27 @@ is unknown is recorded as such and never resent on its own.
 
 from __future__ import annotations
 
-import email.utils
-import html
+import logging
 import os
-import re
-import smtplib
-import socket
-import ssl
-import tempfile
+import time
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from datetime import datetime
 from email.message import EmailMessage
-from email.policy import SMTP as SMTP_POLICY
 from pathlib import Path
 
-import nh3
-from markdown_it import MarkdownIt
-
+from digest.atomic import fsync_dir, write_atomic
 from digest.compose import content_hash
-from digest.config import Config, EmailConfig
+from digest.config import Config
 from digest.errors import DeliveryError
+from digest.feed import update_feed
 from digest.models import Period
+from digest.render import render_email
+from digest.smtp import DeliveryUnknown, SmtpReplyError, send_email
 from digest.store import Store
 
-ALLOWED_TAGS = frozenset(
-    {"p", "h1", "h2", "h3", "ul", "ol", "li", "a", "strong", "em", "code", "pre", "blockquote"}
-    | {"br"}
-)
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
-_BODY_STYLE = (
-    "font-family: -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif; font-size: 16px;"
-    " line-height: 1.5; color: #222; max-width: 42em; margin: 0 auto; padding: 1em;"
-)
-
-
-class DeliveryUnknown(DeliveryError):
-    """The connection dropped after the message was sent but before the server's final reply."""
+log = logging.getLogger("digest")
+Sleep = Callable[[float], None]
 
 
 @dataclass
@@ -56,22 +41,6 @@ class DeliveryOutcome:
 
 
 # -- files -------------------------------------------------------------------
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Replace `path` with `text` so that readers see the old file or the new one, never half."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as tmp:
-            tmp.write(text.encode("utf-8"))
-            tmp.flush()
-            os.fsync(tmp.fileno())
-        os.replace(tmp_name, path)
-    except BaseException:
-        Path(tmp_name).unlink(missing_ok=True)
-        raise
-    _fsync_dir(path.parent)
 
 
 def log_entry(period: str, revision: int, digest_hash: str, markdown: str) -> str:
@@ -98,20 +67,12 @@ def append_log(log_path: Path, entry: str) -> None:
         log.flush()
         os.fsync(log.fileno())
     if created:
-        _fsync_dir(log_path.parent)
+        fsync_dir(log_path.parent)
 
 
 def _contains_entry(log_text: str, marker: str, entry: str) -> bool:
     """The marker as a line of its own and the whole entry: a torn append does not count."""
     return marker in log_text.splitlines() and entry.lstrip("\n") in log_text
-
-
-def _fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 # -- email -------------------------------------------------------------------
@@ -122,264 +83,214 @@ def message_id_for(period: str, digest_hash: str) -> str:
     return f"<digest-{period}-{digest_hash[:16]}@digest.local>"
 
 
-def render_email(
-    markdown: str,
-    *,
-    config: EmailConfig,
-    period: Period,
-    message_id: str,
-    date: datetime | None = None,
-) -> EmailMessage:
-    """A multipart/alternative message: the markdown as text/plain, sanitised HTML beside it."""
-    subject = email_subject(config.subject, period)
-    message = EmailMessage(policy=SMTP_POLICY)
-    try:
-        message["Subject"] = subject
-        message["From"] = config.sender
-        message["To"] = ", ".join(config.to)
-        message["Message-ID"] = message_id
-        message["Date"] = email.utils.format_datetime(date) if date else email.utils.formatdate()
-    except ValueError as exc:  # CR/LF or worse in an address from the config
-        raise DeliveryError(f"email: bad header value in config: {exc}") from exc
-    message["MIME-Version"] = "1.0"
-    message.set_content(markdown, cte="quoted-printable")
-    message.add_alternative(markdown_to_html(markdown, title=subject), subtype="html",
-                            cte="quoted-printable")  # fmt: skip
-    return message
-
-
-def email_subject(template: str, period: Period) -> str:
-    """config.subject with {period} filled in, on one line whatever the template held."""
-    try:
-        subject = template.format(period=period.label)
-    except (KeyError, IndexError, ValueError) as exc:
-        raise DeliveryError(f"email.subject: cannot fill in {template!r}: {exc!r}") from exc
-    return " ".join(_CONTROL.sub(" ", subject).split())
-
-
-def markdown_to_html(markdown: str, *, title: str) -> str:
-    """The digest as HTML: only basic tags, links only to http(s), in a small styled page."""
-    renderer = MarkdownIt("commonmark", {"html": False}).disable("image")
-    body = nh3.clean(
-        renderer.render(markdown),
-        tags=set(ALLOWED_TAGS),
-        attributes={"a": {"href"}},
-        url_schemes={"http", "https"},
-        url_relative="deny",
-        strip_comments=True,
-    )
-    return (
-        '<!DOCTYPE html>\n<html><head><meta charset="utf-8">'
-        f"<title>{html.escape(title)}</title></head>\n"
-        f'<body style="{_BODY_STYLE}">\n{body}</body></html>\n'
-    )
-
-
-def send_email(message: EmailMessage, config: EmailConfig) -> None:
-    """Send over SMTP as configured: DeliveryError, or DeliveryUnknown if the outcome is unknown."""
-    where = f"mail to smtp://{config.host}:{config.port} failed"
-    try:
-        _send(message, config)
-    except DeliveryUnknown as exc:
-        raise DeliveryUnknown(f"{where}: {exc}") from exc
-    except DeliveryError as exc:
-        raise DeliveryError(f"{where}: {exc}") from exc
-    except (smtplib.SMTPException, OSError) as exc:
-        raise DeliveryError(f"{where}: {_reason(exc, config)}") from exc
-
-
-def _send(message: EmailMessage, config: EmailConfig) -> None:
-    smtp = _connect(config)
-    try:
-        _authenticate(smtp, config)
-        _transmit(smtp, message, config)
-    finally:
-        _close(smtp)
-
-
-def _connect(config: EmailConfig) -> smtplib.SMTP:
-    if config.security == "ssl":
-        context = _tls_context(config)
-        return smtplib.SMTP_SSL(config.host, config.port, timeout=config.timeout_s, context=context)
-    smtp = smtplib.SMTP(config.host, config.port, timeout=config.timeout_s)
-    try:
-        if config.security == "starttls":
-            smtp.ehlo()
-            if not smtp.has_extn("starttls"):
-                raise DeliveryError("the server does not offer STARTTLS (security = 'starttls')")
-            smtp.starttls(context=_tls_context(config))
-            smtp.ehlo()
-    except BaseException:
-        smtp.close()
-        raise
-    return smtp
-
-
-def _tls_context(config: EmailConfig) -> ssl.SSLContext:
-    return ssl.create_default_context(cafile=str(config.ca_file) if config.ca_file else None)
-
-
-def _authenticate(smtp: smtplib.SMTP, config: EmailConfig) -> None:
-    if not config.username:
-        return
-    if config.security == "none":
-        raise DeliveryError("refusing to send the password without TLS (security = 'none')")
-    password = config.password
-    if password is None:
-        raise DeliveryError(f"no SMTP password: set ${config.password_env}")
-    try:
-        smtp.login(config.username, password)
-    except smtplib.SMTPAuthenticationError as exc:
-        raise DeliveryError(f"login as {config.username!r} refused ({exc.smtp_code})") from exc
-
-
-def _transmit(smtp: smtplib.SMTP, message: EmailMessage, config: EmailConfig) -> None:
-    """MAIL, RCPT and DATA by hand, so that a drop after the body was sent is told apart."""
-    smtp.ehlo_or_helo_if_needed()
-    _expect(smtp.mail(config.sender), (250,), "MAIL FROM")
-    for recipient in config.to:
-        _expect(smtp.rcpt(recipient), (250, 251), f"RCPT TO {recipient}")
-    _expect(smtp.docmd("DATA"), (354,), "DATA")
-    try:
-        smtp.send(_dot_stuffed(message.as_bytes(policy=SMTP_POLICY)))
-        reply = smtp.getreply()
-    except (smtplib.SMTPServerDisconnected, OSError) as exc:
-        raise DeliveryUnknown(
-            f"connection lost after the message was sent ({_reason(exc, config)});"
-            " outcome unknown, not resent"
-        ) from exc
-    _expect(reply, (250,), "end of DATA")
-
-
-def _expect(reply: tuple[int, bytes], codes: tuple[int, ...], step: str) -> None:
-    code, text = reply
-    if code not in codes:
-        raise DeliveryError(f"{step} answered {code} {_one_line(text.decode('utf-8', 'replace'))}")
-
-
-def _dot_stuffed(data: bytes) -> bytes:
-    data = re.sub(rb"(?m)^\.", b"..", data)
-    if not data.endswith(b"\r\n"):
-        data += b"\r\n"
-    return data + b".\r\n"
-
-
-def _close(smtp: smtplib.SMTP) -> None:
-    try:
-        smtp.quit()
-    except (smtplib.SMTPException, OSError):
-        smtp.close()
-
-
-def _reason(exc: BaseException, config: EmailConfig) -> str:
-    if isinstance(exc, smtplib.SMTPResponseException):
-        error = exc.smtp_error
-        text = error.decode("utf-8", "replace") if isinstance(error, bytes) else str(error)
-        return f"{exc.smtp_code} {_one_line(text)}"
-    if isinstance(exc, ssl.SSLCertVerificationError):
-        return f"TLS certificate not trusted: {exc.verify_message}"
-    if isinstance(exc, TimeoutError | socket.timeout):
-        return f"no answer within {config.timeout_s:g}s"
-    if isinstance(exc, ConnectionRefusedError):
-        return "connection refused"
-    if isinstance(exc, socket.gaierror):
-        return f"cannot resolve {config.host!r}"
-    return _one_line(str(exc)) or type(exc).__name__
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
+def full_copy_location(config: Config, period: Period) -> str:
+    """Where the whole digest can be read: under [output] public_url if set, else its path."""
+    if config.output.public_url:
+        return f"{config.output.public_url.rstrip('/')}/{period.label}.md"
+    return str(config.digests_dir / f"{period.label}.md")
 
 
 # -- the whole delivery ------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class _Job:
+    """One digest on its way out, with what every channel needs."""
+
+    store: Store
+    config: Config
+    period: Period
+    markdown: str
+    allowed_urls: Collection[str]
+    now: datetime
+    sleep: Sleep
+
+    @property
+    def digest_hash(self) -> str:
+        return content_hash(self.markdown)
+
+
 def deliver_digest(
-    store: Store, config: Config, period: Period, markdown: str, now: datetime
+    store: Store,
+    config: Config,
+    period: Period,
+    markdown: str,
+    now: datetime,
+    *,
+    allowed_urls: Collection[str] = (),
+    sleep: Sleep = time.sleep,
 ) -> DeliveryOutcome:
     """Write the digest file, then deliver each channel at most once per content.
 
-    Per-channel failures are recorded and listed in the outcome, never raised; only a
-    digest file that cannot be written raises DeliveryError.
+    `allowed_urls` are the stored URLs the HTML (email, feed) may link to; other links
+    keep their text only. Per-channel failures are recorded and listed in the outcome,
+    never raised; only a digest file that cannot be written raises DeliveryError.
     """
-    digest_hash = content_hash(markdown)
+    job = _Job(store, config, period, markdown, allowed_urls, now, sleep)
     path = config.digests_dir / f"{period.label}.md"
     changed = _write_digest_file(path, markdown)
-    revision = store.record_digest(period.label, digest_hash, str(path), now)
+    revision = store.record_digest(period.label, job.digest_hash, str(path), now)
     outcome = DeliveryOutcome(period.label, path, revision, ["file"] if changed else [])
-    _deliver_log(store, config, period, markdown, digest_hash, now, outcome)
+    _deliver_log(job, outcome)
+    _deliver_feed(job, outcome)
     if config.email.enabled:
-        _deliver_email(store, config.email, period, markdown, digest_hash, now, outcome)
+        _deliver_email(job, outcome)
     return outcome
+
+
+def resend_email(
+    store: Store,
+    config: Config,
+    period: Period,
+    now: datetime,
+    *,
+    allowed_urls: Collection[str] = (),
+    sleep: Sleep = time.sleep,
+) -> DeliveryOutcome:
+    """Mail the latest revision of `period` again, whatever its email record says.
+
+    For the user, after an unknown or refused delivery; the attempt is recorded.
+    """
+    if not config.email.enabled:
+        raise DeliveryError("resend: email is not enabled (set [email] enabled = true)")
+    latest = store.digest_record(period.label)
+    if latest is None:
+        raise DeliveryError(
+            f"resend: no digest recorded for {period.label}; run `digest now --week {period.label}`"
+        )
+    markdown = _read_revision(Path(latest.path), latest.content_hash, latest.revision)
+    job = _Job(store, config, period, markdown, allowed_urls, now, sleep)
+    outcome = DeliveryOutcome(period.label, Path(latest.path), latest.revision)
+    _send_recorded(job, outcome)
+    return outcome
+
+
+def _read_revision(path: Path, digest_hash: str, revision: int) -> str:
+    try:
+        markdown = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise DeliveryError(f"resend: cannot read {path}: {exc.strerror or exc}") from exc
+    if content_hash(markdown) != digest_hash:
+        raise DeliveryError(
+            f"resend: {path} no longer holds revision {revision} (it was edited);"
+            " run `digest compose` for that week to record it"
+        )
+    return markdown
 
 
 def _write_digest_file(path: Path, markdown: str) -> bool:
     """Write the digest atomically; True when its content changed."""
     try:
         changed = not path.exists() or path.read_text(encoding="utf-8") != markdown
-        write_atomic(path, markdown)
+        if changed:
+            write_atomic(path, markdown)
     except OSError as exc:
         raise DeliveryError(f"cannot write digest {path}: {exc.strerror or exc}") from exc
     return changed
 
 
-def _deliver_log(
-    store: Store,
-    config: Config,
-    period: Period,
-    markdown: str,
-    digest_hash: str,
-    now: datetime,
-    outcome: DeliveryOutcome,
-) -> None:
-    record = store.delivery(period.label, "log", digest_hash)
+def _deliver_log(job: _Job, outcome: DeliveryOutcome) -> None:
+    store, label, digest_hash = job.store, job.period.label, job.digest_hash
+    record = store.delivery(label, "log", digest_hash)
     if record is not None and record.status == "sent":
         return
-    revision = store.digest_revision(period.label, digest_hash)
+    revision = store.digest_revision(label, digest_hash)
     assert revision is not None, "record_digest runs before the channels"
-    record = store.begin_delivery(period.label, "log", digest_hash, now)
+    record = store.begin_delivery(label, "log", digest_hash, job.now)
+    log_path = job.config.log_path
     try:
-        append_log(config.log_path, log_entry(period.label, revision, digest_hash, markdown))
+        append_log(log_path, log_entry(label, revision, digest_hash, job.markdown))
     except OSError as exc:
-        error = f"cannot append to log {config.log_path}: {exc.strerror or exc}"
-        store.finish_delivery(record.id, "failed", now, error=error)
+        error = f"cannot append to log {log_path}: {exc.strerror or exc}"
+        store.finish_delivery(record.id, "failed", job.now, error=error)
         outcome.failures.append(error)
         return
-    store.finish_delivery(record.id, "sent", now)
+    store.finish_delivery(record.id, "sent", job.now)
     outcome.delivered.append("log")
 
 
-def _deliver_email(
-    store: Store,
-    config: EmailConfig,
-    period: Period,
-    markdown: str,
-    digest_hash: str,
-    now: datetime,
-    outcome: DeliveryOutcome,
-) -> None:
-    record = store.delivery(period.label, "email", digest_hash)
-    if record is not None and record.status in ("sent", "unknown"):
+def _deliver_feed(job: _Job, outcome: DeliveryOutcome) -> None:
+    """Rewrite this period's entry of the Atom feed (idempotent: same content, same bytes)."""
+    record = job.store.digest_record(job.period.label, job.digest_hash)
+    assert record is not None, "record_digest runs before the channels"
+    try:
+        changed = update_feed(
+            job.config,
+            job.period,
+            job.markdown,
+            updated=record.created_at,
+            allowed_urls=job.allowed_urls,
+        )
+    except OSError as exc:
+        outcome.failures.append(f"cannot write feed in {job.config.digests_dir}: {exc}")
+        return
+    if changed:
+        outcome.delivered.append("feed")
+
+
+def _deliver_email(job: _Job, outcome: DeliveryOutcome) -> None:
+    store, label = job.store, job.period.label
+    record = store.delivery(label, "email", job.digest_hash)
+    if record is not None and record.status in ("sent", "unknown", "rejected"):
         return
     if record is not None and record.status == "pending":  # a run died mid-send
         error = "an earlier run stopped while sending; outcome unknown, not resent"
-        store.finish_delivery(record.id, "unknown", now, error=error)
-        outcome.failures.append(f"email for {period.label}: {error}")
+        store.finish_delivery(record.id, "unknown", job.now, error=error)
+        outcome.failures.append(f"email for {label}: {error}")
         return
-    message_id = message_id_for(period.label, digest_hash)
-    record = store.begin_delivery(period.label, "email", digest_hash, now)
+    _send_recorded(job, outcome)
+
+
+def _send_recorded(job: _Job, outcome: DeliveryOutcome) -> None:
+    """Pending (committed) before connecting; sent, unknown, failed or rejected after."""
+    store, label, digest_hash = job.store, job.period.label, job.digest_hash
+    message_id = message_id_for(label, digest_hash)
+    record = store.begin_delivery(label, "email", digest_hash, job.now)
     try:
         message = render_email(
-            markdown, config=config, period=period, message_id=message_id, date=now
+            job.markdown,
+            config=job.config.email,
+            period=job.period,
+            message_id=message_id,
+            allowed_urls=job.allowed_urls,
+            full_copy=full_copy_location(job.config, job.period),
+            date=job.now,
         )
-        send_email(message, config)
-    except DeliveryUnknown as exc:
-        store.finish_delivery(record.id, "unknown", now, error=str(exc), message_id=message_id)
-        outcome.failures.append(str(exc))
-        return
     except DeliveryError as exc:
-        store.finish_delivery(record.id, "failed", now, error=str(exc), message_id=message_id)
+        store.finish_delivery(record.id, "failed", job.now, error=str(exc))
         outcome.failures.append(str(exc))
         return
-    store.finish_delivery(record.id, "sent", now, message_id=message_id)
-    outcome.delivered.append("email")
+    status, error = _send_with_retries(job, message)
+    store.finish_delivery(record.id, status, job.now, error=error, message_id=message_id)
+    if error is None:
+        outcome.delivered.append("email")
+    else:
+        outcome.failures.append(error)
+
+
+def _send_with_retries(job: _Job, message: EmailMessage) -> tuple[str, str | None]:
+    """Send; a 4xx reply is retried with doubling pauses, up to [email] retries times."""
+    email = job.config.email
+    attempt = 0
+    while True:
+        try:
+            send_email(message, email)
+        except SmtpReplyError as exc:
+            if not exc.transient:
+                return (
+                    "rejected",
+                    f"{exc}; not retried: fix it, then `digest resend --week {job.period.label}`",
+                )
+            if attempt >= email.retries:
+                return "failed", f"{exc}; tried {attempt + 1} times, retried on the next run"
+            pause = email.retry_backoff_s * 2**attempt
+            log.info("%s; retrying in %g s", exc, pause)
+            job.sleep(pause)
+            attempt += 1
+            job.store.begin_delivery(job.period.label, "email", job.digest_hash, job.now)
+            continue
+        except DeliveryUnknown as exc:
+            return "unknown", str(exc)
+        except DeliveryError as exc:
+            return "failed", str(exc)
+        return "sent", None

@@ -5,6 +5,7 @@
     ├── StoreError           the database could not be used
     │   └── StoreLocked      another writer held it past the busy timeout
     ├── RunLocked            another digest run holds the run lock
+    ├── RunCancelled         the daemon is stopping: the run ends after the item in hand
     ├── SourceError          a feed or file source could not be read
     ├── ImportFormatError    a file's format is unknown or was forced wrongly
     ├── FetchError           a page could not be fetched
@@ -12,6 +13,7 @@
     ├── ExtractError         fetched bytes held no usable text
     ├── SummarizeError       the LLM could not give a valid note
     │   └── LLMUnavailable   stop the stage for this run (quota, auth, model)
+    │       └── BudgetReached  llm.budget_usd is spent: no new calls this run
     └── DeliveryError        mail or file delivery failed
 
 Per-item code catches these, records them against the item and goes on; anything
@@ -38,6 +40,10 @@ class StoreLocked(StoreError):
 
 
 class RunLocked(DigestError):
+    pass
+
+
+class RunCancelled(DigestError):
     pass
 
 
@@ -72,6 +78,10 @@ class SummarizeError(DigestError):
 
 
 class LLMUnavailable(SummarizeError):
+    pass
+
+
+class BudgetReached(LLMUnavailable):
     pass
 
 

@@ -141,3 +141,59 @@ def m002_week_summaries(db: Database) -> None:
         "CREATE TABLE week_summaries (cache_key TEXT PRIMARY KEY, period TEXT NOT NULL,"
         " text TEXT NOT NULL, created_at TEXT NOT NULL)"
     )
+
+
+@migrations(name="m003_read_at")
+def m003_read_at(db: Database) -> None:
+    # `digest read ID|URL` marks an item read; unread items from earlier weeks form the backlog.
+    db.execute("ALTER TABLE items ADD COLUMN read_at TEXT")
+    db.execute("CREATE INDEX items_unread ON items(saved_at) WHERE read_at IS NULL")
+
+
+@migrations(name="m004_linked_text")
+def m004_linked_text(db: Database) -> None:
+    # What a post's links led to (title and first paragraph of each), material for its note.
+    db.execute("ALTER TABLE items ADD COLUMN linked_text TEXT")
+
+
+@migrations(name="m005_llm_usage")
+def m005_llm_usage(db: Database) -> None:
+    # What each note and week summary cost when it was made, so that a digest's provenance
+    # footer is the same on every rerun; and which item each LLM call was for.
+    _execute_each(
+        db,
+        """
+        ALTER TABLE notes ADD COLUMN tokens_in INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE notes ADD COLUMN tokens_out INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE notes ADD COLUMN cost_usd REAL NOT NULL DEFAULT 0;
+        ALTER TABLE week_summaries ADD COLUMN model TEXT NOT NULL DEFAULT 'offline';
+        ALTER TABLE week_summaries ADD COLUMN tokens_in INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE week_summaries ADD COLUMN tokens_out INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE week_summaries ADD COLUMN cost_usd REAL NOT NULL DEFAULT 0;
+        ALTER TABLE llm_calls ADD COLUMN item_id INTEGER;
+        CREATE INDEX llm_calls_at ON llm_calls(at)
+        """,
+    )
+
+
+@migrations(name="m006_item_quality")
+def m006_item_quality(db: Database) -> None:
+    # What the last fetch got when it was no article: blocked, consent, login, paywalled, thin.
+    db.execute("ALTER TABLE items ADD COLUMN quality TEXT")
+
+
+@migrations(name="m007_file_identity_and_source_origin")
+def m007_file_identity_and_source_origin(db: Database) -> None:
+    # A file is skipped unread while its stat (size, mtime, inode, device) is the one we
+    # recorded, unless its mtime was too close to that read to be trusted (checked_ns).
+    # A source comes from the config, or from an imported OPML feed list (polled too).
+    _execute_each(
+        db,
+        """
+        ALTER TABLE file_states ADD COLUMN inode INTEGER;
+        ALTER TABLE file_states ADD COLUMN device INTEGER;
+        ALTER TABLE file_states ADD COLUMN checked_ns INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE sources ADD COLUMN origin TEXT NOT NULL DEFAULT 'config';
+        ALTER TABLE sources ADD COLUMN topic TEXT
+        """,
+    )

@@ -22,6 +22,7 @@ class ItemState(StrEnum):
 
 class NoteBasis(StrEnum):
     FULL_TEXT = "full text"
+    EXCERPT = "excerpt"  # part of the text: a long page condensed to its central passages
     SAVED_CONTEXT = "saved context"  # title, journal line, feed summary: the page was not read
     POST_TEXT = "post text"
 
@@ -60,6 +61,7 @@ class Extracted:
     language: str | None = None
     extractor: str = "trafilatura"
     final_url: str | None = None
+    quality: str | None = None  # not the article: blocked, consent, login, paywalled, thin
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,44 @@ class Note:
     basis: NoteBasis = NoteBasis.FULL_TEXT
     model: str = "offline"
     prompt_version: str = ""
+
+    @property
+    def extractive(self) -> bool:
+        """Sentences picked from the text by the offline summariser, not written by a model."""
+        return self.prompt_version.startswith("extractive")
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Tokens and cost of the LLM calls behind a note or a week summary."""
+
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost_usd: float = 0.0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.tokens_in + other.tokens_in,
+            self.tokens_out + other.tokens_out,
+            self.cost_usd + other.cost_usd,
+        )
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One claim of the week summary and the ids of the items it rests on."""
+
+    text: str
+    cites: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class WeekSummary:
+    """Themes and connections (each statement citing items), then the few must-reads."""
+
+    statements: tuple[Statement, ...]
+    must_read: tuple[int, ...] = ()
+    model: str = "offline"
 
 
 @dataclass(frozen=True)
@@ -92,6 +132,9 @@ class Item:
     sources: tuple[str, ...] = ()
     note: Note | None = None
     extracted_title: str | None = None
+    quality: str | None = None  # the last fetch was no article (see Extracted.quality)
+    links: tuple[str, ...] = ()  # a post's links; where they led, once followed
+    linked_text: str | None = None  # a post's linked pages: "Linked: title — first paragraph"
 
     @property
     def gave_up(self) -> bool:

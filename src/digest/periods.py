@@ -42,3 +42,12 @@ def previous_period(period: Period, zone: ZoneInfo) -> Period:
 def local_midnight(day: date, zone: ZoneInfo) -> datetime:
     """A date saved without a time (a journal heading) means that day in the user's zone."""
     return datetime.combine(day, time.min, zone)
+
+
+def year_earlier(period: Period, zone: ZoneInfo) -> Period:
+    """The same ISO week a year earlier; week 53 becomes week 52 in a year that has no 53."""
+    year, week = int(period.label[:4]) - 1, int(period.label[-2:])
+    try:
+        return parse_week(f"{year}-W{week:02d}", zone)
+    except ValueError:
+        return parse_week(f"{year}-W52", zone)

@@ -3,39 +3,45 @@
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import logging
-from collections.abc import Callable, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor
-from dataclasses import dataclass, field, replace
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from digest import policy
+from digest.backlog import backlog_for, linkable_urls
+from digest.collect.feedlists import imported_feed_sources
 from digest.collect.feeds import collect_feeds
-from digest.collect.files import collect_file_source
-from digest.compose import compose
+from digest.collect.inbox import collect_file_source
+from digest.compose import Provenance, compose
 from digest.config import Config, SourceConfig
-from digest.daemon import Jobs
 from digest.deliver import DeliveryOutcome, deliver_digest
-from digest.errors import DigestError, LLMUnavailable, SummarizeError
-from digest.extract import extract
-from digest.fetch import Fetcher, check_status
-from digest.models import Extracted, Item, ItemKind, Note, NoteBasis, Period, StageReport
+from digest.errors import RunCancelled
+from digest.extract.quality import SHOWS_ARTICLE_TEXT
+from digest.fetch import Fetcher
+from digest.fetch_stage import FetchStage
+from digest.models import Item, ItemKind, NoteBasis, Period, StageReport
+from digest.notes_stage import Estimate, NotesStage
 from digest.periods import parse_week, period_containing, previous_period
 from digest.store import Store, open_store
-from digest.summarize import CallRecord, NoteRequest, Summarizer, make_summarizer, note_cache_key
+from digest.summarize import CallRecord, NoteRequest, Summarizer
+from digest.vault import write_item_notes
 
 log = logging.getLogger("digest")
 
 Clock = Callable[[], datetime]
-PROCESS_POOL_THRESHOLD = 8  # fewer pages than this are extracted in-process
+# (stage, done, total), after each item of collect, fetch and notes; it may raise RunCancelled.
+Progress = Callable[[str, int, int], None]
 
 
 def utc_now() -> datetime:
     return datetime.now(UTC)
+
+
+def no_progress(stage: str, done: int, total: int) -> None:
+    return None
 
 
 @dataclass
@@ -53,11 +59,27 @@ class RunResult:
 class Pipeline:
     """One run's worth of stages over one open store."""
 
-    def __init__(self, config: Config, store: Store, *, clock: Clock = utc_now):
+    def __init__(
+        self,
+        config: Config,
+        store: Store,
+        *,
+        clock: Clock = utc_now,
+        progress: Progress = no_progress,
+    ):
         self.config = config
         self.store = store
         self.clock = clock
+        self.progress = progress
         self.run_id: int | None = None
+        self.notes = NotesStage(store, config, clock, note_request)
+
+    async def _counted(
+        self, stage: str, total: int, report: StageReport, work: Awaitable[None]
+    ) -> None:
+        """Await one item's work, then report the stage's progress."""
+        await work
+        self.progress(stage, report.done + len(report.failures), total)
 
     # -- collect -----------------------------------------------------------
 
@@ -76,20 +98,24 @@ class Pipeline:
         ]
 
     async def collect(self) -> list[StageReport]:
+        """Every source of the config, and the feeds imported into the store (OPML)."""
         now = self.clock()
         sources = self.source_ids()
         feeds = [(sid, source) for sid, source in sources if source.kind == "feed"]
+        feeds += imported_feed_sources(self.store, self.config.sources)
         reports = []
         for sid, source in sources:
             if source.kind == "file":
                 reports.append(
                     collect_file_source(self.store, source, sid, self.config.digest.zone, now)
                 )
+                self.progress("collect", len(reports), len(sources))
         if feeds:
             async with Fetcher(self.config.fetch) as fetcher:
                 reports.append(
                     await collect_feeds(self.store, fetcher, feeds, self.config.fetch, now)
                 )
+            self.progress("collect", len(sources), len(sources))
         return reports
 
     # -- fetch and extract -------------------------------------------------
@@ -102,157 +128,86 @@ class Pipeline:
         ]
 
     async def fetch_and_extract(self) -> StageReport:
-        report = StageReport("fetch")
-        due = self.due_for_fetch(self.clock())
-        if not due:
-            return report
-        pool: Executor | None = (
-            ProcessPoolExecutor(max_workers=2) if len(due) >= PROCESS_POOL_THRESHOLD else None
-        )
-        try:
-            async with Fetcher(self.config.fetch) as fetcher:
-                await asyncio.gather(
-                    *(self._fetch_one(fetcher, pool, item, report) for item in due)
-                )
-        finally:
-            if pool is not None:
-                pool.shutdown()
-        return report
-
-    async def _fetch_one(
-        self, fetcher: Fetcher, pool: Executor | None, item: Item, report: StageReport
-    ) -> None:
-        assert item.url is not None
-        try:
-            result = await fetcher.get(item.url)
-            check_status(result)
-            content_type = result.headers.get("content-type")
-            if pool is None:
-                extracted = extract(result.content, url=result.final_url, content_type=content_type)
-            else:
-                extracted = await asyncio.get_running_loop().run_in_executor(
-                    pool, _extract_in_worker, result.content, result.final_url, content_type
-                )
-        except DigestError as exc:
-            self._record_fetch_failure(item, exc, report)
-            return
-        extracted = replace(extracted, final_url=result.final_url)
-        text_hash = hashlib.sha256(extracted.text.encode()).hexdigest()
-        self.store.record_fetched(item.id, extracted, text_hash, self.clock())
-        report.done += 1
-
-    def _record_fetch_failure(self, item: Item, exc: DigestError, report: StageReport) -> None:
-        fetch = self.config.fetch
-        now = self.clock()
-        next_attempt = policy.next_attempt_at(
-            item.attempts + 1,
-            now,
-            base_s=fetch.retry_base_s,
-            max_s=fetch.retry_max_s,
-            retry_after_s=getattr(exc, "retry_after", None),
-            permanent=getattr(exc, "permanent", False),
-            max_attempts=fetch.max_attempts,
-        )
-        self.store.record_fetch_failure(item.id, str(exc), next_attempt)
-        when = f"will retry after {next_attempt:%Y-%m-%d %H:%M} UTC" if next_attempt else "given up"
-        report.failures.append(f"{exc}; {when}")
+        """Fetch and extract the due items and follow new posts' links (see fetch_stage)."""
+        stage = FetchStage(self.store, self.config.fetch, self.clock, self.progress)
+        return await stage.run(self.due_for_fetch(self.clock()), self.store.posts_to_follow())
 
     # -- notes -------------------------------------------------------------
 
-    async def make_notes(self, summarizer: Summarizer) -> StageReport:
+    async def make_notes(self, summarizer: Summarizer, period: Period | None = None) -> StageReport:
+        """Notes for the items that need one (see NotesStage.due), made concurrently."""
         report = StageReport("notes")
-        fallback = self.offline_summarizer()
-        known_tags = tuple(self.store.known_tags()[:50])
-        candidates = [
-            item
-            for item in self.store.note_candidates()
-            if item.state != "new" or item.kind != ItemKind.LINK
-        ]
-        unavailable: list[str] = []
-
-        async def note_one(item: Item) -> None:
-            if unavailable:
-                return
-            request = note_request(item, known_tags)
-            key = note_cache_key(request.text, summarizer)
-            note = self.store.cached_note(key)
-            final = True
-            if note is None:
-                try:
-                    note = await summarizer.note(request)
-                except LLMUnavailable as exc:
-                    unavailable.append(str(exc))
-                    return
-                except SummarizeError as exc:
-                    report.failures.append(
-                        f"{exc}; an extractive note stands in until the next run"
-                    )
-                    note = await fallback.note(request)
-                    key, final = note_cache_key(request.text, fallback), False
-            self.store.attach_note(item.id, key, note, self.clock(), final=final)
-            report.done += 1
-
-        await asyncio.gather(*(note_one(item) for item in candidates))
-        if unavailable:
-            report.failures.append(
-                f"{unavailable[0]}; remaining items stay pending for the next run"
+        due = self.notes.due(summarizer, period)
+        known_tags = self.notes.known_tags()
+        await asyncio.gather(
+            *(
+                self._counted(
+                    "notes",
+                    len(due),
+                    report,
+                    self.notes.note_one(summarizer, item, known_tags, report),
+                )
+                for item in due
             )
+        )
+        self.notes.finish(report)
         return report
 
     # -- compose and deliver -----------------------------------------------
 
     async def compose_and_deliver(self, period: Period, summarizer: Summarizer) -> DeliveryOutcome:
         items = self.store.items_saved_between(period.start, period.end)
-        noted = [(item.id, item.display_title, item.note) for item in items if item.note]
-        week_summary = await self.week_summary(period, noted, summarizer) if noted else ""
-        markdown = compose(period, items, week_summary, zone=self.config.digest.zone)
-        return deliver_digest(self.store, self.config, period, markdown, self.clock())
+        week_summary = await self.notes.week_summary(period, items, summarizer)
+        provenance = Provenance(self.notes.notes_usage(period), self.notes.week_usage)
+        backlog = backlog_for(self.store, self.config, period)
+        zone = self.config.digest.zone
+        markdown = compose(
+            period, items, week_summary, zone=zone, backlog=backlog, provenance=provenance
+        )
+        outcome = deliver_digest(
+            self.store,
+            self.config,
+            period,
+            markdown,
+            self.clock(),
+            allowed_urls=linkable_urls(items, backlog),
+        )
+        self._write_item_notes(period, items, outcome)
+        return outcome
 
-    async def week_summary(
-        self, period: Period, noted: list[tuple[int, str, Note]], summarizer: Summarizer
-    ) -> str:
-        """One summary over the week's notes, cached so that a rerun on the same notes is free."""
-        basis = json.dumps([(i, title, note.summary) for i, title, note in noted])
-        key = note_cache_key(f"week {period.label}\n{basis}", summarizer)
-        if (cached := self.store.cached_week_summary(key)) is not None:
-            return cached
+    def _write_item_notes(
+        self, period: Period, items: list[Item], outcome: DeliveryOutcome
+    ) -> None:
+        folder = self.config.output.notes_dir
+        if folder is None:
+            return
         try:
-            text = await summarizer.week_summary(period.label, noted)
-        except SummarizeError as exc:
-            log.warning("%s; the week summary falls back to the extractive one", exc)
-            return await self.offline_summarizer().week_summary(period.label, noted)
-        self.store.save_week_summary(key, period.label, text, self.clock())
-        return text
-
-    def offline_summarizer(self) -> Summarizer:
-        """Stands in when the configured model fails on one item or on the week summary."""
-        return make_summarizer(self.config.llm.model_copy(update={"provider": "offline"}))
+            written = write_item_notes(folder, period, items, self.config.digest.zone)
+        except OSError as exc:
+            outcome.failures.append(f"cannot write item notes in {folder}: {exc.strerror or exc}")
+            return
+        if written:
+            outcome.delivered.append("notes")
 
     def summarizer(self) -> Summarizer:
-        return make_summarizer(self.config.llm, on_call=self._record_call)
+        return self.notes.summarizer(on_call=self._record_call)
 
     def _record_call(self, call: CallRecord) -> None:
-        self.store.record_llm_call(
-            run_id=self.run_id,
-            model=call.model,
-            purpose=call.purpose,
-            tokens_in=call.tokens_in,
-            tokens_out=call.tokens_out,
-            cost_usd=0.0,
-            duration_s=call.duration_s,
-            ok=call.ok,
-            now=self.clock(),
-        )
+        self.notes.record_call(call, self.run_id)
 
 
 def note_request(item: Item, known_tags: Sequence[str]) -> NoteRequest:
-    """The text a note is made from: the page when we have it, else what was saved with it."""
-    if item.text:
+    """The text a note is made from: the page when it is the article, else what was saved
+    with it (plus what a stub or thin page showed of the article)."""
+    if item.text and item.quality is None:
         text, basis = item.text, NoteBasis.FULL_TEXT
-    elif item.kind == ItemKind.POST:
-        text, basis = item.context or "", NoteBasis.POST_TEXT
+    elif item.kind == ItemKind.POST:  # with what its links led to, once followed
+        text = "\n\n".join(part for part in (item.context, item.linked_text) if part)
+        basis = NoteBasis.POST_TEXT
     else:
         parts = [item.title or item.extracted_title or "", item.context or ""]
+        if item.quality in SHOWS_ARTICLE_TEXT and item.text and item.text not in parts[1]:
+            parts.append(item.text)
         text, basis = (
             "\n\n".join(part for part in parts if part) or (item.url or ""),
             NoteBasis.SAVED_CONTEXT,
@@ -265,6 +220,16 @@ def note_request(item: Item, known_tags: Sequence[str]) -> NoteRequest:
         basis=basis,
         known_tags=tuple(known_tags),
     )
+
+
+def estimate_run(config: Config, period: Period) -> Estimate:
+    """What a run for `period` would spend on the LLM, from the store as it is (no writes)."""
+    store = open_store(config.db_path)
+    try:
+        notes = NotesStage(store, config, utc_now, note_request)
+        return notes.estimate(notes.summarizer(on_call=lambda call: None), period)
+    finally:
+        store.close()
 
 
 def resolve_period(config: Config, week: str | None, now: datetime) -> Period:
@@ -292,7 +257,7 @@ async def _run_stages(pipeline: Pipeline, period: Period, stages: Sequence[str])
     summarizer = pipeline.summarizer()
     try:
         if "notes" in stages:
-            result.reports.append(await pipeline.make_notes(summarizer))
+            result.reports.append(await pipeline.make_notes(summarizer, period))
         if "deliver" in stages:
             result.delivery = await pipeline.compose_and_deliver(period, summarizer)
             result.path = result.delivery.path
@@ -311,11 +276,12 @@ def run(
     period: Period,
     stages: Sequence[str] = STAGES,
     clock: Clock = utc_now,
+    progress: Progress = no_progress,
 ) -> RunResult:
     """Open the store, run the stages in order and record the run; the caller holds the run lock."""
     store = open_store(config.db_path)
     try:
-        pipeline = Pipeline(config, store, clock=clock)
+        pipeline = Pipeline(config, store, clock=clock, progress=progress)
         run_id = pipeline.run_id = store.start_run(command, clock())
         status, stats = "failed", dict[str, Any](period=period.label)
         try:
@@ -323,35 +289,11 @@ def run(
             status = "partial" if result.failures else "ok"
             stats |= {report.stage: report.done for report in result.reports}
             stats["failures"] = len(result.failures)
+        except RunCancelled:
+            status = "cancelled"
+            raise
         finally:
             store.finish_run(run_id, status, stats, clock())
         return result
     finally:
         store.close()
-
-
-def _extract_in_worker(content: bytes, url: str, content_type: str | None) -> Extracted:
-    return extract(content, url=url, content_type=content_type)
-
-
-def daemon_jobs(config: Config, clock: Clock = utc_now) -> Jobs:
-    """The daemon's two jobs: collect often; weekly, deliver the week that just ended."""
-
-    def collect_job() -> None:
-        period = resolve_period(config, None, clock())
-        _log_result(run(config, "daemon collect", period=period, stages=STAGES[:3], clock=clock))
-
-    def digest_job() -> None:
-        period = resolve_period(config, "last", clock())
-        _log_result(run(config, "daemon digest", period=period, clock=clock))
-
-    return Jobs(collect=collect_job, digest=digest_job)
-
-
-def _log_result(result: RunResult) -> None:
-    for report in result.reports:
-        log.info("%s: %d done, %d failed", report.stage, report.done, len(report.failures))
-        for line in report.failures:
-            log.warning("%s", line)
-    if result.path is not None:
-        log.info("digest %s written to %s", result.period.label, result.path)

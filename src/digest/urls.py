@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 TRACKING_PARAMS = frozenset(
@@ -34,6 +35,37 @@ _ARXIV_HOSTS = frozenset({"arxiv.org", "www.arxiv.org", "export.arxiv.org"})
 _ARXIV_PAPER = re.compile(
     r"^/(?:abs|pdf|html)/(?P<id>[a-z\-.]*/?\d{4}\.?\d{4,5}|[a-z\-.]+/\d{7})(?:v\d+)?(?:\.pdf)?/?$"
 )
+# The common case, whose canonical form needs no parsing: http(s), a plain host name,
+# a path and query of characters `quote` leaves alone, query pairs `key=value` without
+# `%` or `+`. Anything else goes the slow, general way; both give the same answer.
+_PLAIN = re.compile(
+    r"(?P<scheme>https?)://(?P<host>[a-z0-9-]+(?:\.[a-z0-9-]+)*)(?::(?P<port>\d{1,5}))?"
+    r"(?P<path>/[a-z0-9/:@!$&'()*+,;=\-._~%]*)?(?:\?(?P<query>[^#\s]*))?(?:#[\s\S]*)?",
+    re.IGNORECASE,
+)
+_PLAIN_PAIR = re.compile(
+    r"(?P<key>[a-z0-9/:@!$'()*,;\-._~]+)=[a-z0-9/:@!$'()*,;\-._~]*", re.IGNORECASE
+)
+# Link shorteners whose target is opaque until followed (the fetcher resolves them). Not
+# youtu.be: its target is one known video, named in the link itself, and a request for it
+# lands on consent or sign-in pages rather than something worth merging with.
+SHORTENER_HOSTS = frozenset(
+    {
+        "t.co",
+        "bit.ly",
+        "buff.ly",
+        "ow.ly",
+        "tinyurl.com",
+        "goo.gl",
+        "lnkd.in",
+        "dlvr.it",
+        "is.gd",
+        "trib.al",
+        "rebrand.ly",
+        "cutt.ly",
+        "shorturl.at",
+    }
+)
 
 
 def is_tracking_param(name: str) -> bool:
@@ -48,7 +80,36 @@ def normalize_url(url: str) -> str:
     port, an empty path as "/", and one form for every arXiv link to a paper.
     Raises ValueError for text that is not an absolute http(s)-like URL.
     """
-    parts = urlsplit(url.strip())
+    url = url.strip()
+    plain = _PLAIN.fullmatch(url)
+    if plain is not None and (fast := _normalize_plain(plain)) is not None:
+        return fast
+    return _normalize_parsed(url)
+
+
+def _normalize_plain(plain: re.Match[str]) -> str | None:
+    """The canonical form of a URL `_PLAIN` matched, or None to take the general way."""
+    query = plain["query"] or ""
+    pairs = query.split("&") if query else []
+    if not all(_PLAIN_PAIR.fullmatch(pair) for pair in pairs):
+        return None
+    scheme, host = plain["scheme"].lower(), plain["host"].lower()
+    netloc = host
+    if plain["port"] is not None:
+        port = int(plain["port"])
+        if port > 65535:
+            return None
+        if port != DEFAULT_PORTS[scheme]:
+            netloc += f":{port}"
+    path = plain["path"] or "/"
+    kept = "&".join(pair for pair in pairs if not is_tracking_param(pair.split("=", 1)[0]))
+    if host in _ARXIV_HOSTS and (paper := _ARXIV_PAPER.match(path)):
+        return f"https://arxiv.org/abs/{paper['id']}"
+    return f"{scheme}://{netloc}{path}?{kept}" if kept else f"{scheme}://{netloc}{path}"
+
+
+def _normalize_parsed(url: str) -> str:
+    parts = urlsplit(url)
     scheme = parts.scheme.lower()
     if not scheme or not parts.hostname:
         raise ValueError(f"not an absolute URL: {url!r}")
@@ -82,3 +143,9 @@ def normalize_url(url: str) -> str:
 
 def is_fetchable(url: str) -> bool:
     return urlsplit(url).scheme.lower() in FETCHABLE_SCHEMES
+
+
+def is_shortener(url: str, hosts: Collection[str] = SHORTENER_HOSTS) -> bool:
+    """Whether `url` is on a link shortener (`hosts`), to be followed to its target."""
+    host = (urlsplit(url.strip()).hostname or "").removeprefix("www.")
+    return host in hosts

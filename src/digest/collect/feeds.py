@@ -109,7 +109,7 @@ def _parse_xml_feed(result: FetchResult) -> tuple[list[SavedItem], int]:
     parsed = feedparser.parse(
         io.BytesIO(strip_declarations(result.content)), response_headers=headers
     )
-    items = [_feedparser_item(entry, result.final_url) for entry in parsed.entries]
+    items = [feed_entry_item(entry, result.final_url) for entry in parsed.entries]
     kept = [item for item in items if item]
     # an empty feed is fine; a document of no feed type, or a broken one with nothing usable, not
     unusable = parsed.bozo and not kept and not parsed.feed.get("title")
@@ -129,7 +129,8 @@ def strip_declarations(body: bytes) -> bytes:
     return _DECLARATIONS_BYTES.sub(lambda m: m[1] or m[2] or b"", body)
 
 
-def _feedparser_item(entry: Any, base: str) -> SavedItem | None:
+def feed_entry_item(entry: Any, base: str) -> SavedItem | None:
+    """A feedparser entry as a link item (None without an http(s) link), `base` resolving it."""
     url = _absolute_link(entry.get("link"), base)
     if url is None:
         return None

@@ -1,33 +1,40 @@
-"""Files of saved links and posts: file/folder sources, `digest import` and `digest add`.
+"""Files of saved links and posts: `digest import`, `digest add`, and the reading and
+reporting that file sources (inbox.py) share.
 
 A file's bytes are decoded (UTF-8, UTF-16 with a BOM, else cp1252/latin-1 when UTF-8
 fails badly), its format is sniffed by the importer registry (or forced), and its items
-are saved in one transaction. Files are only ever read: never moved, changed or deleted.
-
-A file source remembers each file's size, mtime_ns and SHA-256 fingerprint. Every collect
-hashes the file (cheap next to parsing) and skips decoding, parsing and saving when the
-fingerprint is unchanged. The fingerprint, not size and mtime, decides: an edit that
-keeps both (`touch -r`, `rsync -t`, coarse file-system clocks) is still seen.
+are saved in one transaction. An OPML file given to `digest import` is a list of feeds,
+added as feed sources (feedlists.py). Files are only ever read: never moved, changed or
+deleted.
 """
 
 from __future__ import annotations
 
 import codecs
-import hashlib
-import os
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
+from typing import TypeVar
 from zoneinfo import ZoneInfo
 
+from digest.collect.feedlists import (
+    OPML,
+    FeedList,
+    FeedListReport,
+    import_feed_list,
+    read_feed_list,
+)
 from digest.collect.formats import Importer, ImportResult, find_importer
 from digest.collect.importers.common import shorten, url_problem
+from digest.collect.importers.opml import is_opml
 from digest.config import SourceConfig
 from digest.errors import ImportFormatError, SourceError
-from digest.models import ItemKind, Rejected, SavedItem, StageReport
+from digest.models import ItemKind, Rejected, SavedItem
 from digest.store import Store
+
+_Lined = TypeVar("_Lined", SavedItem, Rejected)
 
 MAX_LISTED = 10  # problem lines shown per file; the rest are counted
 MANUAL_SOURCE = ("manual", "manual")
@@ -48,7 +55,7 @@ class FileReport:
 
 
 @dataclass(frozen=True)
-class _Loaded:
+class Loaded:
     path: Path
     importer: Importer
     text: str
@@ -57,8 +64,10 @@ class _Loaded:
 # -- reporting ------------------------------------------------------------------
 
 
-def describe(report: FileReport) -> list[str]:
+def describe(report: FileReport | FeedListReport) -> list[str]:
     """The lines `digest import` prints for one file: a summary, then what was not understood."""
+    if isinstance(report, FeedListReport):
+        return report.describe()
     counts = [
         f"{report.new} new",
         _plural(report.duplicates, "duplicate"),
@@ -89,7 +98,8 @@ def _skip_reasons(skipped: list[Rejected]) -> list[tuple[str, int]]:
     return Counter(r.reason.split(": ", 1)[0] for r in skipped).most_common()
 
 
-def _failure_lines(report: FileReport) -> list[str]:
+def problem_lines(report: FileReport) -> list[str]:
+    """The lines not understood as failure lines `path:line: reason: text`, ten at most."""
     shown = report.rejected[:MAX_LISTED]
     lines = [f"{report.path}:{_where(r)}: {r.reason}: {shorten(r.text, 60)}" for r in shown]
     if len(report.rejected) > len(shown):
@@ -125,25 +135,45 @@ def decode(data: bytes, path: Path) -> str:
     return text
 
 
-def _load(path: Path, data: bytes, forced_format: str | None) -> _Loaded:
-    text = decode(data, path)
+def load(path: Path, data: bytes, forced_format: str | None) -> Loaded:
+    """The file's text and its importer; ImportFormatError names the file."""
+    return _recognise(path, decode(data, path), forced_format)
+
+
+def _recognise(path: Path, text: str, forced_format: str | None) -> Loaded:
+    if _is_feed_list(text, forced_format):
+        raise ImportFormatError(
+            f"{path}: an OPML list of feeds, not saved links; add its feeds with `digest import`"
+        )
     try:
         importer = find_importer(text, forced_format)
     except ImportFormatError as exc:
         raise ImportFormatError(f"{path}: {exc}") from exc
-    return _Loaded(path, importer, text)
+    return Loaded(path, importer, text)
 
 
-def _save(
+def save(
     store: Store,
-    loaded: _Loaded,
+    loaded: Loaded,
     *,
     source_id: int,
     zone: ZoneInfo,
     now: datetime,
     topic: str | None = None,
+    after_line: int = 0,
 ) -> FileReport:
-    result: ImportResult = loaded.importer.parse(loaded.text, zone=zone)
+    """Parse the whole file and save its items; with `after_line`, only what lies after it
+    (items, and problems to report) is saved and reported."""
+    try:
+        result: ImportResult = loaded.importer.parse(loaded.text, zone=zone)
+    except ImportFormatError as exc:  # sniffed as the format, yet broken (invalid JSON…)
+        raise ImportFormatError(f"{loaded.path}: {exc}") from exc
+    if after_line:
+        result = ImportResult(
+            items=_after(result.items, after_line),
+            rejected=_after(result.rejected, after_line),
+            skipped=_after(result.skipped, after_line),
+        )
     items = [
         replace(item, topic=topic) if topic and not item.topic else item for item in result.items
     ]
@@ -157,6 +187,10 @@ def _save(
         rejected=result.rejected,
         skipped=result.skipped,
     )
+
+
+def _after(entries: list[_Lined], line: int) -> list[_Lined]:
+    return [entry for entry in entries if entry.line is None or entry.line > line]
 
 
 # -- `digest import` and `digest add` --------------------------------------------
@@ -177,8 +211,8 @@ def import_file(
     Raises SourceError when the file cannot be read, ImportFormatError when its format is
     not recognised (or `forced_format` is unknown); both name the file.
     """
-    loaded = _load(path, read_bytes(path), forced_format)
-    return _save(store, loaded, source_id=source_id, zone=zone, now=now, topic=topic)
+    loaded = load(path, read_bytes(path), forced_format)
+    return save(store, loaded, source_id=source_id, zone=zone, now=now, topic=topic)
 
 
 def import_files(
@@ -188,12 +222,32 @@ def import_files(
     zone: ZoneInfo,
     now: datetime,
     forced_format: str | None = None,
-) -> list[FileReport]:
+    declared: Sequence[SourceConfig] = (),
+) -> list[FileReport | FeedListReport]:
     """`digest import FILE…`: every file is read and recognised before any is saved,
-    so a typo in one name imports nothing rather than half."""
-    loaded = [_load(path, read_bytes(path), forced_format) for path in paths]
+    so a typo in one name imports nothing rather than half.
+
+    A feed list's feeds become feed sources unless `declared` (the config's sources) or
+    the database know them already.
+    """
+    planned = [_plan(path, decode(read_bytes(path), path), forced_format) for path in paths]
     source_id = store.ensure_source(*IMPORT_SOURCE)
-    return [_save(store, one, source_id=source_id, zone=zone, now=now) for one in loaded]
+    return [
+        import_feed_list(store, one, declared, now)
+        if isinstance(one, FeedList)
+        else save(store, one, source_id=source_id, zone=zone, now=now)
+        for one in planned
+    ]
+
+
+def _plan(path: Path, text: str, forced_format: str | None) -> Loaded | FeedList:
+    if _is_feed_list(text, forced_format):
+        return read_feed_list(path, text)
+    return _recognise(path, text, forced_format)
+
+
+def _is_feed_list(text: str, forced_format: str | None) -> bool:
+    return forced_format == OPML or (forced_format is None and is_opml(text[:65536]))
 
 
 def add_url(
@@ -222,91 +276,3 @@ def add_url(
     )
     source_id = store.ensure_source(*MANUAL_SOURCE)
     return store.save_items(source_id, [item], now).new == 1
-
-
-# -- file and folder sources ----------------------------------------------------
-
-
-def collect_file_source(
-    store: Store, source: SourceConfig, source_id: int, zone: ZoneInfo, now: datetime
-) -> StageReport:
-    """Import the new or changed files of a file source (a file, or a folder searched
-    recursively, hidden files left out); `done` counts new items.
-
-    A file that cannot be read or recognised is a failure line and the others go on; so
-    is every line not understood (`path:line: reason: text`). The source is marked failing
-    only when its path itself is missing or unreadable.
-    """
-    report = StageReport("collect files")
-    try:
-        paths = files_under(source.path)
-    except SourceError as exc:
-        report.failures.append(f"{source.name}: {exc}")
-        store.record_source_failure(source_id, str(exc), now, None)
-        return report
-    for path in paths:
-        try:
-            outcome = _collect_one(store, path, source, source_id, zone, now)
-        except (SourceError, ImportFormatError) as exc:
-            report.failures.append(str(exc))
-            continue
-        if outcome is not None:
-            report.done += outcome.new
-            report.info.append(describe(outcome)[0])
-            report.failures.extend(_failure_lines(outcome))
-    store.record_source_success(source_id, now)
-    return report
-
-
-def files_under(root: Path | None) -> list[Path]:
-    """`root` if it is a file, else every non-hidden regular file below it, sorted."""
-    if root is None:
-        raise SourceError("a file source needs a path")
-    if root.is_file():
-        return [root]
-    if not root.is_dir():
-        raise SourceError(f"{root}: no such file or folder")
-    found: list[Path] = []
-    for folder, dirs, files in os.walk(root, onerror=_raise_source_error):
-        dirs[:] = [name for name in dirs if not name.startswith(".")]
-        found.extend(Path(folder, name) for name in files if not name.startswith("."))
-    return sorted(path for path in found if path.is_file())
-
-
-def _raise_source_error(exc: OSError) -> None:
-    raise SourceError(f"cannot list {exc.filename}: {exc.strerror or exc}") from exc
-
-
-def _collect_one(
-    store: Store, path: Path, source: SourceConfig, source_id: int, zone: ZoneInfo, now: datetime
-) -> FileReport | None:
-    """Import `path` unless its fingerprint is the one recorded; None when unchanged."""
-    try:
-        stat = path.stat()  # before reading: a write racing the read is seen next time
-    except OSError as exc:
-        raise SourceError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    data = read_bytes(path)
-    fingerprint = hashlib.sha256(data).hexdigest()
-    key = str(path.absolute())
-    state = store.file_state(key)
-    if state is not None and state["fingerprint"] == fingerprint:
-        if (state["size"], state["mtime_ns"]) != (stat.st_size, stat.st_mtime_ns):
-            _remember(store, key, stat, fingerprint, data, now)  # only touched
-        return None
-    loaded = _load(path, data, source.format)
-    report = _save(store, loaded, source_id=source_id, zone=zone, now=now, topic=source.topic)
-    _remember(store, key, stat, fingerprint, data, now)
-    return report
-
-
-def _remember(
-    store: Store, key: str, stat: os.stat_result, fingerprint: str, data: bytes, now: datetime
-) -> None:
-    store.save_file_state(
-        key,
-        size=stat.st_size,
-        mtime_ns=stat.st_mtime_ns,
-        fingerprint=fingerprint,
-        lines_read=data.count(b"\n") + 1,
-        now=now,
-    )

@@ -26,6 +26,9 @@ class ImportResult:
 class Importer(Protocol):
     name: str  # what --format takes, and what the import report prints
     description: str
+    # Each item's `line` is the file line it starts on and no item takes in an earlier
+    # item's lines: a file that only grew can be read on from the line it was left at.
+    appendable: bool
 
     def sniff(self, head: str) -> int:
         """How sure we are that `head` (the first 64 KiB of text) is this format: 0 to 100."""
@@ -37,6 +40,8 @@ class Importer(Protocol):
 
 
 REGISTRY: dict[str, Importer] = {}
+# Formats `digest import` reads that hold feeds to poll, not items (collect/feedlists.py).
+FEED_LIST_FORMATS = ("opml",)
 
 
 def register(importer: Importer) -> Importer:
@@ -46,7 +51,7 @@ def register(importer: Importer) -> Importer:
 
 def supported_formats() -> list[str]:
     _load_importers()
-    return sorted(REGISTRY)
+    return sorted([*REGISTRY, *FEED_LIST_FORMATS])
 
 
 def find_importer(text: str, forced: str | None = None) -> Importer:

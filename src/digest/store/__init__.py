@@ -1,7 +1,7 @@
 """The only package that speaks SQL: opens, migrates and wraps the SQLite database.
 
-`Store` is one object over one connection; its methods live in three parts by subject
-(sources, items and notes, runs and deliveries), all on `StoreBase`'s transactions.
+`Store` is one object over one connection; its methods live in parts by subject
+(sources, items and notes, links, runs and deliveries), all on `StoreBase`'s transactions.
 """
 
 from __future__ import annotations
@@ -11,15 +11,32 @@ from pathlib import Path
 
 from digest.errors import StoreError
 from digest.migrations import migrations
-from digest.store.base import DeliveryRecord, SaveReport, from_iso, iso, store_error
+from digest.store.base import (
+    DeliveryRecord,
+    DigestRecord,
+    SaveReport,
+    from_iso,
+    iso,
+    store_error,
+)
 from digest.store.items import item_key
+from digest.store.links import LinksStore
 from digest.store.runs import RunsStore
 from digest.store.sources import SourcesStore
 
-__all__ = ["DeliveryRecord", "SaveReport", "Store", "from_iso", "item_key", "iso", "open_store"]
+__all__ = [
+    "DeliveryRecord",
+    "DigestRecord",
+    "SaveReport",
+    "Store",
+    "from_iso",
+    "item_key",
+    "iso",
+    "open_store",
+]
 
 
-class Store(SourcesStore, RunsStore):
+class Store(SourcesStore, RunsStore, LinksStore):
     pass
 
 

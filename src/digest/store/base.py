@@ -38,9 +38,20 @@ class DeliveryRecord:
     period: str
     channel: str
     content_hash: str
-    status: str  # pending | sent | unknown | failed
+    status: str  # pending | sent | unknown | failed (retried) | rejected (5xx, not retried)
     attempts: int
     error: str | None
+
+
+@dataclass(frozen=True)
+class DigestRecord:
+    """One recorded revision of a period's digest."""
+
+    period: str
+    revision: int
+    content_hash: str
+    path: str
+    created_at: datetime
 
 
 class StoreBase:
@@ -71,6 +82,11 @@ class StoreBase:
             raise
         with _translated_errors():
             self.conn.execute("COMMIT")
+
+    def integrity_problems(self) -> list[str]:
+        """What SQLite's integrity_check finds; empty when the database is sound."""
+        rows = self._query("PRAGMA integrity_check")
+        return [] if [row[0] for row in rows] == ["ok"] else [str(row[0]) for row in rows]
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         with _translated_errors():

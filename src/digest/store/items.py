@@ -7,6 +7,7 @@ import json
 import sqlite3
 from collections.abc import Iterable, Sequence
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from digest.models import (
@@ -17,6 +18,7 @@ from digest.models import (
     Note,
     NoteBasis,
     SavedItem,
+    Usage,
 )
 from digest.store.base import BATCH, SaveReport, StoreBase, from_iso, iso
 from digest.urls import normalize_url
@@ -26,86 +28,53 @@ class ItemsStore(StoreBase):
     # -- items -----------------------------------------------------------
 
     def save_items(self, source_id: int, items: Iterable[SavedItem], now: datetime) -> SaveReport:
-        """Insert or merge items by key, in batches; a duplicate keeps its earliest save time."""
-        new = duplicates = 0
-        with self.write() as conn:
-            batch: list[tuple[str, SavedItem]] = []
-            for item in items:
-                batch.append((item_key(item), item))
-                if len(batch) >= BATCH:
-                    n, d = self._save_batch(conn, source_id, batch, now)
-                    new, duplicates, batch = new + n, duplicates + d, []
-            if batch:
-                n, d = self._save_batch(conn, source_id, batch, now)
-                new, duplicates = new + n, duplicates + d
-        return SaveReport(new=new, duplicates=duplicates)
+        """Insert or merge items by key, in batches; a duplicate keeps its earliest save time.
 
-    def _save_batch(
-        self,
-        conn: sqlite3.Connection,
-        source_id: int,
-        batch: list[tuple[str, SavedItem]],
-        now: datetime,
-    ) -> tuple[int, int]:
-        keys = list(dict.fromkeys(key for key, _ in batch))
-        marks = ",".join("?" * len(keys))
-        existing = {
-            row[0] for row in conn.execute(f"SELECT key FROM items WHERE key IN ({marks})", keys)
-        }
+        New items are told from duplicates by id: inside the write transaction every row
+        inserted gets an id above the largest one before, so no per-key lookup is needed.
+        """
         collected = iso(now)
-        rows = [
-            (
-                key,
-                item.url,
-                item.kind.value,
-                item.title,
-                item.topic,
-                item.context,
-                json.dumps(list(item.links)),
-                iso(item.saved_at) if item.saved_at else collected,
-                collected,
-            )
-            for key, item in batch
-        ]
-        conn.executemany(
-            "INSERT INTO items (key, url, kind, title, topic, context, links, saved_at, collected_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-            " ON CONFLICT(key) DO UPDATE SET"
-            " title = CASE WHEN excluded.saved_at < saved_at THEN coalesce(excluded.title, title)"
-            "   ELSE coalesce(title, excluded.title) END,"
-            " topic = CASE WHEN excluded.saved_at < saved_at THEN coalesce(excluded.topic, topic)"
-            "   ELSE coalesce(topic, excluded.topic) END,"
-            " saved_at = min(saved_at, excluded.saved_at),"
-            " context = CASE WHEN context IS NULL THEN excluded.context"
-            "   WHEN excluded.context IS NULL OR instr(context, excluded.context) > 0 THEN context"
-            "   ELSE context || char(10) || excluded.context END",
-            rows,
-        )
-        conn.executemany(
-            "INSERT INTO item_sources (item_id, source_id, saved_at)"
-            " SELECT id, ?, ? FROM items WHERE key = ?"
-            " ON CONFLICT(item_id, source_id) DO UPDATE SET saved_at = min(saved_at, excluded.saved_at)",
-            [(source_id, row[7], row[0]) for row in rows],
-        )
-        new = len(set(keys) - existing)
-        return new, len(batch) - new
+        saved = 0
+        with self.write() as conn:
+            (before,) = conn.execute("SELECT coalesce(max(id), 0) FROM items").fetchone()
+            batch: list[tuple[str | None, ...]] = []
+            for item in items:
+                batch.append(_item_row(item, collected))
+                if len(batch) >= BATCH:
+                    saved += _save_batch(conn, source_id, batch)
+                    batch = []
+            saved += _save_batch(conn, source_id, batch)
+            (new,) = conn.execute("SELECT count(*) FROM items WHERE id > ?", (before,)).fetchone()
+        return SaveReport(new=new, duplicates=saved - new)
 
     def fetch_candidates(self) -> list[Item]:
-        """Link items not fetched yet or whose last fetch failed; policy decides which are due."""
+        """Link items not fetched yet, whose last fetch failed, or whose page was no article
+        (a wall, a stub) and is to be checked again; policy decides which are due."""
         return self._items(
-            "WHERE i.state IN ('new', 'failed') AND i.url IS NOT NULL AND i.kind = 'link'"
+            "WHERE (i.state IN ('new', 'failed')"
+            " OR (i.quality IS NOT NULL AND i.next_attempt_at IS NOT NULL))"
+            " AND i.url IS NOT NULL AND i.kind = 'link'"
         )
 
     def record_fetched(
-        self, item_id: int, extracted: Extracted, text_hash: str, now: datetime
+        self,
+        item_id: int,
+        extracted: Extracted,
+        text_hash: str,
+        now: datetime,
+        *,
+        recheck_at: datetime | None = None,
     ) -> None:
+        """Store what the page said; a page that was no article (`extracted.quality`) is
+        fetched again at `recheck_at`, if given."""
         with self.write() as conn:
             conn.execute(
-                "UPDATE items SET state = 'fetched', error = NULL, next_attempt_at = NULL,"
+                "UPDATE items SET state = 'fetched', error = NULL, next_attempt_at = ?,"
                 " attempts = attempts + 1, text = ?, text_hash = ?, extracted_title = ?, author = ?,"
-                " published = ?, language = ?, extractor = ?, final_url = ?, fetched_at = ?"
-                " WHERE id = ?",
+                " published = ?, language = ?, extractor = ?, final_url = ?, fetched_at = ?,"
+                " quality = ? WHERE id = ?",
                 (
+                    iso(recheck_at) if recheck_at and extracted.quality else None,
                     extracted.text,
                     text_hash,
                     extracted.title,
@@ -115,6 +84,7 @@ class ItemsStore(StoreBase):
                     extracted.extractor,
                     extracted.final_url,
                     iso(now),
+                    extracted.quality,
                     item_id,
                 ),
             )
@@ -146,6 +116,27 @@ class ItemsStore(StoreBase):
     def all_items(self) -> list[Item]:
         return self._items("ORDER BY i.saved_at, i.id")
 
+    def unread_saved_before(self, moment: datetime, limit: int) -> list[Item]:
+        """The oldest items saved before `moment` and not marked read, oldest first."""
+        return self._items(
+            "WHERE i.saved_at < ? AND i.read_at IS NULL ORDER BY i.saved_at, i.id LIMIT ?",
+            (iso(moment), limit),
+        )
+
+    def mark_read(self, ref: str, now: datetime) -> Item | None:
+        """Mark the item with this id or URL read (the first time counts); None if unknown.
+
+        Raises ValueError for a ref that is neither an id nor an absolute URL.
+        """
+        column, value = ("id", int(ref)) if ref.isdigit() else ("key", normalize_url(ref))
+        with self.write() as conn:
+            conn.execute(
+                f"UPDATE items SET read_at = coalesce(read_at, ?) WHERE {column} = ?",
+                (iso(now), value),
+            )
+        found = self._items(f"WHERE i.{column} = ?", (value,))
+        return found[0] if found else None
+
     def count_items(self) -> int:
         return int(self._query("SELECT count(*) FROM items")[0][0])
 
@@ -166,9 +157,16 @@ class ItemsStore(StoreBase):
         return _note_from_row(rows[0]) if rows else None
 
     def attach_note(
-        self, item_id: int, cache_key: str, note: Note, now: datetime, *, final: bool = True
+        self,
+        item_id: int,
+        cache_key: str,
+        note: Note,
+        now: datetime,
+        *,
+        final: bool = True,
+        usage: Usage | None = None,
     ) -> None:
-        """Store the note under its cache key and make it the item's note.
+        """Store the note under its cache key, with what it cost, and make it the item's note.
 
         A note that is not `final` (a stand-in after an LLM failure) leaves the item due
         for another note on the next run.
@@ -176,8 +174,8 @@ class ItemsStore(StoreBase):
         with self.write() as conn:
             conn.execute(
                 "INSERT INTO notes (cache_key, model, prompt_version, summary, key_points, tags,"
-                " basis, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-                " ON CONFLICT(cache_key) DO NOTHING",
+                " basis, created_at, tokens_in, tokens_out, cost_usd)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(cache_key) DO NOTHING",
                 (
                     cache_key,
                     note.model,
@@ -187,6 +185,9 @@ class ItemsStore(StoreBase):
                     json.dumps(list(note.tags)),
                     note.basis.value,
                     iso(now),
+                    usage.tokens_in if usage else 0,
+                    usage.tokens_out if usage else 0,
+                    usage.cost_usd if usage else 0.0,
                 ),
             )
             conn.execute(
@@ -196,17 +197,47 @@ class ItemsStore(StoreBase):
                 (cache_key, final, item_id),
             )
 
-    def cached_week_summary(self, cache_key: str) -> str | None:
-        rows = self._query("SELECT text FROM week_summaries WHERE cache_key = ?", (cache_key,))
-        return str(rows[0][0]) if rows else None
+    def cached_week_summary(self, cache_key: str) -> tuple[str, Usage] | None:
+        """The week summary saved under this key (as saved: JSON) and what it cost."""
+        rows = self._query(
+            "SELECT text, tokens_in, tokens_out, cost_usd FROM week_summaries WHERE cache_key = ?",
+            (cache_key,),
+        )
+        if not rows:
+            return None
+        text, tokens_in, tokens_out, cost_usd = rows[0]
+        return str(text), Usage(tokens_in, tokens_out, cost_usd)
 
-    def save_week_summary(self, cache_key: str, period: str, text: str, now: datetime) -> None:
+    def save_week_summary(
+        self, cache_key: str, period: str, text: str, now: datetime, *, model: str, usage: Usage
+    ) -> None:
         with self.write() as conn:
             conn.execute(
-                "INSERT INTO week_summaries (cache_key, period, text, created_at) VALUES (?, ?, ?, ?)"
+                "INSERT INTO week_summaries (cache_key, period, text, created_at, model,"
+                " tokens_in, tokens_out, cost_usd) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
                 " ON CONFLICT(cache_key) DO NOTHING",
-                (cache_key, period, text, iso(now)),
+                (
+                    cache_key,
+                    period,
+                    text,
+                    iso(now),
+                    model,
+                    usage.tokens_in,
+                    usage.tokens_out,
+                    usage.cost_usd,
+                ),
             )
+
+    def note_usage_between(self, start: datetime, end: datetime) -> list[sqlite3.Row]:
+        """For the distinct notes of the items saved in [start, end): per (model, prompt
+        version), how many notes and what they cost when they were made."""
+        return self._query(
+            "SELECT model, prompt_version, count(*) AS notes, sum(tokens_in) AS tokens_in,"
+            " sum(tokens_out) AS tokens_out, sum(cost_usd) AS cost_usd FROM notes"
+            " WHERE id IN (SELECT note_id FROM items WHERE saved_at >= ? AND saved_at < ?)"
+            " GROUP BY model, prompt_version ORDER BY model, prompt_version",
+            (iso(start), iso(end)),
+        )
 
     def known_tags(self) -> list[str]:
         tags: dict[str, int] = {}
@@ -214,6 +245,59 @@ class ItemsStore(StoreBase):
             for tag in json.loads(raw):
                 tags[tag] = tags.get(tag, 0) + 1
         return sorted(tags, key=lambda tag: (-tags[tag], tag))
+
+
+_INSERT_ITEM = (
+    "INSERT INTO items (key, url, kind, title, topic, context, links, saved_at, collected_at)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+# Merging a row into itself changes nothing, so a batch with any known key is merged whole.
+_UPSERT_ITEM = (
+    f"{_INSERT_ITEM} ON CONFLICT(key) DO UPDATE SET"
+    " title = CASE WHEN excluded.saved_at < saved_at THEN coalesce(excluded.title, title)"
+    "   ELSE coalesce(title, excluded.title) END,"
+    " topic = CASE WHEN excluded.saved_at < saved_at THEN coalesce(excluded.topic, topic)"
+    "   ELSE coalesce(topic, excluded.topic) END,"
+    " saved_at = min(saved_at, excluded.saved_at),"
+    " context = CASE WHEN context IS NULL THEN excluded.context"
+    "   WHEN excluded.context IS NULL OR instr(context, excluded.context) > 0 THEN context"
+    "   ELSE context || char(10) || excluded.context END,"
+    # new saved context for a link whose page gave no article: its note is due again
+    " note_id = CASE WHEN kind = 'link' AND (quality IS NOT NULL OR text IS NULL)"
+    "   AND excluded.context IS NOT NULL AND instr(coalesce(context, ''), excluded.context) = 0"
+    "   THEN NULL ELSE note_id END"
+)
+_LINK_SOURCE = (
+    "INSERT INTO item_sources (item_id, source_id, saved_at)"
+    " SELECT id, ?, ? FROM items WHERE key = ?"
+    " ON CONFLICT(item_id, source_id) DO UPDATE SET saved_at = min(saved_at, excluded.saved_at)"
+)
+_stamp = lru_cache(maxsize=4096)(iso)  # a journal's items share their day's midnight
+
+
+def _item_row(item: SavedItem, collected: str) -> tuple[str | None, ...]:
+    return (
+        item_key(item),
+        item.url,
+        item.kind.value,
+        item.title,
+        item.topic,
+        item.context,
+        json.dumps(list(item.links)) if item.links else "[]",
+        _stamp(item.saved_at) if item.saved_at else collected,
+        collected,
+    )
+
+
+def _save_batch(
+    conn: sqlite3.Connection, source_id: int, rows: list[tuple[str | None, ...]]
+) -> int:
+    before = conn.total_changes
+    conn.executemany(f"{_INSERT_ITEM} ON CONFLICT(key) DO NOTHING", rows)  # the cheap common case
+    if conn.total_changes - before < len(rows):
+        conn.executemany(_UPSERT_ITEM, rows)
+    conn.executemany(_LINK_SOURCE, [(source_id, row[7], row[0]) for row in rows])
+    return len(rows)
 
 
 def item_key(item: SavedItem) -> str:
@@ -243,6 +327,9 @@ def _item_from_row(row: sqlite3.Row) -> Item:
         sources=tuple(row["source_names"].split("\x1f")) if row["source_names"] else (),
         note=note,
         extracted_title=row["extracted_title"],
+        links=tuple(json.loads(row["links"])),
+        linked_text=row["linked_text"],
+        quality=row["quality"],
     )
 
 

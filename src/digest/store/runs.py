@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
-from digest.store.base import DeliveryRecord, StoreBase, iso
+from digest.store.base import DeliveryRecord, DigestRecord, StoreBase, iso
+
+_SUMS = ("calls", "tokens_in", "tokens_out", "cost_usd")
 
 
 class RunsStore(StoreBase):
@@ -40,11 +42,12 @@ class RunsStore(StoreBase):
         duration_s: float,
         ok: bool,
         now: datetime,
+        item_id: int | None = None,
     ) -> None:
         with self.write() as conn:
             conn.execute(
                 "INSERT INTO llm_calls (run_id, model, purpose, tokens_in, tokens_out, cost_usd,"
-                " duration_s, ok, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " duration_s, ok, at, item_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     run_id,
                     model,
@@ -55,6 +58,7 @@ class RunsStore(StoreBase):
                     duration_s,
                     int(ok),
                     iso(now),
+                    item_id,
                 ),
             )
 
@@ -67,6 +71,34 @@ class RunsStore(StoreBase):
             params,
         )[0]
         return dict(row)
+
+    def llm_usage_by(self, *, runs: int = 5) -> dict[str, list[dict[str, Any]]]:
+        """Calls, tokens and cost per run (the last `runs` that called), per ISO week (UTC) and
+        per model, newest first."""
+        totals = (
+            "count(*) AS calls, sum(tokens_in) AS tokens_in, sum(tokens_out) AS tokens_out,"
+            " sum(cost_usd) AS cost_usd"
+        )
+        by_run = self._query(
+            f"SELECT run_id, {totals} FROM llm_calls WHERE run_id IS NOT NULL"
+            " GROUP BY run_id ORDER BY run_id DESC LIMIT ?",
+            (runs,),
+        )
+        by_model = self._query(
+            f"SELECT model, {totals} FROM llm_calls GROUP BY model ORDER BY cost_usd DESC, model"
+        )
+        by_day = self._query(f"SELECT date(at) AS day, {totals} FROM llm_calls GROUP BY day")
+        weeks: dict[str, dict[str, Any]] = {}
+        for row in by_day:
+            year, week, _ = date.fromisoformat(row["day"]).isocalendar()
+            total = weeks.setdefault(f"{year}-W{week:02d}", dict.fromkeys(_SUMS, 0))
+            for key in _SUMS:
+                total[key] += row[key]
+        return {
+            "runs": [dict(row) for row in by_run],
+            "weeks": [{"week": week} | weeks[week] for week in sorted(weeks, reverse=True)],
+            "models": [dict(row) for row in by_model],
+        }
 
     def recent_runs(self, limit: int = 5) -> list[dict[str, Any]]:
         rows = self._query(
@@ -103,6 +135,23 @@ class RunsStore(StoreBase):
             (period, content_hash),
         )
         return int(rows[0][0]) if rows else None
+
+    def digest_record(self, period: str, content_hash: str | None = None) -> DigestRecord | None:
+        """The revision of the period with this content, or its latest revision."""
+        where, params = "WHERE period = ?", [period]
+        if content_hash is not None:
+            where, params = where + " AND content_hash = ?", [period, content_hash]
+        rows = self._query(f"SELECT * FROM digests {where} ORDER BY revision DESC LIMIT 1", params)
+        if not rows:
+            return None
+        row = rows[0]
+        return DigestRecord(
+            period=row["period"],
+            revision=row["revision"],
+            content_hash=row["content_hash"],
+            path=row["path"],
+            created_at=datetime.fromisoformat(row["created_at"]),
+        )
 
     def delivery(self, period: str, channel: str, content_hash: str) -> DeliveryRecord | None:
         rows = self._query(

@@ -45,6 +45,26 @@ class SourcesStore(ItemsStore):
                 conn.execute("UPDATE sources SET path = ? WHERE id = ?", (path, row["id"]))
             return int(row["id"])
 
+    def add_imported_feed(
+        self, name: str, url: str, *, topic: str | None, origin: str, now: datetime
+    ) -> int:
+        """A feed source kept only in the database (from an OPML list, say); its id."""
+        with self.write() as conn:
+            cursor = conn.execute(
+                "INSERT INTO sources (name, kind, url, topic, origin, created_at)"
+                " VALUES (?, 'feed', ?, ?, ?, ?)",
+                (name, url, topic, origin, iso(now)),
+            )
+            return int(cursor.lastrowid or 0)
+
+    def imported_feeds(self) -> list[dict[str, Any]]:
+        """Feed sources the config does not declare: id, name, url, topic, origin."""
+        rows = self._query(
+            "SELECT id, name, url, topic, origin FROM sources"
+            " WHERE kind = 'feed' AND origin != 'config' ORDER BY id"
+        )
+        return [dict(row) for row in rows]
+
     def feed_state(self, source_id: int) -> FeedState:
         row = self._query(
             "SELECT id, coalesce(fetch_url, url) AS url, etag, last_modified, status FROM sources"
@@ -108,7 +128,8 @@ class SourcesStore(ItemsStore):
 
     def list_sources(self) -> list[dict[str, Any]]:
         rows = self._query(
-            "SELECT s.name, s.kind, coalesce(s.url, s.path) AS location, s.status, s.last_error,"
+            "SELECT s.name, s.kind, s.origin, coalesce(s.url, s.path) AS location, s.status,"
+            " s.last_error,"
             " s.failures, s.last_checked_at, (SELECT count(*) FROM item_sources i"
             " WHERE i.source_id = s.id) AS items FROM sources s ORDER BY s.name"
         )
@@ -126,15 +147,32 @@ class SourcesStore(ItemsStore):
         *,
         size: int,
         mtime_ns: int,
+        inode: int,
+        device: int,
+        checked_ns: int,
         fingerprint: str,
         lines_read: int,
         now: datetime,
     ) -> None:
+        """What a file was when last read: its stat, the wall-clock time of that stat, the
+        SHA-256 of its bytes and how many complete lines it had."""
         with self.write() as conn:
             conn.execute(
-                "INSERT INTO file_states (path, size, mtime_ns, fingerprint, lines_read, updated_at)"
-                " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET size = excluded.size,"
-                " mtime_ns = excluded.mtime_ns, fingerprint = excluded.fingerprint,"
+                "INSERT INTO file_states (path, size, mtime_ns, inode, device, checked_ns,"
+                " fingerprint, lines_read, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT(path) DO UPDATE SET size = excluded.size,"
+                " mtime_ns = excluded.mtime_ns, inode = excluded.inode, device = excluded.device,"
+                " checked_ns = excluded.checked_ns, fingerprint = excluded.fingerprint,"
                 " lines_read = excluded.lines_read, updated_at = excluded.updated_at",
-                (path, size, mtime_ns, fingerprint, lines_read, iso(now)),
+                (
+                    path,
+                    size,
+                    mtime_ns,
+                    inode,
+                    device,
+                    checked_ns,
+                    fingerprint,
+                    lines_read,
+                    iso(now),
+                ),
             )

@@ -1,7 +1,8 @@
 """Summarisers: a protocol and a registry of the two we ship, offline and OpenAI-compatible.
 
 `make_summarizer(config.llm, on_call=record)` gives one; `await summarizer.note(request)` makes
-a note; `await summarizer.week_summary(label, [(item_id, title, note), ...])` the week's prose.
+a note; `await summarizer.week_summary(label, [(item_id, title, note), ...])` the week's
+statements, each citing item ids. `on_call` hears of every LLM call, with its tokens and cost.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass
 from typing import Protocol
 
-from digest.models import Note, NoteBasis
+from digest.models import Note, NoteBasis, WeekSummary
 
 
 @dataclass(frozen=True)
@@ -32,18 +32,31 @@ class CallRecord:
     tokens_out: int
     duration_s: float
     ok: bool
+    cost_usd: float = 0.0
+    item_id: int | None = None  # None for the week summary
 
 
 class Summarizer(Protocol):
     model: str
+    summary_model: str  # the week summary's
     prompt_version: str
 
     async def note(self, request: NoteRequest) -> Note:
         """A note on one item; raises SummarizeError (or LLMUnavailable to stop the stage)."""
         ...
 
-    async def week_summary(self, period_label: str, notes: list[tuple[int, str, Note]]) -> str:
-        """Markdown prose on the themes of (item_id, title, note) triples, citing items as [id]."""
+    async def week_summary(
+        self, period_label: str, notes: list[tuple[int, str, Note]]
+    ) -> WeekSummary:
+        """Themes of (item_id, title, note) triples, each statement citing item ids."""
+        ...
+
+    def planned_tokens(self, request: NoteRequest) -> int | None:
+        """Input tokens the note's call would take; None if it makes no LLM call."""
+        ...
+
+    def planned_week_tokens(self, note_count: int) -> int | None:
+        """Input tokens of a week summary over that many notes, at most; None: no LLM call."""
         ...
 
     async def aclose(self) -> None:
@@ -51,8 +64,8 @@ class Summarizer(Protocol):
         ...
 
 
-def note_cache_key(text: str, summarizer: Summarizer) -> str:
+def note_cache_key(text: str, summarizer: Summarizer, *, model: str | None = None) -> str:
     """The same text through the same model and prompt gives the same key."""
     text_hash = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    payload = json.dumps([text_hash, summarizer.model, summarizer.prompt_version])
+    payload = json.dumps([text_hash, model or summarizer.model, summarizer.prompt_version])
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()

@@ -1,4 +1,4 @@
-"""Plain-text helpers shared by the summarisers: cleaning, sentences, words, truncation (pure)."""
+"""Plain-text helpers shared by the summarisers: cleaning, sentences, words, links (pure)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,8 @@ _ABBREVIATIONS = (
 ABBREVIATIONS = frozenset(_ABBREVIATIONS.split())
 
 # A candidate sentence end: terminal punctuation, closing quotes or brackets, then whitespace.
+# A lower-case letter after it still starts a sentence (lower-cased text, chat-style posts);
+# abbreviations and initials are recognised instead.
 _BOUNDARY = re.compile(r"[.!?…]+[\"'”’)\]]*\s+")
 _WORD = re.compile(r"[^\W_][\w'’-]*")
 
@@ -59,7 +61,7 @@ def _split_paragraph(paragraph: str) -> list[str]:
         following = paragraph[match.end() : match.end() + 1]
         if not following or _is_abbreviation(paragraph[start : match.start() + 1]):
             continue
-        if following.islower():  # "… e.g. the thing", "3 p.m. tomorrow"
+        if following.islower() and match[0].rstrip().endswith(("…", "...")):  # "wait… and then"
             continue
         pieces.append(paragraph[start : match.end()].strip())
         start = match.end()
@@ -94,23 +96,16 @@ def shorten(text: str, limit: int) -> str:
     return cut + "…"
 
 
-def truncate(text: str, limit: int) -> str:
-    """Keep the start of `text`, whole paragraphs where possible, within `limit` characters."""
-    if len(text) <= limit:
-        return text
-    marker = "\n[…]"
-    budget = limit - len(marker)
-    kept: list[str] = []
-    used = 0
-    for block in re.split(r"(\n\s*\n|\n)", text):
-        if used + len(block) > budget:
-            break
-        kept.append(block)
-        used += len(block)
-    body = "".join(kept).rstrip()
-    if not body:  # the first paragraph alone is too long: cut it at a word boundary
-        body = shorten(text[:budget], budget)
-    return body + marker
+_MARKDOWN_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_AUTOLINK = re.compile(r"<(?:https?|ftp|mailto):[^>]*>", re.IGNORECASE)
+URL = re.compile(r"\b(?:https?://|ftp://|www\.)\S+", re.IGNORECASE)
+
+
+def without_links(text: str) -> str:
+    """Model text with every link and URL taken out: `[text](url)` keeps only its text."""
+    text = _MARKDOWN_LINK.sub(lambda m: m[1], text)
+    text = URL.sub("", _AUTOLINK.sub("", text))
+    return re.sub(r"\s+([.,;:!?])", r"\1", " ".join(text.split()))
 
 
 def strip_trailing_punctuation(text: str) -> str:

@@ -9,13 +9,21 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from digest.collect.formats import ImportResult
-from digest.collect.importers._records import snippet
+from digest.collect.importers.common import (
+    add_item,
+    join_context,
+    pick_topic,
+    record_time,
+    snippet,
+    split_tags,
+)
 from digest.errors import ImportFormatError
-from digest.models import Rejected
+from digest.models import Rejected, SavedItem
 
 _JS_WRAPPER = re.compile(r"^\s*window\.YTD\.[\w.]+\s*=\s*")
 
@@ -56,6 +64,14 @@ def first_of(record: Record, *names: str) -> Any:
     return None
 
 
+def nested(record: Record, name: str, default: Record | None = None) -> Record:
+    """The object under `name`, else `default` (an empty object when not given)."""
+    value = record.get(name)
+    if isinstance(value, dict):
+        return value
+    return {} if default is None else default
+
+
 def as_list(value: Any, *wrappers: str) -> list[Any]:
     """`value` if it is a list, else the first list found under one of `wrappers`."""
     if isinstance(value, list):
@@ -68,13 +84,29 @@ def as_list(value: Any, *wrappers: str) -> list[Any]:
     return []
 
 
+@dataclass(frozen=True)
+class LinkFields:
+    """Which keys of a flat bookmark record mean what; the first present of each wins."""
+
+    url: tuple[str, ...]
+    title: tuple[str, ...]
+    time: str
+    tags: str
+    context: tuple[str, ...] = ()
+
+
 class JsonExport:
-    """Sniffs by keys, loads the file and hands each object record to `add`."""
+    """Sniffs by keys, loads the file and hands each object record to `add`.
+
+    A flat bookmark format only declares its `fields`; others override `add`.
+    """
 
     name = ""
     description = ""
     markers: tuple[re.Pattern[str], ...] = ()  # every one must be in the head
     score = 90
+    fields: LinkFields | None = None
+    appendable = False  # records are numbered, not lines
 
     def sniff(self, head: str) -> int:
         start = _JS_WRAPPER.sub("", head.lstrip("\ufeff"), count=1).lstrip()
@@ -100,7 +132,32 @@ class JsonExport:
         return iter(found) if isinstance(data, list) else None
 
     def add(self, result: ImportResult, record: Record, number: int, zone: ZoneInfo) -> None:
-        raise NotImplementedError
+        self.add_link(result, record, number, zone)
+
+    def add_link(
+        self,
+        result: ImportResult,
+        record: Record,
+        number: int,
+        zone: ZoneInfo,
+        *,
+        folder: str | None = None,
+    ) -> None:
+        """The record as a link item by `fields`; `folder` is the topic when no tag is."""
+        fields = self.fields
+        assert fields is not None, f"{self.name}: a JsonExport without fields must override add"
+        url = text_of(record, *fields.url)
+        if url is None:
+            return reject(result, number, record, f"no {fields.url[0]}")
+        item = SavedItem(
+            url=url,
+            title=text_of(record, *fields.title),
+            saved_at=record_time(result, record.get(fields.time), zone, line=number, raw=record),
+            topic=pick_topic(split_tags(record.get(fields.tags)), folder),
+            context=join_context(*(text_of(record, name) for name in fields.context)),
+            line=number,
+        )
+        add_item(result, item, raw=record)
 
 
 def reject(result: ImportResult, number: int, record: object, reason: str) -> None:

@@ -26,8 +26,8 @@ from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
 from digest.collect.formats import ImportResult, register
-from digest.collect.importers.common import is_web_scheme_problem, shorten, url_problem
-from digest.models import Rejected, SavedItem
+from digest.collect.importers.common import refuse, shorten, url_problem
+from digest.models import SavedItem
 
 _TOKENS = re.compile(
     r"<A\s(?P<attrs>[^>]*)>(?P<title>[^\n]*?)</A\s*>"
@@ -92,6 +92,7 @@ class _Scan:
 class BookmarksImporter:
     name = "bookmarks"
     description = "Netscape bookmark HTML (Chrome, Firefox, Safari, Pocket, Raindrop exports)"
+    appendable = True
 
     def sniff(self, head: str) -> int:
         lowered = head[:4096].lower()
@@ -157,9 +158,8 @@ def _bookmark(match: re.Match[str], scan: _Scan, line: int) -> None:
     title = _text(match.group("title")) or None
     problem = url_problem(url)
     if problem is not None:
-        where = scan.result.skipped if is_web_scheme_problem(problem) else scan.result.rejected
         reason = f"{problem}: {shorten(url, 60)}" if url else problem
-        where.append(Rejected(line, shorten(title or url or "(no HREF)"), reason))
+        refuse(scan.result, line, shorten(title or url or "(no HREF)"), reason)
         return
     tags = [tag.strip() for tag in attrs.get("TAGS", "").split(",") if tag.strip()]
     saved_at = _timestamp(attrs.get("ADD_DATE") or attrs.get("TIME_ADDED"))

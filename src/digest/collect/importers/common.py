@@ -1,10 +1,24 @@
-"""Text helpers the line-based importers share: URLs in prose, list markers, line splitting."""
+"""What the importers share: lines and list markers, URLs in text and their triage,
+report excerpts, record fields (times, tags, topics) and HTML-to-text.
+
+Every entry of a file ends in exactly one place of an ImportResult: an item, a
+`skipped` entry (a link we deliberately do not import, such as `javascript:`), or a
+`rejected` entry naming its line or record number and why (`refuse` picks which).
+"""
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Iterable
+from datetime import UTC, datetime, time
+from email.utils import parsedate_to_datetime
+from html.parser import HTMLParser
 from urllib.parse import urlsplit
+from zoneinfo import ZoneInfo
 
+from digest.collect.formats import ImportResult
+from digest.models import Rejected, SavedItem
 from digest.urls import FETCHABLE_SCHEMES, normalize_url
 
 # A URL in running text: up to whitespace or a character that cannot end one in prose.
@@ -16,12 +30,43 @@ MARKDOWN_LINK = re.compile(
 )
 LIST_MARKER = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
 _SCHEME = re.compile(r"^[a-z][a-z0-9+.\-]*:", re.IGNORECASE)
+# A link: `scheme://…`, or one of the schemes browsers save without `//` (skipped later).
+_LINK = re.compile(
+    r"^(?:[a-z][a-z0-9+.\-]*://|(?:javascript|mailto|place|about|data|tel|magnet|blob):\S)",
+    re.IGNORECASE,
+)
 _TRAILING = ".,;:!?'\""
 TITLE_SEPARATOR = re.compile(r"\s+[-–—]\s+")
 # The common case, known good without parsing: http(s), a plain host name, no port or user.
 _PLAIN_WEB_URL = re.compile(
     r"^https?://[a-z0-9-]+(?:\.[a-z0-9-]+)*\.?(?:[/?#]\S*)?$", re.IGNORECASE
 )
+
+
+# Folder and tag names services give everything by default: no topic in them.
+DEFAULT_FOLDERS = frozenset(
+    {
+        "unread",
+        "archive",
+        "archived",
+        "unsorted",
+        "starred",
+        "inbox",
+        "new",
+        "later",
+        "feed",
+        "shortlist",
+        "read",
+        "favorites",
+        "home",
+        "bookmarks",
+        "unfiled",
+    }
+)
+_TWITTER_TIME = "%a %b %d %H:%M:%S %z %Y"
+
+
+# -- lines and URLs in text ---------------------------------------------------
 
 
 def lines_of(text: str) -> list[str]:
@@ -51,6 +96,11 @@ def bare_urls(text: str) -> list[str]:
     return [trim_url(match.group()) for match in BARE_URL.finditer(text)]
 
 
+def urls_in(text: str) -> list[str]:
+    """The distinct http(s) URLs in running text, in order."""
+    return list(dict.fromkeys(bare_urls(text)))
+
+
 def url_problem(url: str) -> str | None:
     """Why `url` cannot be saved as a web link, or None when it can."""
     candidate = url.strip().strip("<>")
@@ -72,9 +122,20 @@ def url_problem(url: str) -> str | None:
     return None
 
 
+def is_link(token: str) -> bool:
+    """Whether `token` is written as a link of any scheme (`https://…`, `javascript:…`)."""
+    return _LINK.match(token) is not None
+
+
 def is_web_scheme_problem(problem: str) -> bool:
     """A link deliberately not imported (mailto:, javascript:), as opposed to a broken one."""
     return problem.startswith("not a web link")
+
+
+def refuse(result: ImportResult, line: int | None, text: str, problem: str) -> None:
+    """Record a link that cannot be saved: skipped if deliberately so, else not understood."""
+    where = result.skipped if is_web_scheme_problem(problem) else result.rejected
+    where.append(Rejected(line, text, problem))
 
 
 def remove_spans(text: str, spans: list[tuple[int, int]]) -> str:
@@ -96,3 +157,166 @@ def tidy_title(text: str) -> str | None:
 def shorten(text: str, limit: int = 80) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# -- records of exports ----------------------------------------------------------
+
+
+class TimeError(ValueError):
+    """A time field that is present but not understood."""
+
+
+def parse_time(value: object, zone: ZoneInfo) -> datetime | None:
+    """Unix seconds (or milliseconds), ISO-8601, RFC 2822 or Twitter time -> aware datetime.
+
+    Empty values give None; a date without a time is midnight in `zone`; a
+    naive time is read in `zone`. Raises TimeError for anything else.
+    """
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        raise TimeError(f"time not understood: {value!r}")
+    if isinstance(value, int | float):
+        return _from_epoch(float(value))
+    text = str(value).strip()
+    if not text:
+        return None
+    if re.fullmatch(r"\d{9,14}(\.\d+)?", text):
+        return _from_epoch(float(text))
+    return _from_text(text, zone)
+
+
+def _from_epoch(seconds: float) -> datetime:
+    if seconds > 1e11:  # milliseconds
+        seconds /= 1000
+    return datetime.fromtimestamp(seconds, UTC)
+
+
+def _from_text(text: str, zone: ZoneInfo) -> datetime:
+    iso = text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text
+    try:
+        moment = datetime.fromisoformat(iso)
+    except ValueError:
+        moment = _from_other_text(text)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=zone)
+    if len(text) == 10 and moment.time() == time.min:  # a bare date
+        moment = datetime.combine(moment.date(), time.min, zone)
+    return moment
+
+
+def _from_other_text(text: str) -> datetime:
+    try:
+        return datetime.strptime(text, _TWITTER_TIME)
+    except ValueError:
+        pass
+    try:
+        return parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError) as exc:
+        raise TimeError(f"time not understood: {text!r}") from exc
+
+
+def split_tags(value: object) -> list[str]:
+    """Tags as a list: a JSON-ish list, or text split on commas, pipes or spaces."""
+    if value is None:
+        return []
+    if isinstance(value, list):
+        names = [v.get("name") if isinstance(v, dict) else v for v in value]
+        return [str(n).strip() for n in names if n is not None and str(n).strip()]
+    text = str(value).strip()
+    if text.startswith("[") and text.endswith("]"):
+        text = text[1:-1].replace("'", "").replace('"', "")
+    for separator in (",", "|"):
+        if separator in text:
+            return [t.strip() for t in text.split(separator) if t.strip()]
+    return text.split()
+
+
+def pick_topic(*candidates: Iterable[str] | str | None) -> str | None:
+    """The first tag or folder that is not a service's default (Unread, Archive, …)."""
+    for candidate in candidates:
+        names = [candidate] if isinstance(candidate, str) else list(candidate or [])
+        for name in names:
+            cleaned = name.strip().strip("/").strip()
+            if cleaned and cleaned.lower() not in DEFAULT_FOLDERS:
+                return cleaned
+    return None
+
+
+def join_context(*parts: str | None) -> str | None:
+    """Non-empty parts, one paragraph each; None when there are none."""
+    kept = [part.strip() for part in parts if part and part.strip()]
+    return "\n\n".join(kept) or None
+
+
+def snippet(record: object, limit: int = 200) -> str:
+    """A one-line excerpt of a record, for reports."""
+    if isinstance(record, str):
+        return shorten(record, limit)
+    return shorten(json.dumps(record, ensure_ascii=False, default=str), limit)
+
+
+def add_item(result: ImportResult, item: SavedItem, *, raw: object) -> None:
+    """Add `item` unless its URL is not a web link (skipped) or not a URL at all (rejected)."""
+    problem = None if item.url is None else url_problem(item.url)
+    if problem is None:
+        result.items.append(item)
+    elif is_web_scheme_problem(problem):
+        refuse(result, item.line, snippet(raw), problem)
+    else:
+        refuse(result, item.line, snippet(raw), f"{problem}: {shorten(item.url or '', 60)}")
+
+
+def record_time(
+    result: ImportResult, value: object, zone: ZoneInfo, *, line: int | None, raw: object
+) -> datetime | None:
+    """The record's time; one that is not understood is reported and the item kept undated."""
+    try:
+        return parse_time(value, zone)
+    except TimeError as exc:
+        result.rejected.append(Rejected(line, snippet(raw), f"{exc}; item kept, undated"))
+        return None
+
+
+def trim_title(text: str | None, limit: int = 100) -> str | None:
+    if not text:
+        return None
+    one_line = " ".join(text.split())
+    if len(one_line) <= limit:
+        return one_line or None
+    cut = one_line[:limit].rsplit(" ", 1)[0] or one_line[:limit]
+    return cut + "…"
+
+
+class _TextAndLinks(HTMLParser):
+    """Text of an HTML fragment, paragraphs kept, and the links in it (not mentions or tags)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self.links: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = dict(attrs)
+        if tag == "br":
+            self.parts.append("\n")
+        elif tag == "p" and self.parts:
+            self.parts.append("\n\n")
+        elif tag == "a":
+            classes = (found.get("class") or "").split()
+            href = found.get("href")
+            if href and not {"mention", "hashtag", "u-url"} & set(classes):
+                self.links.append(href)
+
+    def handle_data(self, data: str) -> None:
+        self.parts.append(data)
+
+
+def html_text_and_links(fragment: str) -> tuple[str, list[str]]:
+    """Plain text of a post's HTML (links in full, hidden spans too) and the links in it."""
+    parser = _TextAndLinks()
+    parser.feed(fragment)
+    parser.close()
+    lines = ("".join(parser.parts)).split("\n")
+    text = "\n".join(" ".join(line.split()) for line in lines)
+    return re.sub(r"\n{3,}", "\n\n", text).strip(), list(dict.fromkeys(parser.links))

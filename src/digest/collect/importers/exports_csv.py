@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from zoneinfo import ZoneInfo
 
 from digest.collect.formats import ImportResult, register
-from digest.collect.importers._records import (
+from digest.collect.importers.common import (
     add_item,
     join_context,
     pick_topic,
@@ -49,6 +49,7 @@ class CsvFormat:
     folder: str | None = None
     context: tuple[str, ...] = ()
     url_prefix: str = ""  # for relative links (Reddit permalinks)
+    appendable = True  # a row's line is the line it starts on
 
     def sniff(self, head: str) -> int:
         columns = _header(head)

@@ -7,8 +7,8 @@
 - linkwarden: {"collections": [{name, links: [{url, name, description,
   createdAt, tags: [{name}]}]}]}, a bare list of collections, or {"links": [...]}
   whose links name their {"collection": {name}}
-- hackernews: [{id, title, url, time / created_at}] or Algolia's {"hits": [...]};
-  an Ask HN post without url links to its item page
+- hackernews: [{id, title, url, time / created_at, text}] or Algolia's {"hits": [...]};
+  an Ask HN post without url links to its item page; its text (HTML) is kept as context
 - github-stars: the API's starred repos, [{full_name, html_url, …}] or
   [{starred_at, repo: {...}}] (the star+json media type)
 
@@ -24,15 +24,18 @@ from zoneinfo import ZoneInfo
 from digest.collect.formats import ImportResult, register
 from digest.collect.importers._json import (
     JsonExport,
+    LinkFields,
     Record,
     as_list,
     first_of,
     keys,
+    nested,
     reject,
     text_of,
 )
-from digest.collect.importers._records import (
+from digest.collect.importers.common import (
     add_item,
+    html_text_and_links,
     join_context,
     pick_topic,
     record_time,
@@ -48,40 +51,22 @@ class Pinboard(JsonExport):
     name = "pinboard"
     description = "Pinboard JSON export ([{href, description, extended, time, tags}])"
     markers = keys("href", "extended")
-
-    def add(self, result: ImportResult, record: Record, number: int, zone: ZoneInfo) -> None:
-        url = text_of(record, "href")
-        if url is None:
-            return reject(result, number, record, "no href")
-        item = SavedItem(
-            url=url,
-            title=text_of(record, "description"),
-            saved_at=record_time(result, record.get("time"), zone, line=number, raw=record),
-            topic=pick_topic(split_tags(record.get("tags"))),
-            context=text_of(record, "extended"),
-            line=number,
-        )
-        add_item(result, item, raw=record)
+    fields = LinkFields(
+        url=("href",), title=("description",), time="time", tags="tags", context=("extended",)
+    )
 
 
 class Omnivore(JsonExport):
     name = "omnivore"
     description = "Omnivore export ([{url, title, description, savedAt, labels}])"
     markers = keys("savedAt", "url")
-
-    def add(self, result: ImportResult, record: Record, number: int, zone: ZoneInfo) -> None:
-        url = text_of(record, "url", "originalArticleUrl")
-        if url is None:
-            return reject(result, number, record, "no url")
-        item = SavedItem(
-            url=url,
-            title=text_of(record, "title"),
-            saved_at=record_time(result, record.get("savedAt"), zone, line=number, raw=record),
-            topic=pick_topic(split_tags(record.get("labels"))),
-            context=text_of(record, "description"),
-            line=number,
-        )
-        add_item(result, item, raw=record)
+    fields = LinkFields(
+        url=("url", "originalArticleUrl"),
+        title=("title",),
+        time="savedAt",
+        tags="labels",
+        context=("description",),
+    )
 
 
 class Karakeep(JsonExport):
@@ -93,8 +78,7 @@ class Karakeep(JsonExport):
         return iter(data["bookmarks"]) if isinstance(data, dict) and "bookmarks" in data else None
 
     def add(self, result: ImportResult, record: Record, number: int, zone: ZoneInfo) -> None:
-        content = record.get("content") if isinstance(record.get("content"), dict) else {}
-        assert isinstance(content, dict)
+        content = nested(record, "content")
         kind = content.get("type")
         if kind not in ("link", "text"):
             if not kind:
@@ -120,6 +104,13 @@ class Linkwarden(JsonExport):
     name = "linkwarden"
     description = 'Linkwarden backup ({"collections": [{name, links: [...]}]} and older shapes)'
     markers = keys("links", "url")
+    fields = LinkFields(
+        url=("url",),
+        title=("name", "title"),
+        time="createdAt",
+        tags="tags",
+        context=("description",),
+    )
 
     def sniff(self, head: str) -> int:
         score = super().sniff(head)
@@ -133,24 +124,10 @@ class Linkwarden(JsonExport):
         return iter(links) if links or isinstance(data, dict) and "links" in data else None
 
     def add(self, result: ImportResult, record: Record, number: int, zone: ZoneInfo) -> None:
-        url = text_of(record, "url")
-        if url is None:
-            return reject(result, number, record, "no url")
-        collection = record.get("collection")
-        folder = (
-            collection.get("name") if isinstance(collection, dict) else record.get("_collection")
+        folder = nested(record, "collection").get("name") or record.get("_collection")
+        self.add_link(
+            result, record, number, zone, folder=folder if isinstance(folder, str) else None
         )
-        item = SavedItem(
-            url=url,
-            title=text_of(record, "name", "title"),
-            saved_at=record_time(result, record.get("createdAt"), zone, line=number, raw=record),
-            topic=pick_topic(
-                split_tags(record.get("tags")), folder if isinstance(folder, str) else None
-            ),
-            context=text_of(record, "description"),
-            line=number,
-        )
-        add_item(result, item, raw=record)
 
 
 def _collection_links(collections: list[Any]) -> Iterator[Any]:
@@ -185,7 +162,10 @@ class HackerNews(JsonExport):
             url=url,
             title=text_of(record, "title", "story_title"),
             saved_at=record_time(result, when, zone, line=number, raw=record),
-            context=f"Hacker News discussion: {HN_ITEM}{story}" if story else None,
+            context=join_context(
+                html_text_and_links(text_of(record, "text", "story_text") or "")[0],
+                f"Hacker News discussion: {HN_ITEM}{story}" if story else None,
+            ),
             line=number,
         )
         add_item(result, item, raw=record)
@@ -197,8 +177,7 @@ class GitHubStars(JsonExport):
     markers = keys("full_name", "html_url")
 
     def add(self, result: ImportResult, record: Record, number: int, zone: ZoneInfo) -> None:
-        repo = record.get("repo") if isinstance(record.get("repo"), dict) else record
-        assert isinstance(repo, dict)
+        repo = nested(record, "repo", default=record)
         url = text_of(repo, "html_url")
         if url is None:
             return reject(result, number, record, "no html_url")

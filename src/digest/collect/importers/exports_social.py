@@ -24,8 +24,16 @@ from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo
 
 from digest.collect.formats import ImportResult, register
-from digest.collect.importers._json import JsonExport, Record, as_list, keys, reject, text_of
-from digest.collect.importers._records import (
+from digest.collect.importers._json import (
+    JsonExport,
+    Record,
+    as_list,
+    keys,
+    nested,
+    reject,
+    text_of,
+)
+from digest.collect.importers.common import (
     add_item,
     html_text_and_links,
     join_context,
@@ -51,15 +59,13 @@ class Mastodon(JsonExport):
     markers = keys("acct", "content", "uri")
 
     def add(self, result: ImportResult, record: Record, number: int, zone: ZoneInfo) -> None:
-        status = record["reblog"] if isinstance(record.get("reblog"), dict) else record
+        status = nested(record, "reblog", default=record)
         url = text_of(status, "url", "uri")
         if url is None:
             return reject(result, number, record, "no url or uri")
         text, links = html_text_and_links(str(status.get("content") or ""))
-        card = status.get("card") if isinstance(status.get("card"), dict) else {}
-        assert isinstance(card, dict)
-        account = status.get("account") if isinstance(status.get("account"), dict) else {}
-        assert isinstance(account, dict)
+        card = nested(status, "card")
+        account = nested(status, "account")
         author = text_of(account, "acct", "username") or "someone"
         item = SavedItem(
             url=url,
@@ -144,8 +150,7 @@ def _tweet_url(record: Record) -> str | None:
 
 def _expanded_urls(record: Record) -> list[str]:
     found: list[str] = []
-    entities = record.get("entities") if isinstance(record.get("entities"), dict) else {}
-    assert isinstance(entities, dict)
+    entities = nested(record, "entities")
     for holder in (record.get("expanded_urls"), record.get("urls"), entities.get("urls")):
         for entry in as_list(holder):
             if isinstance(entry, dict):
@@ -172,8 +177,7 @@ class Reddit(JsonExport):
         return _flatten_listings(things)
 
     def add(self, result: ImportResult, record: Record, number: int, zone: ZoneInfo) -> None:
-        data = record.get("data") if isinstance(record.get("data"), dict) else record
-        assert isinstance(data, dict)
+        data = nested(record, "data", default=record)
         permalink = text_of(data, "permalink")
         if permalink is None:
             return reject(result, number, record, "no permalink")

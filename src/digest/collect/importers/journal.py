@@ -31,8 +31,8 @@ from digest.collect.formats import ImportResult, register
 from digest.collect.importers.common import (
     BARE_URL,
     MARKDOWN_LINK,
-    is_web_scheme_problem,
     lines_of,
+    refuse,
     remove_spans,
     strip_list_marker,
     tidy_title,
@@ -61,6 +61,7 @@ class _Cursor:
 class JournalImporter:
     name = "journal"
     description = "markdown link journal: `## YYYY-MM-DD` days, `### topic`, links and notes"
+    appendable = True
 
     def sniff(self, head: str) -> int:
         lines = lines_of(head)
@@ -121,9 +122,10 @@ def _opens_link(line: str) -> bool:
 def _read_line(
     number: int, line: str, cursor: _Cursor, result: ImportResult, zone: ZoneInfo
 ) -> None:
-    if not line.strip() or _RULE.match(line) or _HTML_COMMENT.match(line):
+    start = line.lstrip()[:1]  # the first character decides which patterns can match
+    if not start or start in "-*_+<" and (_RULE.match(line) or _HTML_COMMENT.match(line)):
         return
-    if heading := _HEADING.match(line):
+    if start == "#" and (heading := _HEADING.match(line)):
         _read_heading(number, line, heading.group(2), cursor, result, zone)
         return
     _read_entry(number, line, cursor, result)
@@ -149,9 +151,9 @@ def _read_heading(
 def _read_entry(number: int, line: str, cursor: _Cursor, result: ImportResult) -> None:
     """A list entry or a plain line: its links (markdown or bare), else a note of its text."""
     _, body = strip_list_marker(line)
-    marked = list(MARKDOWN_LINK.finditer(body))
+    marked = list(MARKDOWN_LINK.finditer(body)) if "](" in body else []
     rest = remove_spans(body, [match.span() for match in marked])
-    bare = list(BARE_URL.finditer(rest))
+    bare = list(BARE_URL.finditer(rest)) if "://" in rest else []
     prose = tidy_title(remove_spans(rest, [match.span() for match in bare]))
     links = [
         (m.group("target").strip("<>"), " ".join(m.group("title").split()) or None) for m in marked
@@ -178,8 +180,7 @@ def _add_link(
 ) -> None:
     problem = url_problem(url)
     if problem is not None:
-        where = result.skipped if is_web_scheme_problem(problem) else result.rejected
-        where.append(Rejected(number, url or "(empty)", problem))
+        refuse(result, number, url or "(empty)", problem)
         return
     result.items.append(
         SavedItem(

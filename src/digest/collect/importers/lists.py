@@ -38,8 +38,9 @@ from digest.collect.importers.common import (
     MARKDOWN_LINK,
     TITLE_SEPARATOR,
     bare_urls,
-    is_web_scheme_problem,
+    is_link,
     lines_of,
+    refuse,
     remove_spans,
     strip_list_marker,
     tidy_title,
@@ -64,6 +65,7 @@ class _ListState:
 class ListImporter:
     name = "list"
     description = "plain learning list: topic lines, `- ` entries with or without URLs"
+    appendable = False  # a comment line joins the entry above it
 
     def sniff(self, head: str) -> int:
         lines = [line for line in lines_of(head) if line.strip()]
@@ -174,14 +176,14 @@ def _link(number: int, url: str, title: str | None, result: ImportResult) -> Sav
     problem = url_problem(url)
     if problem is None:
         return SavedItem(url=url, title=title, line=number)
-    where = result.skipped if is_web_scheme_problem(problem) else result.rejected
-    where.append(Rejected(number, url or "(empty)", problem))
+    refuse(result, number, url or "(empty)", problem)
     return None
 
 
 class UrlsImporter:
     name = "urls"
     description = "plain list of URLs, one per line; `#` comments"
+    appendable = True
 
     def sniff(self, head: str) -> int:
         lines = [line.strip() for line in lines_of(head)]
@@ -212,7 +214,7 @@ def _first_url(line: str) -> str | None:
     """The line's URL when the line starts with one (after an optional list marker)."""
     _, body = strip_list_marker(line)
     token = body.split(maxsplit=1)[0] if body else ""
-    return token if re.match(r"^[a-z][a-z0-9+.\-]*://", token, re.IGNORECASE) else None
+    return token if is_link(token) else None
 
 
 register(ListImporter())

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from zoneinfo import ZoneInfo
 
 from digest.collect.formats import ImportResult, register
-from digest.collect.importers._records import trim_title, urls_in
+from digest.collect.importers.common import trim_title, urls_in
 from digest.models import ItemKind, SavedItem
 
 _SEPARATOR = re.compile(r"^\s*(?:-{3,}|\*{3,}|_{3,}|={3,})\s*$")
@@ -139,6 +139,7 @@ def _post_item(lines: list[_Line]) -> SavedItem:
 class PostsImporter:
     name = "posts"
     description = "saved social-media posts pasted one after another (prose, t.co links)"
+    appendable = False  # a post may go on in lines pasted later
 
     def sniff(self, head: str) -> int:
         lines = [line.strip() for line in head.splitlines() if line.strip()]

@@ -1,0 +1,326 @@
+"""The fetch stage over many loopback hosts, beside the trafilatura command and the CPU floor.
+
+    python bench/fetch_extract.py EXTRACTION_DATA_DIR [--pages 1000] [--hosts 100]
+        [--latency-s 0.05] [--delay-s 1.0] [--skip-trafilatura] [--skip-floor]
+
+EXTRACTION_DATA_DIR holds html/<id>.html.gz (the extraction benchmark, see
+docs/benchmarks.md). Its pages are served under distinct URLs, /page/<n>, by one
+asyncio server process listening on 127.0.0.2 … 127.0.0.<hosts+1>, each answer held
+back `latency_s`. The URL list groups each host's pages together, as a saved list would.
+
+The figures:
+- ours: `Pipeline.fetch_and_extract` over a fresh store holding the URLs, with
+  `per_host_delay_s = delay_s`; CPU of the stage's process and its extraction workers;
+- trafilatura: the same URL list through `trafilatura -i LIST --parallel 16 --json`, its
+  config file setting SLEEP_TIME (its per-host delay) to the same delay, SSRF protection
+  off for the loopback hosts;
+- the floor: the CPU time of extracting every page once, in one process, ÷ the cores;
+  and beside it the wall time of that extraction split over one process per core (no
+  fetching), which is what the cores really give when both work at once;
+- the server's CPU during each run, since it shares the cores.
+
+Each runs in its own process, so that CPU and peak memory are its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import gzip
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+TRAFILATURA_PARALLEL = 16
+
+
+# -- the loopback hosts ---------------------------------------------------------------------
+
+
+def serve(data_dir: Path, hosts: int, latency_s: float) -> None:
+    """Child process: answer GET /page/<n> with page n (mod the data set) on every host."""
+    pages = load_pages(data_dir)
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                path = head.split(b" ", 2)[1]
+                await asyncio.sleep(latency_s)
+                if path.startswith(b"/page/") and path[6:].isdigit():
+                    body, status = pages[int(path[6:]) % len(pages)], b"200 OK"
+                else:
+                    body, status = b"not found", b"404 Not Found"
+                writer.write(
+                    b"HTTP/1.1 %s\r\nContent-Type: text/html; charset=utf-8\r\n"
+                    b"Content-Length: %d\r\n\r\n" % (status, len(body)) + body
+                )
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    async def main() -> None:
+        first = await asyncio.start_server(answer, host_address(0), 0, backlog=1024)
+        port = first.sockets[0].getsockname()[1]
+        for n in range(1, hosts):
+            await asyncio.start_server(answer, host_address(n), port, backlog=1024)
+        print(port, flush=True)
+        await asyncio.Event().wait()
+
+    asyncio.run(main())
+
+
+def host_address(n: int) -> str:
+    return f"127.0.0.{2 + n}"
+
+
+def load_pages(data_dir: Path) -> list[bytes]:
+    files = sorted((data_dir / "html").glob("*.html.gz"))
+    if not files:
+        sys.exit(f"no html/*.html.gz in {data_dir}")
+    return [gzip.decompress(path.read_bytes()) for path in files]
+
+
+def url_list(port: int, pages: int, hosts: int) -> list[str]:
+    per_host = -(-pages // hosts)
+    return [f"http://{host_address(n // per_host)}:{port}/page/{n}" for n in range(pages)]
+
+
+# -- the three measurements, each in a child process ---------------------------------------------
+
+
+def run_ours(urls_file: Path, delay_s: float) -> dict[str, Any]:
+    from digest.config import Config, FetchConfig
+    from digest.models import SavedItem
+    from digest.pipeline import Pipeline
+    from digest.store import open_store
+
+    urls = urls_file.read_text().split()
+    fetch = FetchConfig(allow_private_addresses=["127.0.0.0/8"], per_host_delay_s=delay_s)
+    with tempfile.TemporaryDirectory() as tmp:
+        store = open_store(Path(tmp) / "digest.db")
+        source = store.ensure_source("bench", "file", path="/bench")
+        store.save_items(source, [SavedItem(url) for url in urls], utc_now())
+        before = resource.getrusage(resource.RUSAGE_SELF)
+        started = time.perf_counter()
+        report = asyncio.run(Pipeline(Config(fetch=fetch), store).fetch_and_extract())
+        wall = time.perf_counter() - started
+        store.close()
+    parent = resource.getrusage(resource.RUSAGE_SELF)
+    workers = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return {
+        "pages": report.done,
+        "failures": len(report.failures),
+        "wall_s": wall,
+        "parent_cpu_s": cpu(parent) - cpu(before),
+        "workers_cpu_s": cpu(workers),
+        "parent_peak_mb": parent.ru_maxrss / 1024,
+        "worker_peak_mb": workers.ru_maxrss / 1024,
+    }
+
+
+def run_floor(data_dir: Path, pages: int) -> dict[str, Any]:
+    """Extraction alone: in one process (CPU time), then split over every core (wall time)."""
+    started = time.process_time()
+    extract_share(data_dir, pages, 0, 1)
+    cpu_s = time.process_time() - started
+    cores = os.cpu_count() or 1
+    with ProcessPoolExecutor(cores) as pool:
+        list(pool.map(time.sleep, [0.1] * cores))  # the workers exist before the clock starts
+        started = time.perf_counter()
+        shares = [(data_dir, pages, share, cores) for share in range(cores)]
+        list(pool.map(extract_share, *zip(*shares, strict=True)))
+        parallel_s = time.perf_counter() - started
+    return {"cpu_s": cpu_s, "parallel_wall_s": parallel_s}
+
+
+def extract_share(data_dir: Path, pages: int, share: int, shares: int) -> None:
+    """Extract pages share, share + shares, … (pages in the data set, as served)."""
+    from digest.errors import ExtractError
+    from digest.extract import extract
+
+    bodies = load_pages(data_dir)
+    for n in range(share, pages, shares):
+        with contextlib.suppress(ExtractError):
+            extract(bodies[n % len(bodies)], url=f"http://x.test/page/{n}", content_type=None)
+
+
+def run_trafilatura(urls_file: Path, delay_s: float) -> dict[str, Any]:
+    package = Path(sys.executable).parent.parent / "lib"
+    [settings] = package.glob("python*/site-packages/trafilatura/settings.cfg")
+    with tempfile.TemporaryDirectory() as tmp:
+        config = Path(tmp) / "settings.cfg"
+        config.write_text(
+            settings.read_text()
+            .replace("SLEEP_TIME = 5.0", f"SLEEP_TIME = {delay_s}")
+            .replace("SSRF_PROTECTION = on", "SSRF_PROTECTION = off")
+            .replace("INSECURE_SSL_FALLBACK = on", "INSECURE_SSL_FALLBACK = off")
+        )
+        # JSON lines on stdout, one per page: files in -o are named by a hash of the
+        # text, so the repeated pages would overwrite each other and hide the count
+        command = [
+            str(Path(sys.executable).with_name("trafilatura")), "-i", str(urls_file),
+            "--parallel", str(TRAFILATURA_PARALLEL), "--json", "--config-file", str(config),
+        ]  # fmt: skip
+        output = Path(tmp) / "out.jsonl"
+        started = time.perf_counter()
+        with output.open("w") as out:
+            child = subprocess.Popen(command, stdout=out, stderr=subprocess.DEVNULL)
+            _, status, usage = os.wait4(child.pid, 0)
+        wall = time.perf_counter() - started
+        written = sum(1 for line in output.open() if line.startswith("{"))
+    return {
+        "pages": written,
+        "exit": os.waitstatus_to_exitcode(status),
+        "wall_s": wall,
+        "cpu_s": cpu(usage),
+        "peak_mb": usage.ru_maxrss / 1024,
+        "command": f"trafilatura -i URLS --parallel {TRAFILATURA_PARALLEL} --json"
+        f" --config-file CFG  (CFG: SLEEP_TIME = {delay_s}, SSRF_PROTECTION = off)",
+    }
+
+
+def cpu(usage: resource.struct_rusage) -> float:
+    return usage.ru_utime + usage.ru_stime
+
+
+def utc_now() -> Any:
+    from datetime import UTC, datetime
+
+    return datetime.now(UTC)
+
+
+def in_child(*args: str) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, __file__, *args], capture_output=True, text=True, check=True
+    )
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def in_child_beside(server_pid: int, *args: str) -> dict[str, Any]:
+    """in_child(*args), with the CPU the server used meanwhile (Linux: from /proc)."""
+    before = process_cpu_s(server_pid)
+    figures = in_child(*args)
+    return figures | {"server_cpu_s": process_cpu_s(server_pid) - before}
+
+
+def process_cpu_s(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+# -- the report -------------------------------------------------------------------------------
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("data_dir", type=Path)
+    parser.add_argument("--pages", type=int, default=1000)
+    parser.add_argument("--hosts", type=int, default=100)
+    parser.add_argument("--latency-s", type=float, default=0.05)
+    parser.add_argument("--delay-s", type=float, default=1.0)
+    parser.add_argument("--skip-trafilatura", action="store_true")
+    parser.add_argument("--skip-floor", action="store_true")
+    parser.add_argument("--child", choices=["serve", "ours", "floor", "trafilatura"])
+    parser.add_argument("--urls", type=Path)
+    args = parser.parse_args()
+    if args.child == "serve":
+        return serve(args.data_dir, args.hosts, args.latency_s)
+    if args.child:
+        figures = {
+            "ours": lambda: run_ours(args.urls, args.delay_s),
+            "floor": lambda: run_floor(args.data_dir, args.pages),
+            "trafilatura": lambda: run_trafilatura(args.urls, args.delay_s),
+        }[args.child]()
+        print(json.dumps(figures))
+        return
+    compare(args)
+
+
+def compare(args: argparse.Namespace) -> None:
+    cores = os.cpu_count() or 1
+    print(f"load before: {os.getloadavg()[0]:.2f} on {cores} cores")
+    common = [str(args.data_dir), "--hosts", str(args.hosts), "--delay-s", str(args.delay_s)]
+    server = subprocess.Popen(
+        [sys.executable, __file__, *common, "--latency-s", str(args.latency_s), "--child", "serve"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        port = int(server.stdout.readline())
+        with tempfile.NamedTemporaryFile("w", suffix=".txt") as urls:
+            urls.write("\n".join(url_list(port, args.pages, args.hosts)) + "\n")
+            urls.flush()
+            with_urls = [*common, "--urls", urls.name, "--pages", str(args.pages)]
+            ours = in_child_beside(server.pid, *with_urls, "--child", "ours")
+            theirs = (
+                None
+                if args.skip_trafilatura
+                else in_child_beside(server.pid, *with_urls, "--child", "trafilatura")
+            )
+    finally:
+        server.terminate()
+        server.wait()
+    floor = (
+        None
+        if args.skip_floor
+        else in_child(*common, "--pages", str(args.pages), "--child", "floor")
+    )
+    print(f"load after: {os.getloadavg()[0]:.2f}")
+    report(args, ours, theirs, floor, cores)
+
+
+def report(
+    args: argparse.Namespace,
+    ours: dict[str, Any],
+    theirs: dict[str, Any] | None,
+    floor: dict[str, Any] | None,
+    cores: int,
+) -> None:
+    rate = ours["pages"] / ours["wall_s"]
+    print(
+        f"{args.pages} pages on {args.hosts} hosts, {args.latency_s * 1000:.0f} ms latency,"
+        f" {args.delay_s:g} s per-host delay"
+    )
+    print(
+        f"digest:      {ours['wall_s']:6.1f} s  {rate:6.1f} pages/s  ({ours['pages']} extracted,"
+        f" {ours['failures']} failed)  CPU {ours['parent_cpu_s']:.1f} s parent +"
+        f" {ours['workers_cpu_s']:.1f} s workers  peak {ours['parent_peak_mb']:.0f} MB parent,"
+        f" {ours['worker_peak_mb']:.0f} MB largest worker; server CPU {ours['server_cpu_s']:.1f} s"
+    )
+    if theirs is not None:
+        their_rate = theirs["pages"] / theirs["wall_s"]
+        print(
+            f"trafilatura: {theirs['wall_s']:6.1f} s  {their_rate:6.1f} pages/s"
+            f"  ({theirs['pages']} extracted, exit {theirs['exit']})  CPU {theirs['cpu_s']:.1f} s"
+            f"  peak {theirs['peak_mb']:.0f} MB; server CPU {theirs['server_cpu_s']:.1f} s"
+        )
+        print(f"  command: {theirs['command']}")
+        print(f"  digest / trafilatura: {rate / their_rate:.2f}x  (goal >= 2)")
+    if floor is not None:
+        floor_s = floor["cpu_s"] / cores
+        print(
+            f"CPU floor:   {floor_s:6.1f} s  (single-process extraction {floor['cpu_s']:.1f} s"
+            f" CPU / {cores} cores)"
+        )
+        print(f"  digest / floor: {ours['wall_s'] / floor_s:.2f}x  (goal <= 1.25)")
+        print(
+            f"extraction alone on {cores} processes at once: {floor['parallel_wall_s']:.1f} s"
+            f"  (digest / that: {ours['wall_s'] / floor['parallel_wall_s']:.2f}x)"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,144 @@
+"""The notes stage against a loopback OpenAI-compatible server that answers after 1 s.
+
+    python bench/llm.py [--items 200] [--concurrency 4 16] [--csv ../shared/bench-data/summaries/bbc-dev.csv]
+
+For each concurrency: wall time of the notes stage for N items (goal: N / concurrency + 5 s),
+the calls made, and tokens per item as the server counted them (goal: input within
+llm.max_input_tokens, output within max_tokens = 300). Item texts are generated, or with
+--csv made of 1 to 20 articles of that file each, so that long texts must be condensed.
+With --csv, the offline summariser's ROUGE against lead-3 follows (see offline_rouge.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from digest.config import Config, DigestSection, LLMConfig
+from digest.models import Extracted, SavedItem
+from digest.periods import period_containing
+from digest.pipeline import run, utc_now
+from digest.store import open_store
+from digest.summarize.tokens import count_tokens
+
+TESTS = Path(__file__).resolve().parents[1] / "tests"
+SERVE = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from fake_openai import FakeOpenAI
+with FakeOpenAI() as fake:
+    fake.delay_s = 1.0
+    print(fake.base_url, flush=True)
+    sys.stdin.read()
+    print(fake.max_in_flight, flush=True)
+"""
+
+
+def texts(count: int, csv_path: Path | None) -> list[str]:
+    rng = random.Random(5)
+    if csv_path is None:
+        return [
+            "\n\n".join(
+                f"Paragraph {p} of article {n} explains one more detail of the system, with"
+                " numbers, caveats and a conclusion worth keeping." * 3
+                for p in range(rng.randint(5, 400))
+            )
+            for n in range(count)
+        ]
+    from offline_rouge import load
+
+    bodies = [body for _title, body, _summary in load(csv_path)]
+    return ["\n\n".join(rng.sample(bodies, rng.randint(1, 20))) for _ in range(count)]
+
+
+def seed(config: Config, pages: list[str]) -> None:
+    store = open_store(config.db_path)
+    now = utc_now()
+    source = store.ensure_source("bench", "file", path="/bench")
+    store.save_items(
+        source, [SavedItem(url=f"https://bench.example/{i}") for i in range(len(pages))], now
+    )
+    for item, text in zip(store.all_items(), pages, strict=True):
+        store.record_fetched(item.id, Extracted(text=text), str(hash(text)), now)
+    store.close()
+
+
+@contextmanager
+def loopback_llm() -> Iterator[tuple[str, list[int]]]:
+    """The tests' FakeOpenAI answering after 1 s, in a process of its own (so that its work
+    is not counted as ours); yields its base URL, then the most requests it had in flight."""
+    server = subprocess.Popen(
+        [sys.executable, "-c", SERVE, str(TESTS)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert server.stdin is not None and server.stdout is not None
+    in_flight: list[int] = []
+    try:
+        yield server.stdout.readline().strip(), in_flight
+    finally:
+        server.stdin.close()
+        in_flight.append(int(server.stdout.readline() or 0))
+        server.wait(timeout=30)
+
+
+def measure(pages: list[str], concurrency: int) -> None:
+    with tempfile.TemporaryDirectory() as folder, loopback_llm() as (base_url, in_flight):
+        llm = LLMConfig(provider="openai", base_url=base_url, concurrency=concurrency, timeout_s=30)
+        config = Config(digest=DigestSection(data_dir=Path(folder)), llm=llm)
+        seed(config, pages)
+        period = period_containing(utc_now(), config.digest.zone)
+        started = time.monotonic()
+        run(config, "bench", period=period, stages=("notes",))
+        wall = time.monotonic() - started
+        with sqlite3.connect(config.db_path) as db:
+            calls = db.execute(
+                "SELECT tokens_in, tokens_out, duration_s, ok FROM llm_calls"
+            ).fetchall()
+            purposes = dict(db.execute("SELECT purpose, count(*) FROM llm_calls GROUP BY 1"))
+    tokens_in = [call[0] for call in calls]
+    print(
+        f"concurrency {concurrency}: {len(pages)} items in {wall:.1f} s (goal {len(pages) / concurrency + 5:.0f} s)"
+    )
+    print(
+        f"  calls {len(calls)} {purposes}, {sum(not call[3] for call in calls)} failed;"
+        f" at most {in_flight[0]} in flight; {statistics.fmean(c[2] for c in calls):.2f} s a call"
+        " on average (the server waits 1 s)"
+    )
+    print(
+        f"  tokens in per item: median {statistics.median(tokens_in):.0f}, max {max(tokens_in)}"
+        f" (budget {llm.max_input_tokens}); out: max {max(c[1] for c in calls)}"
+        f" (max_tokens {llm.max_output_tokens})"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--items", type=int, default=200)
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[4, 16])
+    parser.add_argument("--csv", type=Path)
+    args = parser.parse_args()
+    pages = texts(args.items, args.csv)
+    sizes = sorted(count_tokens(page) for page in pages)
+    print(f"page texts: median {sizes[len(sizes) // 2]} tokens, largest {sizes[-1]}")
+    for concurrency in args.concurrency:
+        measure(pages, concurrency)
+    if args.csv is not None:
+        from offline_rouge import main as rouge
+
+        sys.argv = [sys.argv[0], str(args.csv)]
+        rouge()
+
+
+if __name__ == "__main__":
+    main()

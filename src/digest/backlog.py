@@ -1,0 +1,53 @@
+"""Which stored items the backlog sections show, and which URLs a digest may link to."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from datetime import datetime
+
+from digest.compose import Backlog
+from digest.config import Config
+from digest.errors import DigestError
+from digest.models import Item, Period
+from digest.periods import year_earlier
+from digest.store import Store
+
+
+def backlog_for(store: Store, config: Config, period: Period) -> Backlog:
+    """The unread items from before `period` (oldest first, a few) and last year's same week,
+    each only when the config asks for it."""
+    settings = config.digest
+    unread = (
+        store.unread_saved_before(period.start, settings.backlog_unread)
+        if settings.backlog_unread
+        else []
+    )
+    year_ago: list[Item] = []
+    if settings.one_year_ago:
+        earlier = year_earlier(period, settings.zone)
+        year_ago = store.items_saved_between(earlier.start, earlier.end)
+    return Backlog(unread=unread, year_ago=year_ago)
+
+
+def linkable_urls(items: Iterable[Item], backlog: Backlog) -> set[str]:
+    """The stored URLs a digest of `items` and `backlog` shows; the HTML links to no others."""
+    return {item.url for item in (*items, *backlog.unread, *backlog.year_ago) if item.url}
+
+
+def mark_read(store: Store, refs: Iterable[str], now: datetime) -> Iterator[str]:
+    """`digest read`: a line per item marked, then DigestError naming refs that match none."""
+    unknown = []
+    for ref in refs:
+        try:
+            item = store.mark_read(ref, now)
+        except ValueError:
+            item = None
+        if item is None:
+            unknown.append(ref)
+        else:
+            yield f"read: {item.id} {item.display_title}"
+    if unknown:
+        raise DigestError(
+            f"no saved item with id or URL {', '.join(map(repr, unknown))};"
+            " ids are in `digest export`"
+        )

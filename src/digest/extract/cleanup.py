@@ -1,0 +1,138 @@
+"""Text hygiene shared by the readers: whitespace, block-wise text of a tree, boilerplate lines."""
+
+from __future__ import annotations
+
+import re
+
+from lxml import etree
+from lxml.html import HtmlElement
+
+MAX_TITLE_CHARS = 200
+MAX_BOILERPLATE_CHARS = 200  # a longer line is prose, whatever words it starts with
+TITLE_SEARCH_LINES = 3  # a repeated headline sits at the very top of the text
+
+# fmt: off
+_BLOCK_TAGS = frozenset({
+    "address", "article", "aside", "blockquote", "br", "dd", "details", "div", "dl", "dt",
+    "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header",
+    "hr", "li", "main", "nav", "ol", "p", "pre", "section", "summary", "table", "td", "th",
+    "tr", "ul",
+})
+# fmt: on
+_UNSEEN_TAGS = frozenset({"script", "style", "noscript", "template", "svg", "button"})
+_WORD = re.compile(r"\w+")
+# Lines a site wraps around every article: newsletter and follow prompts, share and comment
+# calls, "Related:"/"Read more:" teasers, copyright, wire-copy credits. English only;
+# matched on whole lines.
+_BOILERPLATE_LINE = re.compile(
+    r"""^(?:
+      (?:sign\ up|subscribe)\b.{0,120}\b(?:newsletters?|inbox|e-?mails?)\b.{0,120}
+     |.{0,80}\bnewsletters?\b.{0,80}\b(?:sign\ up|subscribe|inbox|delivered)\b.{0,80}
+     |(?:get|start)\ (?:the|your)\b.{0,60}\b(?:newsletter|inbox|delivered)\b.{0,80}
+     |follow\ (?:us|\S+(?:\ \S+){0,4})\ on\ (?:facebook|twitter|instagram|youtube|linkedin)\b.{0,120}
+     |like\ this\ (?:story|article)\?.{0,60}
+     |share\ (?:this|it)\b.{0,60}
+     |(?:related(?:\ (?:articles?|stories|posts?|content|coverage))?|read\ (?:more|next|also)
+        |see\ (?:more|also)|also\ read|more|don'?t\ miss|you\ (?:may|might)\ also\ like
+        |recommended(?:\ for\ you)?|more\ from\ \S+|filed\ under)
+        \s*(?:(?::|\.\.\.|…|\|).{0,150})?
+     |(?:\d+\ )?comments?
+     |(?:tell\ us|let\ us\ know)\ what\ you\ think.{0,60}
+     |(?:©|\(c\)|copyright\b).{0,120}
+     |\(?(?:additional\ )?(?:reporting|writing|editing)\ by\b.{0,200}
+     |.{0,80}\bcontributed\ (?:reporting|to\ this\ (?:report|article))\b.{0,80}
+     |source:\ .{0,60}
+    )$""",
+    re.I | re.X,
+)
+
+
+def clean(text: str | None) -> str:
+    """Trim each line and drop runs of blank lines."""
+    if not text:
+        return ""
+    lines = [line.strip() for line in text.replace("\r\n", "\n").split("\n")]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+
+
+def first_line(text: str) -> str | None:
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()[:MAX_TITLE_CHARS]
+    return None
+
+
+def collapse(text: str) -> str:
+    return " ".join(text.split())
+
+
+def block_text(element: HtmlElement) -> str:
+    """The visible text of `element`, one line per block (paragraph, heading, list item, cell)."""
+    parts: list[str] = []
+    skipping: HtmlElement | None = None
+    for event, node in etree.iterwalk(element, events=("start", "end")):
+        tag = node.tag if isinstance(node.tag, str) else ""
+        if skipping is not None:
+            if event == "end" and node is skipping:
+                skipping = None
+                parts.append(node.tail or "")
+            continue
+        if event == "start":
+            if not tag or tag in _UNSEEN_TAGS:
+                skipping = node  # comments and processing instructions have no string tag
+                continue
+            parts.append("\n" if tag in _BLOCK_TAGS else "")
+            parts.append(node.text or "")
+        else:
+            parts.append("\n" if tag in _BLOCK_TAGS else "")
+            if node is not element:
+                parts.append(node.tail or "")
+    lines = (collapse(line) for line in "".join(parts).split("\n"))
+    return "\n".join(line for line in lines if line)
+
+
+def strip_site_furniture(text: str, title: str | None) -> str:
+    """Drop the headline repeated at the top and whole lines of site boilerplate."""
+    lines = text.split("\n")
+    lines = _without_title(lines, title) if title else lines
+    kept = [line for line in lines if not is_boilerplate_line(line)]
+    return clean("\n".join(kept))
+
+
+def is_boilerplate_line(line: str) -> bool:
+    line = line.strip()
+    return 0 < len(line) <= MAX_BOILERPLATE_CHARS and bool(_BOILERPLATE_LINE.match(line))
+
+
+def _without_title(lines: list[str], title: str) -> list[str]:
+    """`lines` less the first of its top lines that is the title (or a long part of it)."""
+    title_words = " ".join(words(title))
+    seen = 0
+    for index, line in enumerate(lines):
+        line_words = words(line)
+        if not line_words:
+            continue
+        phrase = " ".join(line_words)
+        if phrase == title_words or (len(line_words) >= 3 and phrase in title_words):
+            return lines[:index] + lines[index + 1 :]
+        seen += 1
+        if seen >= TITLE_SEARCH_LINES:
+            break
+    return lines
+
+
+def words(text: str) -> list[str]:
+    return [word.lower() for word in _WORD.findall(text)]
+
+
+def shingles(text: str, size: int = 4) -> set[tuple[str, ...]]:
+    tokens = words(text)
+    return {tuple(tokens[i : i + size]) for i in range(max(1, len(tokens) - size + 1))}
+
+
+def share_contained(part: str, whole: str) -> float:
+    """How much of `part` (as 4-word shingles) also occurs in `whole`; 0.0 for an empty part."""
+    part_shingles = shingles(part) if part.strip() else set()
+    if not part_shingles:
+        return 0.0
+    return len(part_shingles & shingles(whole)) / len(part_shingles)

@@ -1,0 +1,195 @@
+"""HTML pages -> article text: trafilatura, checked against readability, then cleaned.
+
+1. A site reader when the URL or page asks for one (arXiv, GitHub, video pages).
+2. trafilatura with favor_precision (scored best in bench/extraction_quality.py).
+3. When that text holds well under the page's prose (an article split over sibling
+   blocks trips trafilatura up), readability-lxml reads the page too; its text wins
+   when it is much longer and holds trafilatura's.
+4. Thin text falls back to trafilatura's baseline extractor or the meta description.
+5. The headline repeated at the top and whole boilerplate lines are dropped.
+6. `quality.assess` marks walls and thin pages.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import replace
+
+import trafilatura
+from lxml.etree import ParserError
+from lxml.html import HtmlElement, fragment_fromstring
+from readability import Document as ReadabilityDocument
+from trafilatura.settings import Document
+
+from digest.errors import ExtractError
+from digest.extract import quality
+from digest.extract.cleanup import (
+    MAX_TITLE_CHARS,
+    block_text,
+    clean,
+    share_contained,
+    strip_site_furniture,
+)
+from digest.extract.sites import site_reader
+from digest.extract.sniff import decode_html
+from digest.models import Extracted
+
+MIN_ARTICLE_CHARS = 200  # below this trafilatura's text counts as thin; try the fallbacks
+PROSE_PARAGRAPH_CHARS = 80  # a <p> this long with few links is article prose
+MAX_LINK_SHARE = 0.3
+RESCUE_BELOW_SHARE = 0.6  # trafilatura kept less than this share of the prose: ask readability
+RESCUE_LONGER = 1.5  # readability's text must be this much longer...
+RESCUE_COVERS = 0.9  # ...and hold this share of trafilatura's
+_LANGUAGE_TAG = re.compile(r"[A-Za-z]{2,3}(?:-[A-Za-z0-9]{1,8})*")
+
+
+def extract_html(content: bytes, url: str, http_charset: str | None) -> Extracted:
+    html = decode_html(content, http_charset)
+    tree = trafilatura.load_html(html)
+    if tree is None:
+        raise ExtractError(f"extract failed: {url!r}: not parseable as HTML")
+    reader = site_reader(url)
+    found = reader(tree, url, html) if reader is not None else None
+    if found is None:
+        found = _article(tree, url)
+    return _with_quality(found, tree, html, url)
+
+
+def _article(tree: HtmlElement, url: str) -> Extracted:
+    document = _run_trafilatura(tree, url) or Document()
+    text, extractor = clean(document.text), "trafilatura"
+    if len(text) < RESCUE_BELOW_SHARE * _prose_chars(tree):
+        text, extractor = _readability_rescue(tree, text)
+    if len(text) < MIN_ARTICLE_CHARS:
+        text, extractor = _fallback_text(tree, text)
+    title = clean(document.title or _page_title(tree)) or None
+    return Extracted(
+        text=strip_site_furniture(text, title),
+        title=title,
+        author=document.author or None,
+        published=document.date or None,
+        language=_page_language(tree),
+        extractor=extractor,
+    )
+
+
+def _with_quality(found: Extracted, tree: HtmlElement, html: str, url: str) -> Extracted:
+    verdict = quality.assess(tree, html, found.text, url=url)
+    return replace(found, quality=verdict) if verdict else found
+
+
+def _run_trafilatura(tree: HtmlElement, url: str) -> Document | None:
+    """Main text (comments left out) and metadata.
+
+    Deduplication stays off since its cache is global state.
+    """
+    document = trafilatura.bare_extraction(
+        tree,  # copied by trafilatura, so the tree stays intact for the fallbacks
+        url=url,
+        with_metadata=True,
+        favor_precision=True,
+        include_comments=False,
+        include_tables=True,
+        deduplicate=False,
+    )
+    return document if isinstance(document, Document) else None
+
+
+def _prose_chars(tree: HtmlElement) -> int:
+    """Characters in the page's paragraphs that read as prose (long, mostly not links)."""
+    total = 0
+    for paragraph in tree.iter("p"):
+        text = paragraph.text_content()
+        if len(text) < PROSE_PARAGRAPH_CHARS:
+            continue
+        linked = sum(len(link.text_content()) for link in paragraph.iter("a"))
+        if linked < MAX_LINK_SHARE * len(text):
+            total += len(" ".join(text.split()))
+    return total
+
+
+def _readability_rescue(tree: HtmlElement, text: str) -> tuple[str, str]:
+    """readability's text when it is much longer than `text` and contains it, else `text`."""
+    rescued = _readability_text(tree)
+    if len(rescued) >= RESCUE_LONGER * len(text) and (
+        not text or share_contained(text, rescued) >= RESCUE_COVERS
+    ):
+        return rescued, "readability"
+    return text, "trafilatura"
+
+
+def _readability_text(tree: HtmlElement) -> str:
+    summary = ReadabilityDocument(copy.deepcopy(tree)).summary(html_partial=True)
+    try:
+        return block_text(fragment_fromstring(summary)) if summary.strip() else ""
+    except ParserError:
+        return ""
+
+
+def _fallback_text(tree: HtmlElement, main_text: str) -> tuple[str, str]:
+    """The longest of trafilatura's thin text, its baseline extractor and the meta description."""
+    candidates = [
+        (main_text, "trafilatura"),
+        (_baseline_text(tree), "trafilatura-baseline"),
+        (_meta_description(tree), "meta-description"),
+    ]
+    return max(candidates, key=lambda candidate: len(candidate[0]))
+
+
+def _baseline_text(tree: HtmlElement) -> str:
+    """Text from JSON-LD, `<article>` or paragraphs; "" when baseline fell back to the whole page.
+
+    That last resort is navigation and footer as much as content, so it is not an article.
+    """
+    _, text, _ = trafilatura.baseline(tree)  # both copy the tree they are given
+    whole_page = trafilatura.html2txt(tree)
+    if "".join(text.split()) == "".join(whole_page.split()):
+        return ""
+    return clean(text)
+
+
+def _meta_description(tree: HtmlElement) -> str:
+    for query in (
+        "//meta[@property='og:description']/@content",
+        "//meta[translate(@name, 'DESCRIPTION', 'description')='description']/@content",
+        "//meta[@name='twitter:description']/@content",
+    ):
+        values = [clean(str(value)) for value in tree.xpath(query)]
+        if best := max(values, key=len, default=""):
+            return best
+    return ""
+
+
+def _page_title(tree: HtmlElement) -> str | None:
+    for query in ("(//title)[1]//text()", "//meta[@property='og:title']/@content", "//h1//text()"):
+        found = " ".join(str(part) for part in tree.xpath(query)).strip()
+        if found:
+            return found[:MAX_TITLE_CHARS]
+    return None
+
+
+def _page_language(tree: HtmlElement) -> str | None:
+    """The declared language as a BCP 47 tag (`en`, `de-AT`), else None."""
+    for query in (
+        "/html/@lang",
+        "/html/@*[name()='xml:lang']",
+        "//meta[translate(@http-equiv, 'CONTENTLANGUAGE', 'contentlanguage')"
+        "='content-language']/@content",
+        "//meta[@property='og:locale']/@content",
+    ):
+        for value in tree.xpath(query):
+            tag = str(value).split(",")[0].strip().replace("_", "-")
+            if _LANGUAGE_TAG.fullmatch(tag):
+                return _canonical_language(tag)
+    return None
+
+
+def _canonical_language(tag: str) -> str:
+    """BCP 47 letter case: `EN-us` -> `en-US`, `zh-hant-tw` -> `zh-Hant-TW`."""
+    primary, *subtags = tag.split("-")
+    cased = [
+        part.upper() if len(part) == 2 else part.title() if len(part) == 4 else part.lower()
+        for part in subtags
+    ]
+    return "-".join([primary.lower(), *cased])

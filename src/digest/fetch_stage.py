@@ -1,0 +1,257 @@
+"""The fetch stage: due items fetched and extracted, posts' links followed, shortened
+links settled under the page they lead to.
+
+Fetching is I/O on the event loop, extraction is CPU. For a batch big enough to pay for
+starting them, extraction runs in worker processes, one per core, while the loop goes on
+fetching. A worker gets a body as a file the parent streamed it into, never as bytes
+pickled through the pool's pipe (which would cost the parent a core), and at most
+`backlog` pages are between "fetch begun" and "extracted" at once: memory and disk stay
+bounded whatever the size of the batch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import io
+import itertools
+import os
+import shutil
+import tempfile
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, replace
+from datetime import datetime
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from digest import policy
+from digest.config import FetchConfig
+from digest.errors import DigestError
+from digest.extract import extract
+from digest.fetch import Fetcher, FetchResult, check_status
+from digest.models import Extracted, Item, StageReport
+from digest.store import Store
+from digest.summarize.text import paragraphs, shorten
+from digest.urls import is_shortener, normalize_url
+
+PROCESS_POOL_THRESHOLD = 8  # fewer pages than this are extracted in-process
+MAX_POST_LINKS = 5  # links followed per post
+LINKED_PARAGRAPH_CHARS = 400
+
+Clock = Callable[[], datetime]
+Progress = Callable[[str, int, int], None]  # stage, items finished, items in all
+
+
+def _no_progress(stage: str, done: int, total: int) -> None:
+    pass
+
+
+@dataclass(frozen=True)
+class Page:
+    result: FetchResult  # its content is empty: the body went to the extractor
+    extracted: Extracted
+
+
+class PageReader:
+    """Fetch and extract one URL per call; calls run at once, within the limits."""
+
+    def __init__(self, fetcher: Fetcher, clock: Clock, backlog: int, pool: Pool | None = None):
+        self.fetcher = fetcher
+        self.clock = clock  # for a Retry-After given as a date
+        self.pool = pool
+        self._backlog = asyncio.Semaphore(backlog)
+
+    async def read(self, url: str) -> Page:
+        """The page at `url`, extracted; FetchError or ExtractError when there is none."""
+        async with self._backlog:
+            if self.pool is None:
+                result, extracted = await self._read_here(url)
+            else:
+                result, extracted = await self.pool.read(self, url)
+        return Page(result, replace(extracted, final_url=result.final_url))
+
+    async def _read_here(self, url: str) -> tuple[FetchResult, Extracted]:
+        body = io.BytesIO()
+        result = await self.fetcher.get(url, sink=body)
+        check_status(result, now=self.clock())
+        content_type = result.headers.get("content-type")
+        return result, extract(body.getvalue(), url=result.final_url, content_type=content_type)
+
+
+class Pool:
+    """Worker processes that extract bodies the parent streams into a spool folder."""
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self.spool = Path(tempfile.mkdtemp(prefix="digest-pages-"))
+        self.executor = ProcessPoolExecutor(max_workers=workers)
+        # fork the workers now, before the event loop's resolver threads hold any lock
+        self.executor.submit(int)
+        self._names = itertools.count()
+
+    async def read(self, reader: PageReader, url: str) -> tuple[FetchResult, Extracted]:
+        path = self.spool / f"{next(self._names)}.html"
+        try:
+            with path.open("wb") as body:
+                result = await reader.fetcher.get(url, sink=body)
+            check_status(result, now=reader.clock())
+            content_type = result.headers.get("content-type")
+            extracted = await asyncio.get_running_loop().run_in_executor(
+                self.executor, extract_file, str(path), result.final_url, content_type
+            )
+        finally:
+            path.unlink(missing_ok=True)
+        return result, extracted
+
+    def close(self) -> None:
+        self.executor.shutdown(cancel_futures=True)
+        shutil.rmtree(self.spool, ignore_errors=True)
+
+
+def extract_file(path: str, url: str, content_type: str | None) -> Extracted:
+    """In a worker process: extract the body the parent streamed to `path`."""
+    return extract(Path(path).read_bytes(), url=url, content_type=content_type)
+
+
+@asynccontextmanager
+async def page_reader(config: FetchConfig, clock: Clock, pages: int) -> AsyncIterator[PageReader]:
+    """A reader for a batch of about `pages` pages: worker processes only when it pays."""
+    workers = os.cpu_count() or 1
+    pool = Pool(workers) if workers > 1 and pages >= PROCESS_POOL_THRESHOLD else None
+    try:
+        async with Fetcher(config) as fetcher:
+            # enough pages in hand to keep the fetches going and every worker busy
+            backlog = config.concurrency + (2 * pool.workers if pool else 0)
+            yield PageReader(fetcher, clock, backlog, pool)
+    finally:
+        if pool is not None:
+            pool.close()
+
+
+class FetchStage:
+    """One run of the fetch stage over one store."""
+
+    def __init__(
+        self, store: Store, config: FetchConfig, clock: Clock, progress: Progress = _no_progress
+    ) -> None:
+        self.store = store
+        self.config = config
+        self.clock = clock
+        self.progress = progress
+        self.shorteners = frozenset(config.shortener_hosts)
+        self.report = StageReport("fetch")
+        self._finished = 0
+
+    async def run(self, due: Sequence[Item], posts: Sequence[Item]) -> StageReport:
+        """Fetch the `due` link items and follow the links of `posts`."""
+        if not due and not posts:
+            return self.report
+        links = sum(len(post.links[:MAX_POST_LINKS]) for post in posts)
+        total = len(due) + len(posts)
+        async with page_reader(self.config, self.clock, len(due) + links) as reader:
+            await asyncio.gather(
+                *(self._counted(self._fetch_item(reader, i), total) for i in by_host_in_turn(due)),
+                *(self._counted(self._follow_links(reader, post), total) for post in posts),
+            )
+        return self.report
+
+    async def _counted(self, work: Awaitable[None], total: int) -> None:
+        await work
+        self._finished += 1
+        self.progress("fetch", self._finished, total)
+
+    async def _fetch_item(self, reader: PageReader, item: Item) -> None:
+        assert item.url is not None
+        try:
+            page = await reader.read(item.url)
+        except DigestError as exc:
+            self._record_failure(item, exc)
+            return
+        item_id = self._settle_shortened(item, page.result.final_url)
+        text_hash = hashlib.sha256(page.extracted.text.encode()).hexdigest()
+        recheck = self._recheck_at(item) if page.extracted.quality else None
+        self.store.record_fetched(
+            item_id, page.extracted, text_hash, self.clock(), recheck_at=recheck
+        )
+        self.report.done += 1
+
+    def _recheck_at(self, item: Item) -> datetime | None:
+        """When to fetch again a page that was no article (a wall, a stub): with backoff."""
+        return policy.next_attempt_at(
+            item.attempts + 1,
+            self.clock(),
+            base_s=self.config.retry_base_s,
+            max_s=self.config.retry_max_s,
+            max_attempts=self.config.max_attempts,
+        )
+
+    def _settle_shortened(self, item: Item, final_url: str) -> int:
+        """A shortened link's item takes the key of where it led, or merges into the item
+        saved there; the id of the item that holds the page."""
+        if item.url is None or not is_shortener(item.url, self.shorteners):
+            return item.id
+        try:
+            key = normalize_url(final_url)
+        except ValueError:
+            return item.id
+        return item.id if key == item.key else self.store.move_to_key(item.id, key)
+
+    def _record_failure(self, item: Item, exc: DigestError) -> None:
+        now = self.clock()
+        next_attempt = policy.next_attempt_at(
+            item.attempts + 1,
+            now,
+            base_s=self.config.retry_base_s,
+            max_s=self.config.retry_max_s,
+            retry_after_s=getattr(exc, "retry_after", None),
+            permanent=getattr(exc, "permanent", False),
+            max_attempts=self.config.max_attempts,
+        )
+        self.store.record_fetch_failure(item.id, str(exc), next_attempt)
+        when = f"will retry after {next_attempt:%Y-%m-%d %H:%M} UTC" if next_attempt else "given up"
+        self.report.failures.append(f"{exc}; {when}")
+
+    async def _follow_links(self, reader: PageReader, post: Item) -> None:
+        """Resolve a post's first links to where they lead and keep what those pages say."""
+        links = post.links[:MAX_POST_LINKS]
+        outcomes = await asyncio.gather(*(_read_or_error(reader, link) for link in links))
+        pages = [outcome for outcome in outcomes if isinstance(outcome, Page)]
+        errors = [str(outcome) for outcome in outcomes if not isinstance(outcome, Page)]
+        resolved = [
+            outcome.result.final_url if isinstance(outcome, Page) else link
+            for link, outcome in zip(links, outcomes, strict=True)
+        ]
+        self.store.record_followed_links(
+            post.id,
+            list(dict.fromkeys(resolved + list(post.links[MAX_POST_LINKS:]))),
+            "\n".join(linked_line(page) for page in pages) or None,
+            "; ".join(errors) or None,
+            self.clock(),
+        )
+        self.report.done += len(pages)
+        self.report.failures.extend(f"{error}; a link in post {post.id}" for error in errors)
+
+
+async def _read_or_error(reader: PageReader, url: str) -> Page | DigestError:
+    try:
+        return await reader.read(url)
+    except DigestError as exc:
+        return exc
+
+
+def linked_line(page: Page) -> str:
+    """ "Linked: <title> — <first paragraph>", what a post's note learns from a linked page."""
+    title = page.extracted.title or page.result.final_url
+    first = next(iter(paragraphs(page.extracted.text)), "")
+    return f"Linked: {title} — {shorten(first, LINKED_PARAGRAPH_CHARS)}"
+
+
+def by_host_in_turn(items: Sequence[Item]) -> list[Item]:
+    """One item per host in turn, so that no host's politeness delay holds up the others."""
+    queues: dict[str, list[Item]] = {}
+    for item in items:
+        queues.setdefault(urlsplit(item.url or "").hostname or "", []).append(item)
+    turns = itertools.zip_longest(*queues.values())
+    return [item for turn in turns for item in turn if item is not None]

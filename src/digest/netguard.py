@@ -1,0 +1,204 @@
+"""The private-address guard: which addresses may be fetched, enforced at connect time.
+
+The guard sits in httpx's network backend, so it judges the address actually connected
+to (after DNS), on every hop and every new connection: no DNS-rebinding gap.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import select
+import socket
+import ssl
+from collections.abc import Iterable
+from ipaddress import IPv4Address, IPv6Address, IPv6Network, ip_address, ip_network
+from typing import Any
+
+import httpcore
+import httpx
+
+from digest.errors import BlockedAddress
+
+IPAddress = IPv4Address | IPv6Address
+Network = Any  # IPv4Network | IPv6Network; `in` on a mixed union does not type-check
+
+_SHARED_ADDRESS_SPACE = ip_network("100.64.0.0/10")
+_NAT64 = IPv6Network("64:ff9b::/96")
+_GUARD_HINT = "(set fetch.allow_private_addresses to allow)"
+
+
+def embedded_ipv4(address: IPAddress) -> IPv4Address | None:
+    """The IPv4 address an IPv6 address wraps: IPv4-mapped, NAT64 (64:ff9b::/96) or 6to4."""
+    if isinstance(address, IPv4Address):
+        return None
+    if address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    if address in _NAT64:
+        return IPv4Address(int(address) & 0xFFFFFFFF)
+    return address.sixtofour
+
+
+def is_public_address(address: IPAddress) -> bool:
+    """False for private, loopback, link-local, shared (100.64/10), multicast, reserved,
+    unspecified and other non-global addresses, also when wrapped in an IPv6 form."""
+    inner = embedded_ipv4(address)
+    if inner is not None:
+        return is_public_address(inner)
+    if address.version == 4 and address in _SHARED_ADDRESS_SPACE:
+        return False
+    return not (
+        address.is_private
+        or address.is_loopback
+        or address.is_link_local
+        or address.is_multicast
+        or address.is_reserved
+        or address.is_unspecified
+        or not address.is_global
+    )
+
+
+class AddressPolicy:
+    """`allow_private_addresses` made callable: True allows all, a list allows those networks."""
+
+    def __init__(self, allow: bool | list[str]) -> None:
+        self.allow_all = allow is True
+        self.networks: list[Network] = (
+            [ip_network(cidr, strict=False) for cidr in allow] if isinstance(allow, list) else []
+        )
+
+    def allows(self, address: IPAddress) -> bool:
+        if self.allow_all or is_public_address(address):
+            return True
+        candidates = [address, embedded_ipv4(address)]
+        return any(
+            candidate is not None and candidate.version == net.version and candidate in net
+            for candidate in candidates
+            for net in self.networks
+        )
+
+
+class AddressRefused(BlockedAddress):
+    """Raised inside the transport, which does not know the URL; get() names it."""
+
+    def __init__(self, address: str) -> None:
+        super().__init__(f"{address} is a private address {_GUARD_HINT}")
+        self.address = address
+
+
+class GuardedBackend(httpcore.AsyncNetworkBackend):
+    """Resolves the host itself, refuses disallowed addresses, connects to a vetted IP.
+
+    TLS still uses the host name: httpcore calls start_tls with the origin's host.
+    """
+
+    def __init__(self, policy: AddressPolicy, inner: httpcore.AsyncNetworkBackend | None = None):
+        self.policy = policy
+        self.inner = inner or httpcore.AnyIOBackend()
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        addresses = await _resolve(host, port)
+        allowed = [address for address in addresses if self.policy.allows(address)]
+        if not allowed:
+            raise AddressRefused(str(addresses[0]))
+        error: Exception | None = None
+        for address in allowed:
+            try:
+                stream = await self.inner.connect_tcp(
+                    str(address), port, timeout, local_address, socket_options
+                )
+                return _QuickStream(stream)
+            except httpcore.ConnectError as exc:
+                error = exc
+        assert error is not None
+        raise error
+
+    async def connect_unix_socket(
+        self,
+        path: str,
+        timeout: float | None = None,
+        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        raise httpcore.ConnectError("unix sockets are not fetched")
+
+    async def sleep(self, seconds: float) -> None:
+        await self.inner.sleep(seconds)
+
+
+async def _resolve(host: str, port: int) -> list[IPAddress]:
+    try:
+        return [ip_address(host.strip("[]"))]  # an address: no lookup (and no thread) needed
+    except ValueError:
+        pass
+    loop = asyncio.get_running_loop()
+    try:
+        infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise httpcore.ConnectError(f"cannot resolve {host!r}: {exc}") from exc
+    addresses = [ip_address(str(info[4][0]).split("%")[0]) for info in infos]
+    return list(dict.fromkeys(addresses))
+
+
+class GuardedTransport(httpx.AsyncHTTPTransport):
+    """httpx's transport with our backend plugged into its httpcore pool."""
+
+    def __init__(self, policy: AddressPolicy, limits: httpx.Limits, ssl_context: ssl.SSLContext):
+        super().__init__(verify=ssl_context, trust_env=False, limits=limits)
+        self._pool = httpcore.AsyncConnectionPool(
+            ssl_context=ssl_context,
+            max_connections=limits.max_connections,
+            max_keepalive_connections=limits.max_keepalive_connections,
+            keepalive_expiry=limits.keepalive_expiry,
+            network_backend=GuardedBackend(policy),
+        )
+
+
+class _QuickStream(httpcore.AsyncNetworkStream):
+    """A connection whose "has the server closed it?" check is cheap.
+
+    httpcore asks that of every idle connection each time it places a request, and
+    anyio's answer builds a dict of attributes per call: with a pool of idle
+    connections it was the parent's biggest cost in bench/fetch_extract.py.
+    """
+
+    def __init__(self, inner: httpcore.AsyncNetworkStream) -> None:
+        self.inner = inner
+        self.socket: socket.socket | None = inner.get_extra_info("socket")
+
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return await self.inner.read(max_bytes, timeout)
+
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        await self.inner.write(buffer, timeout)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    async def start_tls(
+        self,
+        ssl_context: ssl.SSLContext,
+        server_hostname: str | None = None,
+        timeout: float | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        return _QuickStream(await self.inner.start_tls(ssl_context, server_hostname, timeout))
+
+    def get_extra_info(self, info: str) -> Any:
+        if info == "is_readable":  # on an idle connection: closed by the server, or broken
+            return self.socket is None or _readable(self.socket)
+        return self.inner.get_extra_info(info)
+
+
+def _readable(sock: socket.socket) -> bool:
+    if sock.fileno() < 0:
+        return True
+    if not hasattr(select, "poll"):  # Windows
+        return bool(select.select([sock], [], [], 0)[0])
+    poller = select.poll()
+    poller.register(sock, select.POLLIN)
+    return bool(poller.poll(0))

@@ -1,0 +1,198 @@
+"""The digest's markdown as sanitised HTML, and as an email message (pure).
+
+One renderer serves the email and the Atom feed: markdown-it without raw HTML or
+images, links kept only when they point to an allowed (stored) http(s) URL, then
+an nh3 allowlist, then inline styles (mail clients drop <style> blocks).
+"""
+
+from __future__ import annotations
+
+import email.utils
+import html
+import re
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from email.message import EmailMessage
+from email.policy import SMTP as SMTP_POLICY
+from functools import cache
+
+import nh3
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+from digest.compose import md_url
+from digest.config import EmailConfig
+from digest.errors import DeliveryError
+from digest.models import Period
+
+ALLOWED_TAGS = frozenset(
+    {"p", "h1", "h2", "h3", "ul", "ol", "li", "a", "strong", "em", "code", "pre", "blockquote"}
+    | {"br"}
+)
+# Gmail clips an HTML body past ~102 KB; stay well below, counted as sent (encoded).
+MAX_HTML_PART_BYTES = 90_000
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+_FONT = "font-family: -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif;"
+_BODY_STYLE = (
+    f"{_FONT} font-size: 16px; line-height: 1.5; color: #222222;"
+    " max-width: 42em; margin: 0 auto; padding: 16px;"
+)
+_STYLES = {
+    "h1": "font-size: 24px; line-height: 1.25; margin: 0 0 8px 0; color: #111111;",
+    "h2": "font-size: 19px; line-height: 1.3; margin: 24px 0 8px 0; color: #111111;"
+    " border-bottom: 1px solid #dddddd; padding-bottom: 4px;",
+    "h3": "font-size: 16px; margin: 16px 0 4px 0;",
+    "p": "margin: 0 0 12px 0;",
+    "ul": "margin: 0 0 12px 0; padding-left: 24px;",
+    "ol": "margin: 0 0 12px 0; padding-left: 24px;",
+    "li": "margin: 0 0 6px 0;",
+    "blockquote": "margin: 0 0 12px 0; padding-left: 12px; border-left: 3px solid #dddddd;"
+    " color: #555555;",
+    "pre": "white-space: pre-wrap; font-family: Menlo, Consolas, monospace; font-size: 14px;",
+    "code": "font-family: Menlo, Consolas, monospace; font-size: 14px;",
+    "a": "color: #1a5fb4; text-decoration: underline;",
+}
+_OPENING_TAG = re.compile(r"<(h1|h2|h3|p|ul|ol|li|blockquote|pre|code|a)(?=[ >])")
+
+
+# -- HTML ----------------------------------------------------------------------------------------
+
+
+def markdown_to_html(markdown: str, *, title: str, allowed_urls: Iterable[str]) -> str:
+    """The digest as a small styled HTML page; links only to `allowed_urls`, kept as text else."""
+    return (
+        '<!DOCTYPE html>\n<html><head><meta charset="utf-8">'
+        f"<title>{html.escape(title)}</title></head>\n"
+        f'<body style="{_BODY_STYLE}">\n{html_fragment(markdown, allowed_urls)}</body></html>\n'
+    )
+
+
+def html_fragment(markdown: str, allowed_urls: Iterable[str]) -> str:
+    """The sanitised, inline-styled body HTML of `markdown` (also the Atom entries' content)."""
+    renderer = _renderer()
+    allowed = {renderer.normalizeLink(md_url(url)) for url in allowed_urls}
+    tokens = renderer.parse(markdown)
+    for token in tokens:
+        if token.children:
+            token.children = _without_foreign_links(token.children, allowed)
+    body = nh3.clean(
+        renderer.renderer.render(tokens, renderer.options, {}),
+        tags=set(ALLOWED_TAGS),
+        attributes={"a": {"href"}},
+        url_schemes={"http", "https"},
+        url_relative="deny",
+        strip_comments=True,
+        link_rel=None,
+    )
+    return _OPENING_TAG.sub(lambda m: f'<{m[1]} style="{_STYLES[m[1]]}"', body)
+
+
+def _without_foreign_links(children: list[Token], allowed: set[str]) -> list[Token]:
+    """Drop the link tokens (not the text) of links whose target is not allowed."""
+    kept: list[Token] = []
+    dropping = False  # commonmark links do not nest
+    for token in children:
+        if token.type == "link_open":
+            dropping = str(token.attrGet("href") or "") not in allowed
+            if dropping:
+                continue
+        elif token.type == "link_close" and dropping:
+            dropping = False
+            continue
+        kept.append(token)
+    return kept
+
+
+@cache
+def _renderer() -> MarkdownIt:
+    return MarkdownIt("commonmark", {"html": False}).disable("image")
+
+
+# -- the message ---------------------------------------------------------------------------------
+
+
+def clean_header(value: str) -> str:
+    """One line, no control characters, and no RFC 2047 encoded words.
+
+    Python's email package decodes `=?utf-8?q?...=0D=0A...?=` inside a header and
+    writes the CR LF out when it refolds, which would add headers (CVE-2024-6923).
+    A space in `=?` leaves the text readable and no longer an encoded word.
+    """
+    return " ".join(_CONTROL.sub(" ", value).replace("=?", "= ?").split())
+
+
+def email_subject(template: str, period: Period) -> str:
+    """config.subject with {period} filled in, as a clean one-line header value."""
+    try:
+        subject = template.format(period=period.label)
+    except (KeyError, IndexError, ValueError) as exc:
+        raise DeliveryError(f"email.subject: cannot fill in {template!r}: {exc!r}") from exc
+    return clean_header(subject)
+
+
+def render_email(
+    markdown: str,
+    *,
+    config: EmailConfig,
+    period: Period,
+    message_id: str,
+    allowed_urls: Iterable[str],
+    full_copy: str,
+    date: datetime | None = None,
+) -> EmailMessage:
+    """A multipart/alternative message: the markdown as text/plain, sanitised HTML beside it.
+
+    `full_copy` is where the whole digest can be read (a URL or a path); the HTML part
+    points to it when the digest is cut to stay under Gmail's clipping limit.
+    """
+    subject = email_subject(config.subject, period)
+    message = EmailMessage(policy=SMTP_POLICY)
+    try:
+        message["Subject"] = subject
+        message["From"] = clean_header(config.sender)
+        message["To"] = ", ".join(clean_header(address) for address in config.to)
+        message["Message-ID"] = message_id
+        message["Date"] = email.utils.format_datetime(date) if date else email.utils.formatdate()
+    except ValueError as exc:  # an address from the config that does not parse
+        raise DeliveryError(f"email: bad address in config: {exc}") from exc
+    message["MIME-Version"] = "1.0"
+    message.set_content(markdown, cte="quoted-printable")
+    allowed = [*allowed_urls, full_copy]
+    message.add_alternative(
+        _html_within_limit(markdown, subject, allowed, full_copy),
+        subtype="html",
+        cte="quoted-printable",
+    )
+    return message
+
+
+def _html_within_limit(markdown: str, title: str, allowed: Sequence[str], full_copy: str) -> str:
+    """The whole digest if it fits; else as many leading blocks as fit, then a pointer."""
+    page = markdown_to_html(markdown, title=title, allowed_urls=allowed)
+    if _fits(page):
+        return page
+    blocks = markdown.split("\n\n")
+    fits, too_many = 0, len(blocks)
+    while too_many - fits > 1:  # binary search for the most blocks that fit
+        middle = (fits + too_many) // 2
+        if _fits(_cut_page(blocks[:middle], title, allowed, full_copy)):
+            fits = middle
+        else:
+            too_many = middle
+    return _cut_page(blocks[:fits], title, allowed, full_copy)
+
+
+def _cut_page(blocks: Sequence[str], title: str, allowed: Sequence[str], full_copy: str) -> str:
+    where = f"<{full_copy}>" if full_copy.startswith(("https://", "http://")) else f"`{full_copy}`"
+    notice = f"*This digest is too long for one email; the full digest is at {where}.*"
+    return markdown_to_html("\n\n".join([*blocks, notice]), title=title, allowed_urls=allowed)
+
+
+def _fits(page: str) -> bool:
+    """Whether the page, quoted-printable as sent, stays under the clipping limit."""
+    part = EmailMessage(policy=SMTP_POLICY)
+    part.set_content(page, subtype="html", cte="quoted-printable")
+    payload = part.get_payload()
+    assert isinstance(payload, str)
+    size = len(payload) + payload.count("\n") - payload.count("\r\n")  # lines travel as CRLF
+    return size <= MAX_HTML_PART_BYTES

@@ -1,0 +1,72 @@
+"""Where links led: posts' followed links, and shortened links settled under their target."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime
+
+from digest.models import Item
+from digest.store.base import iso
+from digest.store.items import ItemsStore
+
+
+class LinksStore(ItemsStore):
+    def posts_to_follow(self) -> list[Item]:
+        """Posts with links that have not been followed yet."""
+        return self._items(
+            "WHERE i.kind = 'post' AND i.links != '[]' AND i.fetched_at IS NULL ORDER BY i.id"
+        )
+
+    def record_followed_links(
+        self,
+        item_id: int,
+        links: Sequence[str],
+        linked_text: str | None,
+        error: str | None,
+        now: datetime,
+    ) -> None:
+        """Store where a post's links led and what they said; a post noted before is
+        due for a new note that can use them."""
+        with self.write() as conn:
+            conn.execute(
+                "UPDATE items SET links = ?, linked_text = ?, error = ?, fetched_at = ?,"
+                " state = CASE WHEN state = 'noted' THEN 'fetched' ELSE state END WHERE id = ?",
+                (json.dumps(list(links)), linked_text, error, iso(now), item_id),
+            )
+
+    def move_to_key(self, item_id: int, key: str) -> int:
+        """Give the item the key of the page its shortened link led to; returns its id.
+
+        When an item already has that key, this one is merged into it (sources joined,
+        the earliest save time, that item's URL kept for display) and deleted, and the
+        other item's id is returned.
+        """
+        with self.write() as conn:
+            row = conn.execute("SELECT id FROM items WHERE key = ?", (key,)).fetchone()
+            if row is None:
+                conn.execute("UPDATE items SET key = ? WHERE id = ?", (key, item_id))
+                return item_id
+            target = int(row[0])
+            if target == item_id:
+                return item_id
+            conn.execute(
+                "INSERT INTO item_sources (item_id, source_id, saved_at)"
+                " SELECT ?, source_id, saved_at FROM item_sources WHERE item_id = ?"
+                " ON CONFLICT(item_id, source_id) DO UPDATE"
+                " SET saved_at = min(saved_at, excluded.saved_at)",
+                (target, item_id),
+            )
+            conn.execute(
+                "UPDATE items SET saved_at = min(items.saved_at, old.saved_at),"
+                " title = coalesce(items.title, old.title), topic = coalesce(items.topic, old.topic),"
+                " context = CASE WHEN old.context IS NULL OR instr(coalesce(items.context, ''),"
+                "   old.context) > 0 THEN items.context"
+                "   ELSE coalesce(items.context || char(10), '') || old.context END"
+                " FROM (SELECT saved_at, title, topic, context FROM items WHERE id = ?) AS old"
+                " WHERE items.id = ?",
+                (item_id, target),
+            )
+            conn.execute("DELETE FROM item_sources WHERE item_id = ?", (item_id,))
+            conn.execute("DELETE FROM items WHERE id = ?", (item_id,))
+            return target

@@ -1,0 +1,319 @@
+"""The fetch stage through the pipeline: retries on later runs, shorteners, posts' links."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tempfile
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from digest.cli import cli
+from digest.config import Config, FetchConfig
+from digest.fetch_stage import PROCESS_POOL_THRESHOLD, by_host_in_turn
+from digest.models import Item, ItemKind, ItemState, SavedItem, StageReport
+from digest.pipeline import Pipeline, note_request
+from digest.store import Store, open_store
+from loopback import LoopbackServer, Response, serving
+
+T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+HOUR = timedelta(hours=1)
+ARTICLE = (
+    "<html><head><title>{title}</title></head><body><article>"
+    "<p>{title} opens with a paragraph that says what the article is about, in plain words.</p>"
+    + "<p>Then a second paragraph adds detail, numbers and caveats worth keeping.</p>" * 8
+    + "</article></body></html>"
+)
+
+
+def article(title: str) -> Response:
+    return Response(200, ARTICLE.format(title=title))
+
+
+class Rig:
+    """A store, a fake clock and the fetch stage, run as often as a test likes."""
+
+    def __init__(self, tmp_path: Path, **fetch: Any) -> None:
+        settings: dict[str, Any] = {
+            "allow_private_addresses": ["127.0.0.0/8"],
+            "timeout_s": 5,
+            "per_host_delay_s": 0,
+            "retry_base_s": 3600,
+        }
+        self.config_path = tmp_path / "digest.toml"
+        self.config = Config(fetch=FetchConfig(**(settings | fetch)))
+        self.config_path.write_text(
+            f'[digest]\ndata_dir = "{tmp_path / "data"}"\n\n[fetch]\n'
+            + "".join(f"{key} = {json.dumps(value)}\n" for key, value in (settings | fetch).items())
+        )
+        self.store: Store = open_store(tmp_path / "data" / "digest.db")
+        self.now = T0
+
+    def save(self, *items: SavedItem, source: str = "inbox") -> None:
+        source_id = self.store.ensure_source(source, "file", path=f"/{source}")
+        self.store.save_items(source_id, items, self.now)
+
+    def fetch(self, at: datetime) -> StageReport:
+        self.now = at
+        pipeline = Pipeline(self.config, self.store, clock=lambda: self.now)
+        return asyncio.run(pipeline.fetch_and_extract())
+
+    def items(self) -> list[Item]:
+        return self.store.all_items()
+
+    def only(self) -> Item:
+        [item] = self.items()
+        return item
+
+
+@pytest.fixture
+def make_rig(tmp_path: Path) -> Iterator[Callable[..., Rig]]:
+    """Rig(tmp_path, **fetch settings); every store it opened is closed afterwards."""
+    made: list[Rig] = []
+
+    def make(**fetch: Any) -> Rig:
+        made.append(Rig(tmp_path, **fetch))
+        return made[-1]
+
+    yield make
+    for rig in made:
+        rig.store.close()
+
+
+@pytest.fixture
+def rig(make_rig: Callable[..., Rig]) -> Rig:
+    return make_rig()
+
+
+# -- retries on later runs ---------------------------------------------------------------
+
+
+def test_a_server_error_is_retried_on_a_later_run_after_the_backoff(
+    rig: Rig, server: LoopbackServer
+) -> None:
+    answers = iter([Response(503, "down"), article("Back up")])
+    server.routes["/a"] = lambda request: next(answers)
+    rig.save(SavedItem(server.url("/a")))
+
+    report = rig.fetch(T0)
+    assert report.failures == [
+        f"fetch failed: {server.url('/a')!r}: HTTP 503; will retry after 2026-03-02 10:00 UTC"
+    ]
+    rig.fetch(T0 + HOUR / 2)
+    assert len(server.hits("/a")) == 1
+    rig.fetch(T0 + HOUR)
+
+    assert len(server.hits("/a")) == 2
+    assert rig.only().state is ItemState.FETCHED
+    assert rig.only().text is not None and "Back up opens" in rig.only().text
+
+
+@pytest.mark.parametrize("form", ["seconds", "date"])
+def test_retry_after_pushes_the_next_attempt_back(
+    rig: Rig, server: LoopbackServer, form: str
+) -> None:
+    three_hours = "10800" if form == "seconds" else format_datetime(T0 + 3 * HOUR, usegmt=True)
+    server.routes["/busy"] = Response(429, "slow down", headers={"Retry-After": three_hours})
+    rig.save(SavedItem(server.url("/busy")))
+
+    rig.fetch(T0)
+    assert rig.only().next_attempt_at == T0 + 3 * HOUR
+    rig.fetch(T0 + 2 * HOUR)  # after the backoff (1 h) but before Retry-After
+
+    assert len(server.hits("/busy")) == 1
+
+
+def test_a_timeout_is_transient_and_retried(
+    make_rig: Callable[..., Rig], server: LoopbackServer
+) -> None:
+    rig = make_rig(timeout_s=0.3)
+    server.routes["/slow"] = Response(200, "late", delay_s=1)
+    rig.save(SavedItem(server.url("/slow")))
+
+    rig.fetch(T0)
+
+    item = rig.only()
+    assert item.state is ItemState.FAILED
+    assert item.error is not None and "timeout: took longer than 0.3s" in item.error
+    assert item.next_attempt_at == T0 + HOUR
+
+
+def test_a_404_is_given_up_after_three_tries_and_status_says_why(
+    rig: Rig, server: LoopbackServer
+) -> None:
+    rig.save(SavedItem(server.url("/gone")))
+
+    for hours in (0, 1, 3, 7, 15):  # after the third: no more tries
+        rig.fetch(T0 + hours * HOUR)
+
+    assert len(server.hits("/gone")) == 3
+    assert rig.only().gave_up
+    shown = CliRunner().invoke(cli, ["status", "--json", "--config", str(rig.config_path)])
+    [failed] = json.loads(shown.stdout)["failed_items"]
+    assert failed["error"] == f"fetch failed: {server.url('/gone')!r}: HTTP 404"
+    assert failed["next_attempt_at"] is None
+
+
+# -- the process pool --------------------------------------------------------------------
+
+
+def test_a_big_batch_is_extracted_in_worker_processes_and_leaves_no_files(
+    rig: Rig, server: LoopbackServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spool = tmp_path / "tmp"
+    spool.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(spool))
+    count = PROCESS_POOL_THRESHOLD + 2
+    for n in range(count):
+        server.routes[f"/p{n}"] = article(f"Article {n}")
+    server.routes["/missing-type"] = Response(200, b"\x89PNG\r\n\x1a\n" + b"\0" * 500)
+    rig.save(*(SavedItem(server.url(f"/p{n}")) for n in range(count)))
+    rig.save(SavedItem(server.url("/missing-type")))
+
+    report = rig.fetch(T0)
+
+    assert report.done == count
+    assert len(report.failures) == 1 and "binary content" in report.failures[0]
+    texts = {item.url: item.text or "" for item in rig.items()}
+    assert all(f"Article {n} opens" in texts[server.url(f"/p{n}")] for n in range(count))
+    assert list(spool.iterdir()) == []
+
+
+def test_items_are_fetched_one_host_at_a_time_in_turn() -> None:
+    def item(n: int, url: str) -> Item:
+        return Item(
+            n, url, url, None, ItemKind.LINK, T0, None, None, ItemState.NEW, 0, None, None, None
+        )
+
+    items = [
+        item(1, "https://a.test/1"),
+        item(2, "https://a.test/2"),
+        item(3, "https://a.test/3"),
+        item(4, "https://b.test/1"),
+        item(5, "https://c.test/1"),
+        item(6, "https://c.test/2"),
+    ]
+
+    assert [i.id for i in by_host_in_turn(items)] == [1, 4, 5, 2, 6, 3]
+
+
+# -- shorteners ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def shortener(server: LoopbackServer) -> Iterator[LoopbackServer]:
+    """A t.co-like server on 127.0.0.2 whose links redirect to articles on `server`."""
+    with serving("127.0.0.2") as running:
+        running.routes["/abc"] = Response(301, headers={"Location": server.url("/story")})
+        running.routes["/broken"] = Response(301, headers={"Location": server.url("/nothing")})
+        server.routes["/story"] = article("The story")
+        yield running
+
+
+@pytest.fixture
+def shortener_rig(make_rig: Callable[..., Rig]) -> Rig:
+    return make_rig(shortener_hosts=["127.0.0.2"])
+
+
+def test_a_shortened_link_merges_into_the_item_saved_under_its_target(
+    shortener_rig: Rig, server: LoopbackServer, shortener: LoopbackServer
+) -> None:
+    rig = shortener_rig
+    rig.save(SavedItem(server.url("/story?utm_source=feed"), saved_at=T0), source="feed")
+    rig.save(
+        SavedItem(shortener.url("/abc"), saved_at=T0 - HOUR, context="a post about it"),
+        source="posts",
+    )
+
+    rig.fetch(T0)
+
+    item = rig.only()
+    assert item.url == server.url("/story?utm_source=feed")
+    assert sorted(item.sources) == ["feed", "posts"]
+    assert item.saved_at == T0 - HOUR
+    assert item.context == "a post about it"
+    assert item.state is ItemState.FETCHED and "The story opens" in (item.text or "")
+
+
+def test_a_shortened_link_alone_is_keyed_by_its_target_and_keeps_its_saved_url(
+    shortener_rig: Rig, server: LoopbackServer, shortener: LoopbackServer
+) -> None:
+    rig = shortener_rig
+    rig.save(SavedItem(shortener.url("/abc")))
+
+    rig.fetch(T0)
+    rig.save(SavedItem(server.url("/story")), source="later")
+
+    item = rig.only()
+    assert item.key == server.url("/story")
+    assert item.url == shortener.url("/abc")
+    assert sorted(item.sources) == ["inbox", "later"]
+
+
+def test_a_redirect_from_a_host_that_is_no_shortener_keeps_the_item_key(
+    rig: Rig, server: LoopbackServer
+) -> None:
+    server.routes["/old"] = Response(301, headers={"Location": "/story"})
+    server.routes["/story"] = article("Moved")
+    rig.save(SavedItem(server.url("/old")))
+
+    rig.fetch(T0)
+
+    assert rig.only().key == server.url("/old")
+
+
+# -- posts' links ----------------------------------------------------------------------------
+
+
+def post(*links: str) -> SavedItem:
+    return SavedItem(None, kind=ItemKind.POST, context="Worth a read, thread below.", links=links)
+
+
+def test_a_posts_links_are_followed_resolved_and_give_its_note_material(
+    shortener_rig: Rig, server: LoopbackServer, shortener: LoopbackServer
+) -> None:
+    rig = shortener_rig
+    rig.save(post(shortener.url("/abc"), shortener.url("/broken")))
+
+    report = rig.fetch(T0)
+
+    item = rig.only()
+    assert item.links == (server.url("/story"), shortener.url("/broken"))
+    assert item.linked_text == (
+        "Linked: The story — The story opens with a paragraph that says what the article"
+        " is about, in plain words."
+    )
+    assert item.error is not None and "HTTP 404" in item.error
+    assert report.done == 1 and len(report.failures) == 1
+    request = note_request(item, ())
+    assert request.text == f"Worth a read, thread below.\n\n{item.linked_text}"
+
+
+def test_a_posts_links_are_followed_once(
+    shortener_rig: Rig, server: LoopbackServer, shortener: LoopbackServer
+) -> None:
+    rig = shortener_rig
+    rig.save(post(shortener.url("/abc")))
+
+    rig.fetch(T0)
+    rig.fetch(T0 + 30 * HOUR)
+
+    assert len(shortener.hits("/abc")) == 1
+
+
+def test_only_the_first_five_links_of_a_post_are_followed(rig: Rig, server: LoopbackServer) -> None:
+    links = [server.url(f"/l{n}") for n in range(7)]
+    for n in range(7):
+        server.routes[f"/l{n}"] = article(f"Link {n}")
+    rig.save(post(*links))
+
+    rig.fetch(T0)
+
+    assert [len(server.hits(f"/l{n}")) for n in range(7)] == [1, 1, 1, 1, 1, 0, 0]
+    assert rig.only().links == tuple(links)

@@ -1,0 +1,139 @@
+"""The Atom feed of the digests and the one-note-per-item folder, on real files."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import feedparser
+
+from digest.config import Config, DigestSection, OutputConfig
+from digest.deliver import deliver_digest
+from digest.feed import feed_path
+from digest.models import Item, Note, SavedItem
+from digest.periods import parse_week
+from digest.store import Store
+from digest.vault import write_item_notes
+from mailrig import elements
+
+UTC_ZONE = ZoneInfo("UTC")
+W46, W47 = parse_week("2026-W46", UTC_ZONE), parse_week("2026-W47", UTC_ZONE)
+NOW = datetime(2026, 11, 23, 8, 0, tzinfo=UTC)
+HOSTILE = (
+    "# Digest for 2026-W47\n\n- [Kept](https://kept.example/)\n"
+    "  <script>alert(1)</script> [gone](https://not-stored.example/) ![i](https://x.example/i.png)\n"
+)
+
+
+def config_for(tmp_path: Path, **output: object) -> Config:
+    return Config(
+        digest=DigestSection(data_dir=tmp_path / "data"), output=OutputConfig.model_validate(output)
+    )
+
+
+def digest(label: str, body: str) -> str:
+    return f"# Digest for {label}\n\n## The week\n\n{body}\n"
+
+
+# -- the Atom feed --------------------------------------------------------------------------------
+
+
+def test_the_feed_is_valid_atom_with_one_entry_per_week_newest_first(
+    tmp_path: Path, store: Store
+) -> None:
+    config = config_for(tmp_path, public_url="https://me.example/digests")
+    deliver_digest(store, config, W46, digest("2026-W46", "Older."), NOW - timedelta(days=7))
+    deliver_digest(store, config, W47, HOSTILE, NOW, allowed_urls={"https://kept.example/"})
+
+    parsed = feedparser.parse(feed_path(config).read_bytes())
+    assert parsed.bozo == 0, parsed.get("bozo_exception")
+    assert parsed.version == "atom10"
+    assert [entry.title for entry in parsed.entries] == [
+        "Digest for 2026-W47",
+        "Digest for 2026-W46",
+    ]
+    newest = parsed.entries[0]
+    assert newest.link == "https://me.example/digests/2026-W47.md"
+    assert newest.id.startswith("urn:uuid:")
+    html = newest.content[0].value
+    assert {tag for tag, _ in elements(html)} <= {"h1", "ul", "li", "a"}
+    assert [attrs["href"] for tag, attrs in elements(html) if tag == "a"] == [
+        "https://kept.example/"
+    ]
+
+
+def test_a_new_revision_updates_its_entry_in_place_and_a_rerun_changes_no_byte(
+    tmp_path: Path, store: Store
+) -> None:
+    config = config_for(tmp_path)
+    deliver_digest(store, config, W47, digest("2026-W47", "One link."), NOW)
+    first = feedparser.parse(feed_path(config).read_bytes()).entries
+    later = NOW + timedelta(hours=5)
+    deliver_digest(store, config, W47, digest("2026-W47", "Two links."), later)
+    data = feed_path(config).read_bytes()
+    again = deliver_digest(store, config, W47, digest("2026-W47", "Two links."), later)
+
+    [entry] = feedparser.parse(data).entries
+    assert entry.id == first[0].id
+    assert entry.updated == "2026-11-23T13:00:00Z" != first[0].updated
+    assert "Two links." in entry.content[0].value
+    assert "feed" not in again.delivered
+    assert feed_path(config).read_bytes() == data
+
+
+def test_an_unreadable_feed_file_is_started_afresh(tmp_path: Path, store: Store) -> None:
+    config = config_for(tmp_path)
+    feed_path(config).parent.mkdir(parents=True)
+    feed_path(config).write_text("<feed><entry>torn")
+    deliver_digest(store, config, W47, digest("2026-W47", "One link."), NOW)
+    parsed = feedparser.parse(feed_path(config).read_bytes())
+    assert parsed.bozo == 0 and len(parsed.entries) == 1
+
+
+# -- one note per item ------------------------------------------------------------------------------
+
+
+def stored_item(store: Store, title: str, tags: tuple[str, ...] = ("llm serving",)) -> Item:
+    source = store.ensure_source("inbox", "file", path="/inbox")
+    saved = SavedItem(
+        url="https://blog.example/paged", title=title, saved_at=NOW - timedelta(days=2)
+    )
+    store.save_items(source, [saved], NOW)
+    [item] = store.all_items()
+    store.attach_note(
+        item.id, "k1", Note("Paged attention pages the KV cache.", ("Less waste",), tags), NOW
+    )
+    return store.all_items()[0]
+
+
+def test_item_notes_have_front_matter_tags_and_a_link_to_the_week(
+    tmp_path: Path, store: Store
+) -> None:
+    item = stored_item(store, "Paged: attention")
+    [path] = write_item_notes(tmp_path / "vault", W47, [item], UTC_ZONE)
+    assert path.name == f"2026-11-21-paged-attention-{item.id}.md"
+    text = path.read_text(encoding="utf-8")
+    front = text.split("---\n")[1].splitlines()
+    fields = {line.split(": ", 1)[0]: json.loads(line.split(": ", 1)[1]) for line in front}
+    assert fields["title"] == "Paged: attention"
+    assert fields["url"] == "https://blog.example/paged"
+    assert fields["period"] == "2026-W47"
+    assert fields["tags"] == ["llm-serving"]
+    assert "Paged attention pages the KV cache." in text and "- Less waste" in text
+    assert text.rstrip().endswith("[[2026-W47]].")
+
+
+def test_rewriting_item_notes_is_idempotent_and_a_renamed_item_leaves_no_stale_file(
+    tmp_path: Path, store: Store
+) -> None:
+    vault = tmp_path / "vault"
+    item = stored_item(store, "First title")
+    write_item_notes(vault, W47, [item], UTC_ZONE)
+    assert write_item_notes(vault, W47, [item], UTC_ZONE) == []
+
+    renamed = Item(**{**item.__dict__, "title": "Second title"})
+    [path] = write_item_notes(vault, W47, [renamed], UTC_ZONE)
+    assert [p.name for p in vault.iterdir()] == [path.name]
+    assert "second-title" in path.name
