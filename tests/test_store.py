@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from sqlite_utils import Database
 
-from digest.errors import StoreLocked
+from digest.errors import StoreConflict, StoreLocked
 from digest.migrations import migrations
 from digest.models import SavedItem
 from digest.store import open_store
@@ -107,3 +107,22 @@ def test_a_writer_held_past_the_busy_timeout_is_reported_as_locked(tmp_path: Pat
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_an_attempt_on_a_failed_delivery_is_pending_until_it_ends(tmp_path: Path) -> None:
+    store = open_store(tmp_path / "digest.db")
+    first = store.begin_delivery("2026-W47", "email", "abc", NOW)
+    store.finish_delivery(first.id, "failed", NOW, error="451 try later")
+
+    retry = store.begin_delivery("2026-W47", "email", "abc", NOW)
+
+    # A crash now must leave a record that is never resent on its own.
+    assert (retry.status, retry.error, retry.attempts) == ("pending", None, 2)
+
+
+def test_a_uniqueness_conflict_is_a_store_error_naming_the_constraint(tmp_path: Path) -> None:
+    store = open_store(tmp_path / "digest.db")
+    store.ensure_source("inbox", "file", path="/tmp/inbox")
+
+    with pytest.raises(StoreConflict, match="sources.name"), store.write() as conn:
+        conn.execute("INSERT INTO sources (name, kind, created_at) VALUES ('inbox', 'feed', 'now')")

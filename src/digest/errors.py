@@ -3,7 +3,8 @@
     DigestError
     ├── ConfigError          bad or unreadable config: names the file and key
     ├── StoreError           the database could not be used
-    │   └── StoreLocked      another writer held it past the busy timeout
+    │   ├── StoreLocked      another writer held it past the busy timeout
+    │   └── StoreConflict    a write broke a uniqueness rule (names the constraint)
     ├── RunLocked            another digest run holds the run lock
     ├── RunCancelled         the daemon is stopping: the run ends after the item in hand
     ├── SourceError          a feed or file source could not be read
@@ -36,6 +37,10 @@ class StoreError(DigestError):
 
 
 class StoreLocked(StoreError):
+    pass
+
+
+class StoreConflict(StoreError):
     pass
 
 

@@ -44,14 +44,19 @@ def open_store(path: Path, *, busy_timeout_s: float = 10.0) -> Store:
     """Open (creating if need be) and migrate the database at `path`."""
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        conn = sqlite3.connect(path, timeout=busy_timeout_s, check_same_thread=False)
+        conn = sqlite3.connect(path, timeout=busy_timeout_s)
+    except sqlite3.OperationalError as exc:
+        raise store_error(exc, path) from exc
+    try:
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
         store = Store(conn)
         migrations.apply(store.db)
     except sqlite3.OperationalError as exc:
+        conn.close()
         raise store_error(exc, path) from exc
     except sqlite3.DatabaseError as exc:
+        conn.close()
         raise StoreError(f"database {path} is unusable: {exc}") from exc
     return store

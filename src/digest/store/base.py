@@ -12,7 +12,7 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from digest.errors import StoreError, StoreLocked
+from digest.errors import StoreConflict, StoreError, StoreLocked
 
 BATCH = 500
 
@@ -76,7 +76,8 @@ class StoreBase:
         with _translated_errors():
             self.conn.execute("BEGIN IMMEDIATE")
         try:
-            yield self.conn
+            with _translated_errors():
+                yield self.conn
         except BaseException:
             self.conn.rollback()
             raise
@@ -99,6 +100,8 @@ def _translated_errors() -> Iterator[None]:
         yield
     except sqlite3.OperationalError as exc:
         raise store_error(exc, None) from exc
+    except sqlite3.IntegrityError as exc:
+        raise StoreConflict(f"database conflict: {exc}") from exc
 
 
 def store_error(exc: sqlite3.OperationalError, path: Path | None) -> StoreError:

@@ -170,9 +170,11 @@ class RunsStore(StoreBase):
                 " VALUES (?, ?, ?, 'pending', ?, ?) ON CONFLICT DO NOTHING",
                 (period, channel, content_hash, iso(now), iso(now)),
             )
+            # Back to pending whatever it was: a crash during this attempt must leave a
+            # record that is never resent on its own, not a stale "failed" that would be.
             conn.execute(
-                "UPDATE deliveries SET attempts = attempts + 1, updated_at = ?"
-                " WHERE period = ? AND channel = ? AND content_hash = ?",
+                "UPDATE deliveries SET status = 'pending', error = NULL, attempts = attempts + 1,"
+                " updated_at = ? WHERE period = ? AND channel = ? AND content_hash = ?",
                 (iso(now), period, channel, content_hash),
             )
         record = self.delivery(period, channel, content_hash)
