@@ -82,7 +82,7 @@ def test_describe_lists_ten_problem_lines_then_counts_the_rest() -> None:
     assert lines[1] == "  line 1: not a URL: junk 1"
     assert lines[10] == "  line 10: not a URL: junk 10"
     assert lines[11] == "  … and 2 more"
-    assert lines[12] == "  skipped 1: not a web link (javascript:)"
+    assert lines[12] == "  skipped 1 (line 20): not a web link (javascript:)"
 
 
 # -- digest add ----------------------------------------------------------------------

@@ -164,8 +164,8 @@ def test_import_report_gives_format_counts_and_the_first_ten_bad_lines(rig: Rig)
     assert lines[10] == "  line 14: not a URL: not a link 10"
     assert lines[11] == "  … and 2 more"
     assert lines[12:] == [
-        "  skipped 1: not a web link (javascript:)",
-        "  skipped 1: not a web link (file:)",
+        "  skipped 1 (line 3): not a web link (javascript:)",
+        "  skipped 1 (line 4): not a web link (file:)",
     ]
 
 
@@ -193,7 +193,7 @@ def test_firefox_place_links_are_skipped_and_counted(rig: Rig) -> None:
     assert result.output.splitlines() == [
         f"{bookmarks}: format bookmarks: 1 new, 0 duplicates, 0 notes without URL,"
         " 0 lines not understood, 1 skipped",
-        "  skipped 1: not a web link (place:)",
+        "  skipped 1 (line 4): not a web link (place:)",
     ]
 
 

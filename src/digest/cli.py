@@ -384,7 +384,7 @@ def status(as_json: bool) -> None:
 
 
 @cli.command()
-@WEEK
+@click.option("--week", metavar="YYYY-Www|last", help="Only this ISO week (default: every item).")
 @click.option(
     "--format", "fmt", type=click.Choice(["jsonl", "csv"]), default="jsonl", show_default=True
 )

@@ -10,6 +10,7 @@ from digest.models import Item, Period
 from digest.store import Store
 
 FIELDS = [
+    "id",
     "url",
     "title",
     "saved_at",
@@ -21,11 +22,15 @@ FIELDS = [
     "tags",
     "topic",
     "kind",
+    "context",
+    "links",
+    "basis",
 ]
 
 
 def export_row(item: Item) -> dict[str, Any]:
     return {
+        "id": item.id,
         "url": item.url,
         "title": item.display_title,
         "saved_at": item.saved_at.isoformat(),
@@ -37,6 +42,9 @@ def export_row(item: Item) -> dict[str, Any]:
         "tags": list(item.note.tags) if item.note else [],
         "topic": item.topic,
         "kind": item.kind.value,
+        "context": item.context,  # what was saved with it: journal line, feed summary, post text
+        "links": list(item.links),
+        "basis": item.note.basis.value if item.note else None,
     }
 
 
@@ -50,4 +58,4 @@ def write_export(store: Store, period: Period | None, fmt: str, out: TextIO) -> 
     writer = csv.DictWriter(out, fieldnames=FIELDS)
     writer.writeheader()
     for row in rows:
-        writer.writerow(row | {"tags": ";".join(row["tags"])})
+        writer.writerow(row | {"tags": ";".join(row["tags"]), "links": " ".join(row["links"])})

@@ -11,7 +11,6 @@ deleted.
 from __future__ import annotations
 
 import codecs
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -27,12 +26,13 @@ from digest.collect.feedlists import (
     read_feed_list,
 )
 from digest.collect.formats import Importer, ImportResult, find_importer
-from digest.collect.importers.common import shorten, url_problem
+from digest.collect.importers.common import url_problem
 from digest.collect.importers.opml import is_opml
 from digest.config import SourceConfig
 from digest.errors import ImportFormatError, SourceError
 from digest.models import ItemKind, Rejected, SavedItem
 from digest.store import Store
+from digest.summarize.text import shorten
 
 _Lined = TypeVar("_Lined", SavedItem, Rejected)
 
@@ -78,10 +78,13 @@ def describe(report: FileReport | FeedListReport) -> list[str]:
         counts.append(f"{len(report.skipped)} skipped")
     lines = [f"{report.path}: format {report.format}: {', '.join(counts)}"]
     shown = report.rejected[:MAX_LISTED]
-    lines += [f"  line {_where(r)}: {r.reason}: {shorten(r.text)}" for r in shown]
+    lines += [f"  line {_where(r)}: {r.reason}: {shorten(r.text, 80)}" for r in shown]
     if len(report.rejected) > len(shown):
         lines.append(f"  … and {len(report.rejected) - len(shown)} more")
-    lines += [f"  skipped {n}: {reason}" for reason, n in _skip_reasons(report.skipped)]
+    lines += [
+        f"  skipped {len(where)} ({_line_list(where)}): {reason}"
+        for reason, where in _skip_reasons(report.skipped)
+    ]
     return lines
 
 
@@ -93,9 +96,19 @@ def _where(rejected: Rejected) -> str:
     return "?" if rejected.line is None else str(rejected.line)
 
 
-def _skip_reasons(skipped: list[Rejected]) -> list[tuple[str, int]]:
-    """Skipped entries grouped by reason ("not a web link (javascript:)": 12)."""
-    return Counter(r.reason.split(": ", 1)[0] for r in skipped).most_common()
+def _skip_reasons(skipped: list[Rejected]) -> list[tuple[str, list[Rejected]]]:
+    """Skipped entries grouped by reason ("not a web link (javascript:)"), most common first."""
+    groups: dict[str, list[Rejected]] = {}
+    for rejected in skipped:
+        groups.setdefault(rejected.reason.split(": ", 1)[0], []).append(rejected)
+    return sorted(groups.items(), key=lambda group: -len(group[1]))
+
+
+def _line_list(entries: list[Rejected]) -> str:
+    """ "lines 3, 4, 9" for the first ten, then "…"."""
+    shown = ", ".join(_where(r) for r in entries[:MAX_LISTED])
+    more = ", …" if len(entries) > MAX_LISTED else ""
+    return f"line{'s' if len(entries) > 1 else ''} {shown}{more}"
 
 
 def problem_lines(report: FileReport) -> list[str]:
