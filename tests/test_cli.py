@@ -95,7 +95,10 @@ def test_added_links_are_exported_with_every_field(tmp_path: Path) -> None:
         "text",
         "note",
         "tags",
+        "id",
+        "context",
     } <= row.keys()
+    assert row["context"] == "why I saved it"
     assert (row["title"], row["source"], row["state"]) == ("A post", "manual", "new")
     assert row["saved_at"].startswith("2026-11-17T10:00")
 
