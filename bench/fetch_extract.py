@@ -10,7 +10,8 @@ back `latency_s`. The URL list groups each host's pages together, as a saved lis
 
 The figures:
 - ours: `Pipeline.fetch_and_extract` over a fresh store holding the URLs, with
-  `per_host_delay_s = delay_s`; CPU of the stage's process and its extraction workers;
+  `per_host_delay_s = delay_s`; CPU of the stage's process and of its extraction workers
+  (with the fork server they come from);
 - trafilatura: the same URL list through `trafilatura -i LIST --parallel 16 --json`, its
   config file setting SLEEP_TIME (its per-host delay) to the same delay, SSRF protection
   off for the loopback hosts;
@@ -117,6 +118,7 @@ def run_ours(urls_file: Path, delay_s: float) -> dict[str, Any]:
         wall = time.perf_counter() - started
         store.close()
     parent = resource.getrusage(resource.RUSAGE_SELF)
+    stop_fork_server()
     workers = resource.getrusage(resource.RUSAGE_CHILDREN)
     return {
         "pages": report.done,
@@ -127,6 +129,14 @@ def run_ours(urls_file: Path, delay_s: float) -> dict[str, Any]:
         "parent_peak_mb": parent.ru_maxrss / 1024,
         "worker_peak_mb": workers.ru_maxrss / 1024,
     }
+
+
+def stop_fork_server() -> None:
+    """End the fork server the extraction workers came from, so that their CPU, which it
+    reaped, counts among this process's children (multiprocessing has no public way)."""
+    from multiprocessing import forkserver
+
+    forkserver._forkserver._stop()  # type: ignore[attr-defined]
 
 
 def run_floor(data_dir: Path, pages: int) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from digest.backlog import backlog_for
 from digest.cli import cli
 from digest.compose import Backlog, compose
 from digest.config import Config, DigestSection
-from digest.models import Item, SavedItem
+from digest.models import Item, SavedItem, WeekSummary
 from digest.periods import parse_week, year_earlier
 from digest.store import Store
 
@@ -93,7 +93,9 @@ def test_the_digest_shows_the_backlog_sections_after_the_week(store: Store) -> N
     )
     unread, then = sorted(items, key=lambda item: item.title or "", reverse=True)
 
-    markdown = compose(W47, [], "", zone=UTC_ZONE, backlog=Backlog([unread, then], [then]))
+    markdown = compose(
+        W47, [], WeekSummary(()), zone=UTC_ZONE, backlog=Backlog([unread, then], [then])
+    )
 
     tail = markdown.split("Nothing was saved this week.\n", 1)[1]
     assert tail == (

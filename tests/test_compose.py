@@ -36,6 +36,7 @@ from digest.periods import parse_week
 GOLDEN = Path(__file__).parent / "golden"
 ZONE = ZoneInfo("Europe/Berlin")
 PERIOD = parse_week("2026-W47", ZONE)
+NO_SUMMARY = WeekSummary(())
 
 
 def make_item(
@@ -68,10 +69,15 @@ def make_item(
     )
 
 
-def load_case(folder: Path) -> tuple[str, list[Item], str, ZoneInfo]:
+def load_case(folder: Path) -> tuple[str, list[Item], WeekSummary, ZoneInfo]:
     data = json.loads((folder / "items.json").read_text(encoding="utf-8"))
     zone = ZoneInfo(data["timezone"])
-    return data["period"], [_item(raw) for raw in data["items"]], data["week_summary"], zone
+    summary = data["week_summary"]
+    week_summary = WeekSummary(
+        tuple(Statement(text, tuple(cites)) for text, cites in summary["statements"]),
+        tuple(summary["must_read"]),
+    )
+    return data["period"], [_item(raw) for raw in data["items"]], week_summary, zone
 
 
 def _item(raw: dict[str, Any]) -> Item:
@@ -124,7 +130,7 @@ def test_identical_input_in_any_order_gives_identical_bytes() -> None:
 
 
 def test_heading_names_the_period_and_its_days() -> None:
-    markdown = compose(PERIOD, [], "", zone=ZONE)
+    markdown = compose(PERIOD, [], NO_SUMMARY, zone=ZONE)
     assert markdown.startswith("# Digest for 2026-W47\n\n16–22 November 2026\n")
 
 
@@ -135,7 +141,7 @@ def test_items_are_grouped_by_topic_then_first_tag_then_other() -> None:
         make_item(3, "https://c.example/", "C", note=Note("c")),
         make_item(4, "https://d.example/", "D"),
     ]
-    markdown = compose(PERIOD, items, "summary", zone=ZONE)
+    markdown = compose(PERIOD, items, NO_SUMMARY, zone=ZONE)
     sections = re.findall(r"^## (.+)\n\n((?:[ -].*\n)+)", markdown, flags=re.M)
     assert sections == [
         ("Rust", "- [A](https://a.example/)\n  a\n- [B](https://b.example/)\n  b\n"),
@@ -150,7 +156,7 @@ def test_topics_are_ordered_by_size_then_name() -> None:
         make_item(3, "https://3.example/", topic="mid"),
         make_item(4, "https://4.example/", topic="mid"),
     ]
-    markdown = compose(PERIOD, items, "summary", zone=ZONE)
+    markdown = compose(PERIOD, items, NO_SUMMARY, zone=ZONE)
     headings = re.findall(r"^## (.+)$", markdown, flags=re.M)
     assert headings == ["The week", "mid", "alpha", "zeta"]
 
@@ -159,7 +165,7 @@ def test_every_item_appears_exactly_once() -> None:
     items = [
         make_item(i, f"https://site.example/{i}", f"Item {i}", topic=f"t{i % 3}") for i in range(12)
     ]
-    markdown = compose(PERIOD, items + items[:4], "summary", zone=ZONE)
+    markdown = compose(PERIOD, items + items[:4], NO_SUMMARY, zone=ZONE)
     found = links(markdown)
     assert sorted(href for _, href in found) == sorted(item.url or "" for item in items)
     assert len(found) == 12
@@ -168,7 +174,7 @@ def test_every_item_appears_exactly_once() -> None:
 def test_titles_with_brackets_stay_valid_links() -> None:
     title = "[Show HN] a ]( tricky ) title with `code` and <b>tags</b> *stars*"
     item = make_item(1, "https://example.org/page", title, note=Note("s"))
-    markdown = compose(PERIOD, [item], "summary", zone=ZONE)
+    markdown = compose(PERIOD, [item], NO_SUMMARY, zone=ZONE)
     [(text, href)] = links(markdown)
     assert href == "https://example.org/page"
     assert text == "[Show HN] a ]( tricky ) title with `code` and &lt;b&gt;tags&lt;/b&gt; *stars*"
@@ -176,7 +182,7 @@ def test_titles_with_brackets_stay_valid_links() -> None:
 
 def test_urls_with_spaces_and_parentheses_stay_one_link() -> None:
     url = "https://en.example.org/wiki/Foo_(bar) baz<1>"
-    markdown = compose(PERIOD, [make_item(1, url, "Foo")], "summary", zone=ZONE)
+    markdown = compose(PERIOD, [make_item(1, url, "Foo")], NO_SUMMARY, zone=ZONE)
     assert links(markdown) == [("Foo", "https://en.example.org/wiki/Foo_%28bar%29%20baz%3C1%3E")]
 
 
@@ -184,8 +190,9 @@ def test_note_without_url_is_shown_as_its_text_without_a_link() -> None:
     item = make_item(
         1, None, kind=ItemKind.NOTE, context="Call Ana about [the] talk", note=Note("A call.")
     )
-    markdown = compose(PERIOD, [item], "summary", zone=ZONE)
-    assert "- Call Ana about \\[the\\] talk\n  A call.\n" in markdown
+    markdown = compose(PERIOD, [item], NO_SUMMARY, zone=ZONE)
+    assert "- Call Ana about \\[the\\] talk\n" in markdown
+    assert "A call." not in markdown  # the whole short text is the item line
     assert links(markdown) == []
 
 
@@ -196,40 +203,42 @@ def test_notes_made_without_the_page_are_marked() -> None:
             2, "https://b.example/", "B", note=Note("Guessed.", basis=NoteBasis.SAVED_CONTEXT)
         ),
     ]
-    markdown = compose(PERIOD, items, "summary", zone=ZONE)
+    markdown = compose(PERIOD, items, NO_SUMMARY, zone=ZONE)
     assert f"  Guessed. *{SAVED_CONTEXT_MARKER}*\n" in markdown
     assert "  From the page.\n" in markdown
 
 
 def test_key_points_become_sub_bullets() -> None:
     note = Note("Summary.", key_points=("first", "# not a heading"))
-    markdown = compose(PERIOD, [make_item(1, "https://a.example/", "A", note=note)], "s", zone=ZONE)
+    markdown = compose(
+        PERIOD, [make_item(1, "https://a.example/", "A", note=note)], NO_SUMMARY, zone=ZONE
+    )
     assert "- [A](https://a.example/)\n  Summary.\n  - first\n  - \\# not a heading\n" in markdown
     html = MarkdownIt("commonmark").render(markdown)
     assert "<h1>" not in html.split("</h2>", 2)[-1]
 
 
 def test_empty_week_says_so() -> None:
-    markdown = compose(PERIOD, [], "ignored summary", zone=ZONE)
+    markdown = compose(PERIOD, [], WeekSummary((Statement("Ignored.", (1,)),)), zone=ZONE)
     assert markdown.endswith(f"## The week\n\n{EMPTY_WEEK}\n")
     assert markdown.count("## ") == 1
 
 
 def test_week_without_summary_still_has_a_sentence() -> None:
     items = [make_item(1, "https://a.example/", "A"), make_item(2, "https://b.example/", "B")]
-    markdown = compose(PERIOD, items, "  ", zone=ZONE)
+    markdown = compose(PERIOD, items, NO_SUMMARY, zone=ZONE)
     assert "## The week\n\n2 items saved this week, in 1 topic.\n" in markdown
 
 
 def test_period_across_a_year_names_both_years() -> None:
     zone = ZoneInfo("UTC")
-    markdown = compose(parse_week("2026-W01", zone), [], "", zone=zone)
+    markdown = compose(parse_week("2026-W01", zone), [], NO_SUMMARY, zone=zone)
     assert "\n29 December 2025 – 4 January 2026\n" in markdown
 
 
 def test_output_has_no_volatile_parts() -> None:
     item = make_item(1, "https://a.example/", "A", saved_at=datetime(2026, 11, 17, tzinfo=UTC))
-    markdown = compose(PERIOD, [item], "summary", zone=ZONE)
+    markdown = compose(PERIOD, [item], NO_SUMMARY, zone=ZONE)
     assert "<!--" not in markdown
     assert not re.search(r"\d{2}:\d{2}", markdown)
 
@@ -243,7 +252,9 @@ def test_links_in_a_models_note_are_never_rendered() -> None:
         key_points=("See www.evil.example/c",),
         model="m",
     )
-    markdown = compose(PERIOD, [make_item(1, "https://a.example/", "A", note=note)], "", zone=ZONE)
+    markdown = compose(
+        PERIOD, [make_item(1, "https://a.example/", "A", note=note)], NO_SUMMARY, zone=ZONE
+    )
     assert "evil.example" not in markdown
     assert links(markdown) == [("A", "https://a.example/")]
     assert "<img" not in MarkdownIt("commonmark").render(markdown)  # escaped: shown as text
@@ -280,7 +291,7 @@ def test_extractive_and_excerpt_notes_are_labelled() -> None:
             2, "https://b.example/", "B", note=Note("S.", basis=NoteBasis.EXCERPT, model="m")
         ),
     ]
-    markdown = compose(PERIOD, items, "", zone=ZONE)
+    markdown = compose(PERIOD, items, NO_SUMMARY, zone=ZONE)
     assert "S. *(extractive summary)*" in markdown
     assert "S. *(from the central passages of a long page)*" in markdown
 
@@ -294,7 +305,7 @@ def test_the_footer_says_who_wrote_what_at_what_cost_and_what_was_skipped() -> N
         notes=(ModelUsage("m", "chat-2:English", 1, Usage(1200, 80, 0.00123)),),
         week=ModelUsage("m", "chat-2:English", 1, Usage(300, 50, 0.0004)),
     )
-    markdown = compose(PERIOD, items, "", zone=ZONE, provenance=provenance)
+    markdown = compose(PERIOD, items, NO_SUMMARY, zone=ZONE, provenance=provenance)
     footer = markdown.split("\n---\n\n")[1]
     assert footer == (
         "*Notes: 1 note by m, prompt chat-2:English (1,200 tokens in, 80 out, $0.0012).*\n\n"
@@ -302,3 +313,34 @@ def test_the_footer_says_who_wrote_what_at_what_cost_and_what_was_skipped() -> N
         "*LLM total: 1,500 tokens in, 130 out, $0.0016.*\n\n"
         "*Skipped: 1 item not fetched yet.*\n"
     )
+
+
+def test_a_tag_no_other_item_shares_does_not_name_a_section() -> None:
+    items = [
+        make_item(1, "https://a.example/", "A", note=Note("a", tags=("actually", "queues"))),
+        make_item(2, "https://b.example/", "B", note=Note("b", tags=("queues",))),
+        make_item(3, "https://c.example/", "C", note=Note("c", tags=("citizenship",))),
+    ]
+    markdown = compose(PERIOD, items, NO_SUMMARY, zone=ZONE)
+    sections = re.findall(r"^## (.+)\n\n((?:[ -].*\n)+)", markdown, flags=re.M)
+    assert sections == [
+        ("queues", "- [A](https://a.example/)\n  a\n- [B](https://b.example/)\n  b\n"),
+        ("Other", "- [C](https://c.example/)\n  c\n"),
+    ]
+    assert "## actually" not in markdown and "## citizenship" not in markdown
+
+
+def test_short_note_without_url_is_shown_once_with_only_its_comment() -> None:
+    items = [
+        make_item(1, None, "LMSys", kind=ItemKind.NOTE, context="LMSys", note=Note("LMSys.")),
+        make_item(
+            2,
+            None,
+            "FlashInfer",
+            kind=ItemKind.NOTE,
+            context="FlashInfer - Better Sampling",
+            note=Note("FlashInfer. FlashInfer - Better Sampling."),
+        ),
+    ]
+    markdown = compose(PERIOD, items, NO_SUMMARY, zone=ZONE)
+    assert "- LMSys\n- FlashInfer\n  Better Sampling\n" in markdown

@@ -85,6 +85,35 @@ def test_article_page_metadata_comes_out() -> None:
     assert result.final_url is None
 
 
+def test_metadata_comes_from_json_ld_when_the_meta_tags_name_none() -> None:
+    data = json.dumps(
+        {
+            "@context": "https://schema.org",
+            "@type": "NewsArticle",
+            "headline": "Harbour board votes to save the pier",
+            "author": {"@type": "Person", "name": "Ada Quayle"},
+            "datePublished": "2023-05-02T10:00:00Z",
+        }
+    )
+    head = f'<title>Pier | Harbour News</title><script type="application/ld+json">{data}</script>'
+    page = html_page(f"<article><p>{GERMAN_PARAGRAPH}</p></article>", head=head)
+
+    result = extract(page.encode(), url=URL, content_type="text/html")
+
+    assert result.title == "Harbour board votes to save the pier"
+    assert result.author == "Ada Quayle"
+    assert result.published == "2023-05-02"
+
+
+def test_author_comes_from_the_author_link_when_the_head_names_none() -> None:
+    byline = "<p>By <a rel='author' href='/people/ada'>Ada  Quayle</a></p>"
+    page = html_page(f"<article>{byline}<p>{GERMAN_PARAGRAPH}</p></article>")
+
+    result = extract(page.encode(), url=URL, content_type="text/html")
+
+    assert result.author == "Ada Quayle"
+
+
 def test_extraction_is_deterministic() -> None:
     page = (PAGES / "article.html").read_bytes()
 

@@ -232,7 +232,7 @@ def test_billion_laughs_doctype_is_stripped_and_parses_quickly(server: LoopbackS
     started = time.monotonic()
     got = poll_url(server.url("/laughs"))
 
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 30  # a wide margin: expanding the entities never ends
     (entry,) = got.entries
     assert entry.url == "https://laughs.test/1"
     assert len(entry.title or "") < 100 and len(entry.context or "") < 100

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
 import tempfile
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
@@ -16,7 +18,9 @@ from click.testing import CliRunner
 
 from digest.cli import cli
 from digest.config import Config, FetchConfig
-from digest.fetch_stage import PROCESS_POOL_THRESHOLD, by_host_in_turn
+from digest.errors import ExtractError, RunCancelled
+from digest.fetch import Fetcher
+from digest.fetch_stage import PROCESS_POOL_THRESHOLD, PageReader, Pool, by_host_in_turn
 from digest.models import Item, ItemKind, ItemState, SavedItem, StageReport
 from digest.pipeline import Pipeline, note_request
 from digest.store import Store, open_store
@@ -182,7 +186,7 @@ def test_a_big_batch_is_extracted_in_worker_processes_and_leaves_no_files(
     assert len(report.failures) == 1 and "binary content" in report.failures[0]
     texts = {item.url: item.text or "" for item in rig.items()}
     assert all(f"Article {n} opens" in texts[server.url(f"/p{n}")] for n in range(count))
-    assert list(spool.iterdir()) == []
+    assert list(spool.glob("digest-pages-*")) == []  # (the fork server's socket dir stays)
 
 
 def test_items_are_fetched_one_host_at_a_time_in_turn() -> None:
@@ -317,3 +321,98 @@ def test_only_the_first_five_links_of_a_post_are_followed(rig: Rig, server: Loop
 
     assert [len(server.hits(f"/l{n}")) for n in range(7)] == [1, 1, 1, 1, 1, 0, 0]
     assert rig.only().links == tuple(links)
+
+
+# -- review fixes: retries count failures in a row, dead workers, cancelled runs ----------
+
+
+THIN = Response(
+    200, "<html><head><title>Wall</title></head><body><p>Please log in.</p></body></html>"
+)
+
+
+def test_successful_rechecks_do_not_count_towards_giving_up_after_a_404(
+    rig: Rig, server: LoopbackServer
+) -> None:
+    answers = iter([THIN, THIN, Response(404, "gone")])
+    server.routes["/wall"] = lambda request: next(answers)
+    rig.save(SavedItem(server.url("/wall")))
+
+    rig.fetch(T0)
+    assert rig.only().quality is not None and rig.only().next_attempt_at is not None
+    rig.fetch(rig.only().next_attempt_at or T0)
+    rig.fetch(rig.only().next_attempt_at or T0)
+
+    item = rig.only()
+    assert len(server.hits("/wall")) == 3
+    assert item.state is ItemState.FAILED and item.failures == 1
+    assert not item.gave_up
+
+
+def test_a_dead_extraction_worker_fails_only_its_page_and_the_pool_is_replaced(
+    rig: Rig, server: LoopbackServer
+) -> None:
+    server.routes["/a"] = article("First")
+    server.routes["/b"] = article("Second")
+
+    async def scenario() -> tuple[str, str]:
+        pool = Pool(2)
+        try:
+            async with Fetcher(rig.config.fetch) as fetcher:
+                reader = PageReader(fetcher, lambda: T0, 4, pool)
+                os.kill(pool.executor.submit(os.getpid).result(), signal.SIGKILL)
+                with pytest.raises(ExtractError, match="the extraction worker died") as died:
+                    for _ in range(1000):  # until the pool has noticed its worker is gone
+                        await reader.read(server.url("/a"))
+                second = await reader.read(server.url("/b"))
+                return str(died.value), second.extracted.text
+        finally:
+            pool.close()
+
+    error, text = asyncio.run(scenario())
+
+    assert server.url("/a") in error
+    assert "Second opens" in text
+
+
+def test_a_cancelled_fetch_stage_leaves_nothing_running_and_records_nothing_after(
+    make_rig: Callable[..., Rig], server: LoopbackServer
+) -> None:
+    rig = make_rig(per_host_concurrency=2)
+    server.routes["/fast"] = article("Fast")
+    server.routes["/slow"] = Response(200, ARTICLE.format(title="Slow"), delay_s=1)
+    rig.save(SavedItem(server.url("/slow")), SavedItem(server.url("/fast")))
+
+    def stop_after_first(stage: str, done: int, total: int) -> None:
+        raise RunCancelled(f"{stage} stopped after {done} of {total} items")
+
+    async def scenario() -> set[asyncio.Task[object]]:
+        pipeline = Pipeline(rig.config, rig.store, clock=lambda: T0, progress=stop_after_first)
+        with pytest.raises(RunCancelled, match="fetch stopped after 1 of 2"):
+            await pipeline.fetch_and_extract()
+        return asyncio.all_tasks() - {asyncio.current_task()}
+
+    assert asyncio.run(scenario()) == set()
+    states = {item.url: (item.state, item.attempts, item.error) for item in rig.items()}
+    assert states[server.url("/fast")][0] is ItemState.FETCHED
+    assert states[server.url("/slow")] == (ItemState.NEW, 0, None)
+
+
+@pytest.mark.parametrize("target_saved", [True, False], ids=["merged", "alone"])
+def test_a_settled_shortened_link_collected_again_stays_one_item_and_is_not_fetched_again(
+    shortener_rig: Rig, server: LoopbackServer, shortener: LoopbackServer, target_saved: bool
+) -> None:
+    rig = shortener_rig
+    if target_saved:
+        rig.save(SavedItem(server.url("/story"), saved_at=T0), source="feed")
+    rig.save(SavedItem(shortener.url("/abc"), saved_at=T0 - HOUR), source="posts")
+    rig.fetch(T0)
+    fetched = len(server.hits("/story"))
+
+    rig.save(SavedItem(shortener.url("/abc"), saved_at=T0 - HOUR), source="posts")
+    rig.fetch(T0 + 2 * HOUR)
+
+    item = rig.only()
+    assert item.key == server.url("/story") and item.saved_at == T0 - HOUR
+    assert len(shortener.hits("/abc")) == 1
+    assert len(server.hits("/story")) == fetched

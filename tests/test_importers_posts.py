@@ -112,3 +112,30 @@ def test_pasted_posts_are_recognised_by_content() -> None:
 )
 def test_structured_text_is_not_taken_for_posts(text: str) -> None:
     assert POSTS.sniff(text) == 0
+
+
+MERGED = Path(__file__).parent / "fixtures" / "posts" / "merged_openers.txt"
+
+
+def test_openers_after_an_ended_post_start_new_posts() -> None:
+    assert titles(MERGED.read_text()) == [
+        "Day 5 of Tracing From Scratch we compare spans, traces & logs",
+        "“never roll your own queue” is common backend advice. it's wrong. your pager proves it.",
+        "How caches, lines, and prefetchers behave on a real CPU.",
+        "A researcher at Acme just shared how they actually profile Quill 3 every day.",
+        "We just released a course that walks you through a B-tree in Go, page by page.",
+        "'Storage Engines: A Field Guide' just cited my compaction notes in its chapter on LSM trees.",
+        "I don't get why so many people want to move abroad for work.",
+        "Here are 9 boards that list remote jobs paying in EUR:",
+        "Day 6 of Tracing From Scratch: sampling tips",
+        "Zig 0.14 release notes just dropped!",
+        "a developer noticed something about printer queues",
+        "New side project.",
+        "firewalls can't stop this.",
+    ]
+
+
+def test_splitting_merged_openers_loses_no_line() -> None:
+    text = MERGED.read_text()
+    joined = "\n".join(item.context or "" for item in POSTS.parse(text, zone=UTC).items)
+    assert joined.splitlines() == [line.strip() for line in text.splitlines() if line.strip()]

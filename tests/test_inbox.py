@@ -134,6 +134,33 @@ def test_missing_source_path_is_a_failure_and_marks_the_source_failing(
     assert source["status"] == "failing"
 
 
+def test_a_folder_whose_every_file_fails_marks_the_source_failing(
+    store: Store, tmp_path: Path
+) -> None:
+    folder = tmp_path / "junk"
+    folder.mkdir()
+    (folder / "photo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    (folder / "shopping.txt").write_text("milk\n")
+    _, report = collect(store, folder)
+    assert len(report.failures) == 2
+    (source,) = store.list_sources()
+    assert source["status"] == "failing"
+    assert source["last_error"].startswith("every file failed (2), last: ")
+
+
+def test_a_folder_with_one_good_file_among_bad_ones_stays_healthy(
+    store: Store, tmp_path: Path
+) -> None:
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    (folder / "shopping.txt").write_text("milk\n")
+    (folder / "links.urls").write_text("https://example.org/one\n")
+    _, report = collect(store, folder)
+    assert report.done == 1 and len(report.failures) == 1
+    (source,) = store.list_sources()
+    assert source["status"] == "ok"
+
+
 def test_source_topic_is_given_to_items_without_one(store: Store, tmp_path: Path) -> None:
     path = tmp_path / "links.urls"
     path.write_text("https://example.org/one\n")

@@ -112,6 +112,28 @@ def test_rerun_makes_no_llm_calls_and_gives_the_same_digest(
     assert second.delivery is not None and second.delivery.delivered == []
 
 
+def test_items_with_the_same_text_share_one_call_and_its_cost_is_counted_once(
+    tmp_path: Path, fake: FakeOpenAI
+) -> None:
+    config = config_for(tmp_path, fake, concurrency=4)
+    ids = seed(config, {"https://a.example/rust": ARTICLE, "https://mirror.example/rust": ARTICLE})
+
+    run_notes(config)
+
+    with db(config) as conn:
+        note_calls, call_tokens = conn.execute(
+            "SELECT count(*), sum(tokens_in) FROM llm_calls WHERE purpose = 'note'"
+        ).fetchone()
+        noted = conn.execute(
+            "SELECT count(DISTINCT note_id), sum(note_id IS NOT NULL) FROM items WHERE id IN (?, ?)",
+            tuple(ids.values()),
+        ).fetchone()
+        (note_tokens,) = conn.execute("SELECT sum(tokens_in) FROM notes").fetchone()
+    assert note_calls == 1
+    assert tuple(noted) == (1, 2)  # both items carry the one note
+    assert note_tokens == call_tokens  # the footer's figures come from the notes table
+
+
 def test_a_changed_prompt_version_renotes_only_the_items_of_the_week_composed(
     tmp_path: Path, fake: FakeOpenAI
 ) -> None:

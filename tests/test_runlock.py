@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -76,14 +77,20 @@ def test_lock_file_names_the_holder_while_held_and_is_empty_after(tmp_path: Path
 
 
 def test_wait_blocks_until_the_other_process_releases(tmp_path: Path) -> None:
+    events: list[str] = []
     with held_by_other_process(tmp_path) as child:
-        assert child.stdin is not None
-        threading.Timer(0.5, child.stdin.close).start()
-        started = time.monotonic()
-        with run_lock(tmp_path, wait=True, timeout_s=10):
-            waited = time.monotonic() - started
-            assert child.wait(timeout=5) == 0  # the holder had to finish first
-    assert 0.4 <= waited < 5
+        stdin = child.stdin
+        assert stdin is not None
+
+        def release() -> None:
+            events.append("released")
+            stdin.close()
+
+        threading.Timer(0.2, release).start()
+        with run_lock(tmp_path, wait=True, timeout_s=60):
+            events.append("acquired")
+            assert child.wait(timeout=30) == 0  # the holder had to finish first
+    assert events == ["released", "acquired"]
 
 
 def test_wait_gives_up_after_the_timeout(tmp_path: Path) -> None:
@@ -94,20 +101,19 @@ def test_wait_gives_up_after_the_timeout(tmp_path: Path) -> None:
             run_lock(tmp_path, wait=True, timeout_s=0.3),
         ):
             pytest.fail("the lock was granted twice")
-        assert 0.25 <= time.monotonic() - started < 3
+        assert time.monotonic() - started >= 0.3  # it did wait; no upper bound: load varies
 
 
 def test_cancel_stops_a_wait_early(tmp_path: Path) -> None:
     cancel = threading.Event()
-    with held_by_other_process(tmp_path):
+    with held_by_other_process(tmp_path) as child:
         threading.Timer(0.2, cancel.set).start()
-        started = time.monotonic()
         with (
             pytest.raises(RunLocked, match="stopped waiting"),
-            run_lock(tmp_path, wait=True, cancel=cancel),
+            run_lock(tmp_path, wait=True, cancel=cancel),  # no timeout: only cancel ends it
         ):
             pytest.fail("the lock was granted twice")
-        assert time.monotonic() - started < 3
+        assert cancel.is_set() and child.poll() is None  # cancelled while still held
 
 
 def test_lock_is_released_when_the_body_raises(tmp_path: Path) -> None:
@@ -119,9 +125,10 @@ def test_lock_is_released_when_the_body_raises(tmp_path: Path) -> None:
 def test_lock_is_released_when_its_holder_is_killed(tmp_path: Path) -> None:
     with held_by_other_process(tmp_path) as child:
         child.send_signal(signal.SIGKILL)
-        child.wait(timeout=10)
+        assert child.wait(timeout=10) == -signal.SIGKILL
         with run_lock(tmp_path):
-            pass
+            holder = (tmp_path / "digest.lock").read_text()
+    assert f'"pid": {os.getpid()}' in holder
 
 
 def test_lock_is_refused_to_a_second_holder_in_the_same_process(tmp_path: Path) -> None:

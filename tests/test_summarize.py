@@ -255,7 +255,7 @@ def test_hung_request_hits_our_timeout_quickly(fake_openai: FakeOpenAI) -> None:
     started = time.monotonic()
     with pytest.raises(SummarizeError, match=r"no answer within 0.3s \(2 attempts\)"):
         run(one_note(config, request(), []))
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 30  # a wide margin: the server would hang for 60 s
 
 
 def test_insufficient_quota_makes_the_llm_unavailable(fake_openai: FakeOpenAI) -> None:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Sequence
+from collections import Counter
+from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from functools import cache
@@ -33,6 +34,7 @@ QUALITY_REASONS = {
 EXTRACTIVE_MARKER = "(extractive summary)"
 EXCERPT_MARKER = "(from the central passages of a long page)"
 EMPTY_WEEK = "Nothing was saved this week."
+SHORT_NOTE_CHARS = 280  # a saved note this short is shown as it is, not summarised
 CITED_TITLE_CHARS = 60
 _INLINE_CITATION = re.compile(r"\s*\[(\d+(?:\s*,\s*\d+)*)\]")
 
@@ -100,7 +102,7 @@ class BacklogEntry:
 def compose(
     period: Period,
     items: Sequence[Item],
-    week_summary: WeekSummary | str,
+    week_summary: WeekSummary,
     *,
     zone: ZoneInfo,
     backlog: Backlog = Backlog(),
@@ -111,7 +113,7 @@ def compose(
 
     A WeekSummary is checked against `items`: citations of other ids are dropped, and so is
     a statement left citing nothing; links and URLs in its text are removed, and citations
-    become links to the items' own URLs. A str is our own prose, shown as markdown."""
+    become links to the items' own URLs."""
     unique = _unique(items)
     topics = group_by_topic(unique)
     year_ago = _unique(backlog.year_ago)
@@ -149,25 +151,40 @@ def format_period(period: Period, zone: ZoneInfo) -> str:
     return f"{first.day}–{last.day} {_MONTHS[last.month - 1]} {last.year}"
 
 
-def topic_of(item: Item) -> str:
-    """The item's topic, else its note's first tag, else Other."""
-    for candidate in (item.topic, item.note.tags[0] if item.note and item.note.tags else None):
+def topic_of(item: Item, shared_tags: Container[str] | None = None) -> str:
+    """The item's topic, else its note's first tag (given `shared_tags`, its first tag that is
+    one of those, casefolded), else Other."""
+    tags = item.note.tags if item.note else ()
+    shared = [
+        t for t in tags if shared_tags is None or " ".join(t.split()).casefold() in shared_tags
+    ]
+    tag = shared[0] if shared else None
+    for candidate in (item.topic, tag):
         name = " ".join((candidate or "").split())
         if name:
             return name
     return OTHER
 
 
-def group_by_topic(items: Iterable[Item]) -> list[Topic]:
-    """Topics by size (largest first) then name; Other, the catch-all, comes last."""
+def group_by_topic(items: Sequence[Item]) -> list[Topic]:
+    """Topics by size (largest first) then name; Other, the catch-all, comes last. A tag
+    names a section only when two or more items share it (as a tag or as their topic): one
+    item's tag is noise."""
+    tagged = Counter(name for item in items for name in _topic_and_tags(item))
+    shared = {tag for tag, count in tagged.items() if count >= 2}
     groups: dict[str, Topic] = {}
     for item in items:
-        name = topic_of(item)
+        name = topic_of(item, shared)
         groups.setdefault(name.casefold(), Topic(name)).entries.append(_entry(item))
     return sorted(
         groups.values(),
         key=lambda t: (t.name == OTHER, -len(t.entries), t.name.casefold(), t.name),
     )
+
+
+def _topic_and_tags(item: Item) -> set[str]:
+    names = [item.topic or "", *(item.note.tags if item.note else ())]
+    return {" ".join(name.split()).casefold() for name in names} - {""}
 
 
 def _unique(items: Iterable[Item]) -> list[Item]:
@@ -181,10 +198,7 @@ def _unique(items: Iterable[Item]) -> list[Item]:
 def _entry(item: Item) -> Entry:
     note = item.note
     if not item.url:
-        text = _collapse(item.title or item.context or "") or "(untitled note)"
-        summary = _collapse(note.summary) if note else None
-        points = note.key_points if note else ()
-        return Entry(text, None, None if summary == text else summary, None, points)
+        return _note_entry(item)
     title = _collapse(item.display_title) or item.url
     if note is None:
         failed = item.state is ItemState.FAILED
@@ -193,6 +207,20 @@ def _entry(item: Item) -> Entry:
     summary = model_text(note.summary) or None
     points = tuple(point for point in map(model_text, note.key_points) if point)
     return Entry(title, item.url, summary, _note_marker(item), points)
+
+
+def _note_entry(item: Item) -> Entry:
+    """A saved note without a URL. A short one is shown whole: its title as the item line and
+    the rest of its text (a comment, say) as the note, never a summary restating them."""
+    text = _collapse(item.title or item.context or "") or "(untitled note)"
+    context = _collapse(item.context or "")
+    if len(context) <= SHORT_NOTE_CHARS:
+        rest = context.removeprefix(text) if context.startswith(text) else context
+        rest = rest.lstrip(" -–—:;,.")
+        return Entry(text, None, rest if rest and rest != text else None, None, ())
+    summary = _collapse(item.note.summary) if item.note else None
+    points = item.note.key_points if item.note else ()
+    return Entry(text, None, None if summary == text else summary, None, points)
 
 
 def _note_marker(item: Item) -> str | None:
@@ -215,15 +243,11 @@ def saved_context_marker(item: Item) -> str:
     return f"(from saved context — {reason})" if reason else SAVED_CONTEXT_MARKER
 
 
-def _week_text(
-    week_summary: WeekSummary | str, items: Sequence[Item], topics: Sequence[Topic]
-) -> str:
+def _week_text(week_summary: WeekSummary, items: Sequence[Item], topics: Sequence[Topic]) -> str:
     if not items:
         return EMPTY_WEEK
-    if isinstance(week_summary, WeekSummary):
-        week_summary = checked_week_summary(week_summary, items)
-    if week_summary.strip():
-        return week_summary
+    if checked := checked_week_summary(week_summary, items):
+        return checked
     things = "item" if len(items) == 1 else "items"
     groups = "topic" if len(topics) == 1 else "topics"
     return f"{len(items)} {things} saved this week, in {len(topics)} {groups}."

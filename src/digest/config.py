@@ -7,7 +7,7 @@ import re
 import tomllib
 from ipaddress import ip_network
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -322,8 +322,3 @@ def _find_line(text: str, location: list[str]) -> int | None:
         if re.match(rf"\s*{re.escape(key)}\s*=", lines[i]):
             return i + 1
     return None
-
-
-def as_dict(config: Config) -> dict[str, Any]:
-    """The config as plain data with secrets left out (they live only in the environment)."""
-    return config.model_dump(mode="json", by_alias=True)

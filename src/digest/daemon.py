@@ -34,6 +34,7 @@ from apscheduler.schedulers.blocking import BlockingScheduler
 from apscheduler.triggers.cron import CronTrigger
 
 from digest.atomic import write_atomic
+from digest.clock import Clock, utc_now
 from digest.errors import DigestError, RunCancelled, RunLocked
 from digest.runlock import run_lock
 
@@ -182,10 +183,6 @@ class _LockedJob:
         return next_time.isoformat() if next_time else "never"
 
 
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
 def run_daemon(
     schedule: ScheduleConfig,
     jobs: Jobs,
@@ -193,7 +190,7 @@ def run_daemon(
     zone: ZoneInfo,
     lock_dir: Path,
     state_path: Path,
-    now: Callable[[], datetime] = _utc_now,
+    now: Clock = utc_now,
     stop: threading.Event | None = None,
 ) -> int:
     """Run the schedule until SIGTERM or SIGINT; the job in hand finishes; return 0.

@@ -9,6 +9,7 @@ is unknown is recorded as such and never resent on its own.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import time
 from collections.abc import Callable, Collection
@@ -23,12 +24,14 @@ from digest.config import Config
 from digest.errors import DeliveryError
 from digest.feed import update_feed
 from digest.models import Period
+from digest.policy import backoff_delay
 from digest.render import render_email
 from digest.smtp import DeliveryUnknown, SmtpReplyError, send_email
 from digest.store import Store
 
 log = logging.getLogger("digest")
-Sleep = Callable[[float], None]
+# A pause between retries; a true result (threading.Event.wait once set) means stop retrying.
+Sleep = Callable[[float], bool | None]
 
 
 @dataclass
@@ -127,7 +130,7 @@ def deliver_digest(
     never raised; only a digest file that cannot be written raises DeliveryError.
     """
     job = _Job(store, config, period, markdown, allowed_urls, now, sleep)
-    path = config.digests_dir / f"{period.label}.md"
+    path = digest_path(config, period)
     changed = _write_digest_file(path, markdown)
     revision = store.record_digest(period.label, job.digest_hash, str(path), now)
     outcome = DeliveryOutcome(period.label, path, revision, ["file"] if changed else [])
@@ -136,6 +139,17 @@ def deliver_digest(
     if config.email.enabled:
         _deliver_email(job, outcome)
     return outcome
+
+
+def write_draft(config: Config, period: Period, markdown: str) -> Path:
+    """Rewrite the period's digest file as the week fills: no revision, no log, no mail."""
+    path = digest_path(config, period)
+    _write_digest_file(path, markdown)
+    return path
+
+
+def digest_path(config: Config, period: Period) -> Path:
+    return config.digests_dir / f"{period.label}.md"
 
 
 def resend_email(
@@ -283,9 +297,11 @@ def _send_with_retries(job: _Job, message: EmailMessage) -> tuple[str, str | Non
                 )
             if attempt >= email.retries:
                 return "failed", f"{exc}; tried {attempt + 1} times, retried on the next run"
-            pause = email.retry_backoff_s * 2**attempt
+            backoff = backoff_delay(attempt + 1, base_s=email.retry_backoff_s, max_s=math.inf)
+            pause = backoff.total_seconds()  # [email] retries bounds the doublings
             log.info("%s; retrying in %g s", exc, pause)
-            job.sleep(pause)
+            if job.sleep(pause):
+                return "failed", f"{exc}; not retried: the run is stopping, retried on the next run"
             attempt += 1
             job.store.begin_delivery(job.period.label, "email", job.digest_hash, job.now)
             continue

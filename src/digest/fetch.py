@@ -14,7 +14,6 @@ import zlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from types import TracebackType
 from typing import Any, Protocol
 
@@ -23,6 +22,7 @@ import httpx
 from digest.config import FetchConfig
 from digest.errors import BlockedAddress, FetchError
 from digest.netguard import AddressPolicy, AddressRefused, GuardedTransport
+from digest.policy import retry_after_s
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 PERMANENT_REDIRECTS = frozenset({301, 308})
@@ -62,26 +62,8 @@ def check_status(result: FetchResult, *, now: datetime | None = None) -> None:
     message = f"fetch failed: {result.url!r}: HTTP {status}"
     if 400 <= status < 500 and status not in (408, 429):
         raise FetchError(message, permanent=True)
-    retry_after = parse_retry_after(result.headers.get("retry-after"), now or datetime.now(UTC))
+    retry_after = retry_after_s(result.headers, now or datetime.now(UTC), cap_s=MAX_RETRY_AFTER_S)
     raise FetchError(message, permanent=False, retry_after=retry_after)
-
-
-def parse_retry_after(value: str | None, now: datetime) -> float | None:
-    """Seconds from a Retry-After of seconds or an HTTP-date, clamped to [0, 86400]."""
-    if not value or not value.strip():
-        return None
-    value = value.strip()
-    if value.isdigit():
-        seconds = float(value)
-    else:
-        try:
-            when = parsedate_to_datetime(value)
-        except (TypeError, ValueError, IndexError):
-            return None
-        if when.tzinfo is None:
-            when = when.replace(tzinfo=UTC)
-        seconds = (when - now).total_seconds()
-    return min(max(seconds, 0.0), MAX_RETRY_AFTER_S)
 
 
 # -- the fetcher -----------------------------------------------------------
@@ -207,7 +189,7 @@ class Fetcher:
                 f"fetch failed: {url!r}: timeout: took longer than {self.deadline_s:g}s"
             ) from exc
         except (httpx.HTTPError, httpx.InvalidURL) as exc:
-            raise FetchError(f"fetch failed: {url!r}: {_describe(exc)}") from exc
+            raise FetchError(f"fetch failed: {url!r}: {describe_error(exc)}") from exc
 
     async def _request(
         self,
@@ -250,10 +232,12 @@ def _redirect_target(current: str, location: str) -> str:
         raise FetchError(f"fetch failed: {current!r}: bad redirect to {location!r}") from exc
 
 
-def _describe(exc: Exception) -> str:
-    detail = str(exc).strip()
-    name = type(exc).__name__
-    return f"{name}: {detail[:200]}" if detail and detail != name else name
+def describe_error(problem: object) -> str:
+    """`Type: message` on one line, the message cut at 200 characters; the type alone when
+    the message says nothing more."""
+    name = type(problem).__name__
+    detail = " ".join(str(problem).split())[:200]
+    return f"{name}: {detail}" if detail and detail != name else name
 
 
 async def _read_capped(

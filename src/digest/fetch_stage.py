@@ -18,30 +18,32 @@ import itertools
 import os
 import shutil
 import tempfile
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime
+from multiprocessing import get_context
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from digest import policy
+from digest.clock import Clock, Progress
 from digest.config import FetchConfig
-from digest.errors import DigestError
+from digest.errors import DigestError, ExtractError
 from digest.extract import extract
 from digest.fetch import Fetcher, FetchResult, check_status
 from digest.models import Extracted, Item, StageReport
 from digest.store import Store
 from digest.summarize.text import paragraphs, shorten
+from digest.tasks import run_together
 from digest.urls import is_shortener, normalize_url
 
 PROCESS_POOL_THRESHOLD = 8  # fewer pages than this are extracted in-process
+EXTRACT_TIMEOUT_S = 120.0  # a worker longer than this on one page is stuck: replaced
 MAX_POST_LINKS = 5  # links followed per post
 LINKED_PARAGRAPH_CHARS = 400
-
-Clock = Callable[[], datetime]
-Progress = Callable[[str, int, int], None]  # stage, items finished, items in all
 
 
 def _no_progress(stage: str, done: int, total: int) -> None:
@@ -81,14 +83,18 @@ class PageReader:
 
 
 class Pool:
-    """Worker processes that extract bodies the parent streams into a spool folder."""
+    """Worker processes that extract bodies the parent streams into a spool folder.
 
-    def __init__(self, workers: int) -> None:
+    A worker that dies or takes longer than `extract_timeout_s` fails its page with an
+    ExtractError (retried on a later run) and the workers are replaced; pages being
+    extracted by the other workers at that moment fail the same way.
+    """
+
+    def __init__(self, workers: int, extract_timeout_s: float = EXTRACT_TIMEOUT_S) -> None:
         self.workers = workers
+        self.extract_timeout_s = extract_timeout_s
         self.spool = Path(tempfile.mkdtemp(prefix="digest-pages-"))
-        self.executor = ProcessPoolExecutor(max_workers=workers)
-        # fork the workers now, before the event loop's resolver threads hold any lock
-        self.executor.submit(int)
+        self.executor = _start_workers(workers)
         self._names = itertools.count()
 
     async def read(self, reader: PageReader, url: str) -> tuple[FetchResult, Extracted]:
@@ -98,16 +104,55 @@ class Pool:
                 result = await reader.fetcher.get(url, sink=body)
             check_status(result, now=reader.clock())
             content_type = result.headers.get("content-type")
-            extracted = await asyncio.get_running_loop().run_in_executor(
-                self.executor, extract_file, str(path), result.final_url, content_type
-            )
+            extracted = await self._extract(path, result.final_url, content_type)
         finally:
             path.unlink(missing_ok=True)
         return result, extracted
 
+    async def _extract(self, path: Path, url: str, content_type: str | None) -> Extracted:
+        executor = self.executor
+        try:
+            async with asyncio.timeout(self.extract_timeout_s):
+                return await asyncio.get_running_loop().run_in_executor(
+                    executor, extract_file, str(path), url, content_type
+                )
+        except BrokenProcessPool:
+            self._replace(executor)
+            raise ExtractError(f"extract failed: {url!r}: the extraction worker died") from None
+        except TimeoutError:
+            self._replace(executor)
+            raise ExtractError(
+                f"extract failed: {url!r}: took longer than {self.extract_timeout_s:g}s"
+            ) from None
+
+    def _replace(self, executor: ProcessPoolExecutor) -> None:
+        """New workers for the broken or stuck `executor`, once however many pages saw it."""
+        if executor is self.executor:
+            self.executor = _start_workers(self.workers)
+            _stop_workers(executor)
+
     def close(self) -> None:
         self.executor.shutdown(cancel_futures=True)
         shutil.rmtree(self.spool, ignore_errors=True)
+
+
+def _start_workers(workers: int) -> ProcessPoolExecutor:
+    # Not fork: a forked worker inherits locks that other threads (the resolver's, the
+    # daemon's scheduler) held at that moment and can hang on one for ever. The fork
+    # server imports the extractors once; each pool's workers are then forked from it.
+    context = get_context("forkserver")
+    context.set_forkserver_preload(["__main__", "digest.extract"])
+    executor = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+    executor.submit(int)  # start the workers while the first pages are being fetched
+    return executor
+
+
+def _stop_workers(executor: ProcessPoolExecutor) -> None:
+    """Shut down without waiting, killing a worker stuck on a page (no public way in 3.11)."""
+    processes = list((getattr(executor, "_processes", None) or {}).values())
+    executor.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        process.kill()
 
 
 def extract_file(path: str, url: str, content_type: str | None) -> Extracted:
@@ -151,9 +196,10 @@ class FetchStage:
         links = sum(len(post.links[:MAX_POST_LINKS]) for post in posts)
         total = len(due) + len(posts)
         async with page_reader(self.config, self.clock, len(due) + links) as reader:
-            await asyncio.gather(
-                *(self._counted(self._fetch_item(reader, i), total) for i in by_host_in_turn(due)),
-                *(self._counted(self._follow_links(reader, post), total) for post in posts),
+            fetches = (self._fetch_item(reader, item) for item in by_host_in_turn(due))
+            follows = (self._follow_links(reader, post) for post in posts)
+            await run_together(
+                self._counted(work, total) for work in itertools.chain(fetches, follows)
             )
         return self.report
 
@@ -201,7 +247,7 @@ class FetchStage:
     def _record_failure(self, item: Item, exc: DigestError) -> None:
         now = self.clock()
         next_attempt = policy.next_attempt_at(
-            item.attempts + 1,
+            item.failures + 1,
             now,
             base_s=self.config.retry_base_s,
             max_s=self.config.retry_max_s,

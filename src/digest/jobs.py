@@ -4,17 +4,22 @@ from __future__ import annotations
 
 import logging
 import threading
+from datetime import datetime
+from zoneinfo import ZoneInfo
 
 from digest.backlog import backlog_for, linkable_urls
 from digest.config import Config
 from digest.daemon import Jobs
-from digest.deliver import DeliveryOutcome, resend_email
+from digest.deliver import DeliveryOutcome, Sleep, resend_email
 from digest.errors import RunCancelled
 from digest.models import Period
-from digest.pipeline import STAGES, Clock, RunResult, resolve_period, run, utc_now
-from digest.store import open_store
+from digest.periods import period_containing, previous_period
+from digest.pipeline import STAGES, Clock, Progress, RunResult, resolve_period, run, utc_now
+from digest.store import Store, open_store
 
 log = logging.getLogger("digest")
+
+CATCH_UP_WEEKS = 8  # how far back the weekly job delivers missed or changed weeks
 
 
 def resend(config: Config, period: Period, clock: Clock = utc_now) -> DeliveryOutcome:
@@ -29,9 +34,11 @@ def resend(config: Config, period: Period, clock: Clock = utc_now) -> DeliveryOu
 
 
 def daemon_jobs(config: Config, stop: threading.Event, clock: Clock = utc_now) -> Jobs:
-    """The daemon's two jobs: collect often; weekly, deliver the week that just ended.
+    """The daemon's two jobs: collect often, rewriting this week's file as it fills; weekly,
+    deliver the weeks due (see `periods_to_deliver`).
 
-    Once `stop` is set, a job ends after the item in hand (RunCancelled).
+    Once `stop` is set, a job ends after the item in hand (RunCancelled), and a mail
+    retry stops waiting.
     """
 
     def stop_when_asked(stage: str, done: int, total: int) -> None:
@@ -47,19 +54,66 @@ def daemon_jobs(config: Config, stop: threading.Event, clock: Clock = utc_now) -
                 config,
                 "daemon collect",
                 period=period,
-                stages=STAGES[:3],
+                stages=(*STAGES[:3], "draft"),
                 clock=clock,
                 progress=stop_when_asked,
             )
         )
 
     def digest_job() -> None:
-        period = resolve_period(config, "last", clock())
-        _log_result(
-            run(config, "daemon digest", period=period, clock=clock, progress=stop_when_asked)
-        )
+        deliver_due_weeks(config, clock, stop_when_asked, stop.wait)
 
     return Jobs(collect=collect_job, digest=digest_job)
+
+
+def deliver_due_weeks(config: Config, clock: Clock, progress: Progress, pause: Sleep) -> None:
+    """Collect and fetch once, then note and deliver each week due, oldest first."""
+    last = resolve_period(config, "last", clock())
+    _log_result(
+        run(config, "daemon digest", period=last, stages=STAGES[:2], clock=clock, progress=progress)
+    )
+    periods = due_periods(config, clock())
+    for done, period in enumerate(periods):
+        progress("deliver", done, len(periods))
+        result = run(
+            config,
+            "daemon digest",
+            period=period,
+            stages=STAGES[2:],
+            clock=clock,
+            progress=progress,
+            sleep=pause,
+        )
+        _log_result(result)
+
+
+def due_periods(config: Config, now: datetime) -> list[Period]:
+    """`periods_to_deliver` over the store as it stands."""
+    store = open_store(config.db_path)
+    try:
+        return periods_to_deliver(store, config.digest.zone, now)
+    finally:
+        store.close()
+
+
+def periods_to_deliver(store: Store, zone: ZoneInfo, now: datetime) -> list[Period]:
+    """Last week and, within CATCH_UP_WEEKS back, every week after the last one delivered
+    and every delivered week with items collected since its latest revision; oldest first.
+
+    With no digest delivered yet, only last week (a first run does not send a backlog).
+    """
+    window = [previous_period(period_containing(now, zone), zone)]
+    while len(window) < CATCH_UP_WEEKS:
+        window.insert(0, previous_period(window[0], zone))
+    latest = store.latest_digest_period(up_to=window[-1].label)
+    if latest is None:
+        return window[-1:]
+    return [
+        period
+        for period in window
+        if period.label > latest
+        or store.collected_since_digest(period.label, period.start, period.end)
+    ]
 
 
 def _log_result(result: RunResult) -> None:

@@ -197,3 +197,21 @@ def m007_file_identity_and_source_origin(db: Database) -> None:
         ALTER TABLE sources ADD COLUMN topic TEXT
         """,
     )
+
+
+@migrations(name="m008_item_failures")
+def m008_item_failures(db: Database) -> None:
+    # Failed fetches in a row, reset by a success: what retry policy counts (`attempts`
+    # counts every fetch, re-checks of walls and stubs included).
+    db.execute("ALTER TABLE items ADD COLUMN failures INTEGER NOT NULL DEFAULT 0")
+    db.execute("UPDATE items SET failures = attempts WHERE state = 'failed'")
+
+
+@migrations(name="m009_item_aliases")
+def m009_item_aliases(db: Database) -> None:
+    # The keys a shortened link had before it was settled under the page it led to: an
+    # item collected again under such a key merges into that item instead of coming back.
+    db.execute(
+        "CREATE TABLE item_aliases (key TEXT PRIMARY KEY,"
+        " item_id INTEGER NOT NULL REFERENCES items(id)) WITHOUT ROWID"
+    )

@@ -135,6 +135,7 @@ class Item:
     quality: str | None = None  # the last fetch was no article (see Extracted.quality)
     links: tuple[str, ...] = ()  # a post's links; where they led, once followed
     linked_text: str | None = None  # a post's linked pages: "Linked: title — first paragraph"
+    failures: int = 0  # failed fetches in a row: what the retry policy counts
 
     @property
     def gave_up(self) -> bool:

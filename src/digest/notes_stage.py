@@ -11,8 +11,8 @@ import json
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 
+from digest.clock import Clock
 from digest.compose import ModelUsage
 from digest.config import Config
 from digest.errors import LLMUnavailable, SummarizeError
@@ -38,7 +38,6 @@ from digest.summarize.costs import call_cost
 
 log = logging.getLogger("digest")
 
-Clock = Callable[[], datetime]
 RequestFor = Callable[[Item, Sequence[str]], NoteRequest]
 KNOWN_TAGS = 50  # the most used tags offered to the model for reuse
 
@@ -105,6 +104,28 @@ class NotesStage:
 
     def known_tags(self) -> tuple[str, ...]:
         return tuple(self.store.known_tags()[:KNOWN_TAGS])
+
+    def by_text(
+        self, summarizer: Summarizer, due: Sequence[Item], known_tags: Sequence[str]
+    ) -> list[list[Item]]:
+        """The due items grouped by note cache key: items with the same text share one call."""
+        groups: dict[str, list[Item]] = {}
+        for item in due:
+            key = note_cache_key(self.request_for(item, known_tags).text, summarizer)
+            groups.setdefault(key, []).append(item)
+        return list(groups.values())
+
+    async def note_same_text(
+        self,
+        summarizer: Summarizer,
+        items: Sequence[Item],
+        known_tags: Sequence[str],
+        report: StageReport,
+    ) -> None:
+        """Note items with the same text in turn: the first one's note (and its cost, recorded
+        once) reaches the others through the cache."""
+        for item in items:
+            await self.note_one(summarizer, item, known_tags, report)
 
     async def note_one(
         self, summarizer: Summarizer, item: Item, known_tags: Sequence[str], report: StageReport

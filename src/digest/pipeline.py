@@ -4,20 +4,25 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+import time
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from digest import policy
 from digest.backlog import backlog_for, linkable_urls
+from digest.clock import Clock as Clock
+from digest.clock import Progress as Progress
+from digest.clock import no_progress as no_progress
+from digest.clock import utc_now as utc_now
 from digest.collect.feedlists import imported_feed_sources
 from digest.collect.feeds import collect_feeds
 from digest.collect.inbox import collect_file_source
-from digest.compose import Provenance, compose
+from digest.compose import Backlog, Provenance, compose
 from digest.config import Config, SourceConfig
-from digest.deliver import DeliveryOutcome, deliver_digest
+from digest.deliver import DeliveryOutcome, Sleep, deliver_digest, write_draft
 from digest.errors import RunCancelled
 from digest.extract.quality import SHOWS_ARTICLE_TEXT
 from digest.fetch import Fetcher
@@ -27,21 +32,10 @@ from digest.notes_stage import Estimate, NotesStage
 from digest.periods import parse_week, period_containing, previous_period
 from digest.store import Store, open_store
 from digest.summarize import CallRecord, NoteRequest, Summarizer
+from digest.tasks import run_together
 from digest.vault import write_item_notes
 
 log = logging.getLogger("digest")
-
-Clock = Callable[[], datetime]
-# (stage, done, total), after each item of collect, fetch and notes; it may raise RunCancelled.
-Progress = Callable[[str, int, int], None]
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
-def no_progress(stage: str, done: int, total: int) -> None:
-    return None
 
 
 @dataclass
@@ -139,23 +133,24 @@ class Pipeline:
         report = StageReport("notes")
         due = self.notes.due(summarizer, period)
         known_tags = self.notes.known_tags()
-        await asyncio.gather(
-            *(
-                self._counted(
-                    "notes",
-                    len(due),
-                    report,
-                    self.notes.note_one(summarizer, item, known_tags, report),
-                )
-                for item in due
+        await run_together(
+            self._counted(
+                "notes",
+                len(due),
+                report,
+                self.notes.note_same_text(summarizer, group, known_tags, report),
             )
+            for group in self.notes.by_text(summarizer, due, known_tags)
         )
         self.notes.finish(report)
         return report
 
     # -- compose and deliver -----------------------------------------------
 
-    async def compose_and_deliver(self, period: Period, summarizer: Summarizer) -> DeliveryOutcome:
+    async def compose_digest(
+        self, period: Period, summarizer: Summarizer
+    ) -> tuple[str, list[Item], Backlog]:
+        """The period's markdown as the store stands, with its items and backlog."""
         items = self.store.items_saved_between(period.start, period.end)
         week_summary = await self.notes.week_summary(period, items, summarizer)
         provenance = Provenance(self.notes.notes_usage(period), self.notes.week_usage)
@@ -164,6 +159,17 @@ class Pipeline:
         markdown = compose(
             period, items, week_summary, zone=zone, backlog=backlog, provenance=provenance
         )
+        return markdown, items, backlog
+
+    async def compose_draft(self, period: Period, summarizer: Summarizer) -> Path:
+        """Rewrite the period's digest file only: the log and mail get the weekly revision."""
+        markdown, _, _ = await self.compose_digest(period, summarizer)
+        return write_draft(self.config, period, markdown)
+
+    async def compose_and_deliver(
+        self, period: Period, summarizer: Summarizer, sleep: Sleep = time.sleep
+    ) -> DeliveryOutcome:
+        markdown, items, backlog = await self.compose_digest(period, summarizer)
         outcome = deliver_digest(
             self.store,
             self.config,
@@ -171,6 +177,7 @@ class Pipeline:
             markdown,
             self.clock(),
             allowed_urls=linkable_urls(items, backlog),
+            sleep=sleep,
         )
         self._write_item_notes(period, items, outcome)
         return outcome
@@ -243,23 +250,27 @@ def resolve_period(config: Config, week: str | None, now: datetime) -> Period:
     return parse_week(week, zone)
 
 
-STAGES = ("collect", "fetch", "notes", "deliver")
+STAGES = ("collect", "fetch", "notes", "deliver")  # "draft": the file only, no delivery
 
 
-async def _run_stages(pipeline: Pipeline, period: Period, stages: Sequence[str]) -> RunResult:
+async def _run_stages(
+    pipeline: Pipeline, period: Period, stages: Sequence[str], sleep: Sleep
+) -> RunResult:
     result = RunResult(period)
     if "collect" in stages:
         result.reports.extend(await pipeline.collect())
     if "fetch" in stages:
         result.reports.append(await pipeline.fetch_and_extract())
-    if "notes" not in stages and "deliver" not in stages:
+    if not {"notes", "draft", "deliver"} & set(stages):
         return result
     summarizer = pipeline.summarizer()
     try:
         if "notes" in stages:
             result.reports.append(await pipeline.make_notes(summarizer, period))
+        if "draft" in stages:
+            result.path = await pipeline.compose_draft(period, summarizer)
         if "deliver" in stages:
-            result.delivery = await pipeline.compose_and_deliver(period, summarizer)
+            result.delivery = await pipeline.compose_and_deliver(period, summarizer, sleep)
             result.path = result.delivery.path
             result.reports.append(
                 StageReport("deliver", len(result.delivery.delivered), result.delivery.failures)
@@ -277,15 +288,19 @@ def run(
     stages: Sequence[str] = STAGES,
     clock: Clock = utc_now,
     progress: Progress = no_progress,
+    sleep: Sleep = time.sleep,
 ) -> RunResult:
-    """Open the store, run the stages in order and record the run; the caller holds the run lock."""
+    """Open the store, run the stages in order and record the run; the caller holds the run lock.
+
+    `sleep` is the pause between mail retries; a true result stops the retries.
+    """
     store = open_store(config.db_path)
     try:
         pipeline = Pipeline(config, store, clock=clock, progress=progress)
         run_id = pipeline.run_id = store.start_run(command, clock())
         status, stats = "failed", dict[str, Any](period=period.label)
         try:
-            result = asyncio.run(_run_stages(pipeline, period, stages))
+            result = asyncio.run(_run_stages(pipeline, period, stages, sleep))
             status = "partial" if result.failures else "ok"
             stats |= {report.stage: report.done for report in result.reports}
             stats["failures"] = len(result.failures)

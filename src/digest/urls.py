@@ -141,10 +141,6 @@ def _normalize_parsed(url: str) -> str:
     return urlunsplit((scheme, netloc, path, query, ""))
 
 
-def is_fetchable(url: str) -> bool:
-    return urlsplit(url).scheme.lower() in FETCHABLE_SCHEMES
-
-
 def is_shortener(url: str, hosts: Collection[str] = SHORTENER_HOSTS) -> bool:
     """Whether `url` is on a link shortener (`hosts`), to be followed to its target."""
     host = (urlsplit(url.strip()).hostname or "").removeprefix("www.")

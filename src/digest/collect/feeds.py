@@ -15,15 +15,15 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
-from html.parser import HTMLParser
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import feedparser
 
+from digest.collect.importers.common import plain_text
 from digest.config import FetchConfig, SourceConfig
 from digest.errors import DigestError, FetchError, SourceError
-from digest.fetch import Fetcher, FetchResult, check_status
+from digest.fetch import Fetcher, FetchResult, check_status, describe_error
 from digest.models import FeedState, ItemKind, SavedItem, StageReport
 from digest.policy import is_due, next_attempt_at
 from digest.store import Store
@@ -115,7 +115,7 @@ def _parse_xml_feed(result: FetchResult) -> tuple[list[SavedItem], int]:
     unusable = parsed.bozo and not kept and not parsed.feed.get("title")
     if unusable or (not parsed.entries and not parsed.version):
         problem = parsed.get("bozo_exception")
-        reason = _describe(problem) if problem else "no RSS, Atom or JSON Feed found"
+        reason = describe_error(problem) if problem else "no RSS, Atom or JSON Feed found"
         raise SourceError(f"feed {result.url!r}: not a feed ({reason})")
     return kept, len(items) - len(kept)
 
@@ -207,45 +207,8 @@ def _from_iso(text: object) -> datetime | None:
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
-class _TextCollector(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.parts: list[str] = []
-        self._skipping = 0
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in ("script", "style"):
-            self._skipping += 1
-        if tag in ("p", "br", "div", "li"):
-            self.parts.append(" ")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in ("script", "style") and self._skipping:
-            self._skipping -= 1
-
-    def handle_data(self, data: str) -> None:
-        if not self._skipping:
-            self.parts.append(data)
-
-
-def plain_text(html: str, limit: int | None = None) -> str:
-    """HTML to one line of text: tags stripped, entities decoded, whitespace collapsed."""
-    collector = _TextCollector()
-    collector.feed(html)
-    collector.close()
-    text = " ".join("".join(collector.parts).split())
-    if limit is not None and len(text) > limit:
-        text = text[: limit - 1].rstrip() + "…"
-    return text
-
-
 def _clean(title: str | None) -> str | None:
     return (" ".join(title.split()) or None) if title else None
-
-
-def _describe(problem: object) -> str:
-    text = " ".join(str(problem).split())[:200]
-    return f"{type(problem).__name__}: {text}" if text else type(problem).__name__
 
 
 # -- the stage -------------------------------------------------------------

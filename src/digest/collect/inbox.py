@@ -54,7 +54,7 @@ def collect_file_source(
 
     A file that cannot be read or recognised is a failure line and the others go on; so
     is every line not understood (`path:line: reason: text`). The source is marked failing
-    only when its path itself is missing or unreadable.
+    when its path itself is missing or unreadable, or when every one of its files failed.
     """
     report = StageReport("collect files")
     try:
@@ -63,17 +63,23 @@ def collect_file_source(
         report.failures.append(f"{source.name}: {exc}")
         store.record_source_failure(source_id, str(exc), now, None)
         return report
+    file_errors: list[str] = []
     for path in paths:
         try:
             outcome = _collect_one(store, path, source, source_id, zone, now)
         except (SourceError, ImportFormatError) as exc:
+            file_errors.append(str(exc))
             report.failures.append(str(exc))
             continue
         if outcome is not None:
             report.done += outcome.new
             report.info.append(describe(outcome)[0])
             report.failures.extend(problem_lines(outcome))
-    store.record_source_success(source_id, now)
+    if paths and len(file_errors) == len(paths):
+        error = f"every file failed ({len(paths)}), last: {file_errors[-1]}"
+        store.record_source_failure(source_id, error, now, None)
+    else:
+        store.record_source_success(source_id, now)
     return report
 
 

@@ -1,11 +1,14 @@
 """HTML pages -> article text: trafilatura, checked against readability, then cleaned.
 
 1. A site reader when the URL or page asks for one (arXiv, GitHub, video pages).
-2. trafilatura with favor_precision (scored best in bench/extraction_quality.py).
+2. trafilatura with favor_precision (scored best in bench/extraction_quality.py), in its
+   fast mode: its own second opinion (readability and justext on every page) costs a
+   third of the extraction, and steps 3 and 4 ask readability only where it can help.
 3. When that text holds well under the page's prose (an article split over sibling
    blocks trips trafilatura up), readability-lxml reads the page too; its text wins
    when it is much longer and holds trafilatura's.
-4. Thin text falls back to trafilatura's baseline extractor or the meta description.
+4. Thin text falls back to readability, trafilatura's baseline extractor or the meta
+   description, whichever is longest.
 5. The headline repeated at the top and whole boilerplate lines are dropped.
 6. `quality.assess` marks walls and thin pages.
 """
@@ -13,7 +16,6 @@
 from __future__ import annotations
 
 import copy
-import re
 from dataclasses import replace
 
 import trafilatura
@@ -25,12 +27,12 @@ from trafilatura.settings import Document
 from digest.errors import ExtractError
 from digest.extract import quality
 from digest.extract.cleanup import (
-    MAX_TITLE_CHARS,
     block_text,
     clean,
     share_contained,
     strip_site_furniture,
 )
+from digest.extract.metadata import page_language, page_metadata
 from digest.extract.sites import site_reader
 from digest.extract.sniff import decode_html
 from digest.models import Extracted
@@ -41,7 +43,6 @@ MAX_LINK_SHARE = 0.3
 RESCUE_BELOW_SHARE = 0.6  # trafilatura kept less than this share of the prose: ask readability
 RESCUE_LONGER = 1.5  # readability's text must be this much longer...
 RESCUE_COVERS = 0.9  # ...and hold this share of trafilatura's
-_LANGUAGE_TAG = re.compile(r"[A-Za-z]{2,3}(?:-[A-Za-z0-9]{1,8})*")
 
 
 def extract_html(content: bytes, url: str, http_charset: str | None) -> Extracted:
@@ -63,13 +64,13 @@ def _article(tree: HtmlElement, url: str) -> Extracted:
         text, extractor = _readability_rescue(tree, text)
     if len(text) < MIN_ARTICLE_CHARS:
         text, extractor = _fallback_text(tree, text)
-    title = clean(document.title or _page_title(tree)) or None
+    metadata = page_metadata(tree, url)
     return Extracted(
-        text=strip_site_furniture(text, title),
-        title=title,
-        author=document.author or None,
-        published=document.date or None,
-        language=_page_language(tree),
+        text=strip_site_furniture(text, metadata.title),
+        title=metadata.title,
+        author=metadata.author,
+        published=metadata.published,
+        language=page_language(tree),
         extractor=extractor,
     )
 
@@ -80,14 +81,14 @@ def _with_quality(found: Extracted, tree: HtmlElement, html: str, url: str) -> E
 
 
 def _run_trafilatura(tree: HtmlElement, url: str) -> Document | None:
-    """Main text (comments left out) and metadata.
+    """Main text, comments left out (metadata.py reads the metadata, for less).
 
     Deduplication stays off since its cache is global state.
     """
     document = trafilatura.bare_extraction(
         tree,  # copied by trafilatura, so the tree stays intact for the fallbacks
         url=url,
-        with_metadata=True,
+        fast=True,
         favor_precision=True,
         include_comments=False,
         include_tables=True,
@@ -128,9 +129,11 @@ def _readability_text(tree: HtmlElement) -> str:
 
 
 def _fallback_text(tree: HtmlElement, main_text: str) -> tuple[str, str]:
-    """The longest of trafilatura's thin text, its baseline extractor and the meta description."""
+    """The longest of trafilatura's thin text, readability's, trafilatura's baseline extractor
+    and the meta description."""
     candidates = [
         (main_text, "trafilatura"),
+        (_readability_text(tree), "readability"),
         (_baseline_text(tree), "trafilatura-baseline"),
         (_meta_description(tree), "meta-description"),
     ]
@@ -159,37 +162,3 @@ def _meta_description(tree: HtmlElement) -> str:
         if best := max(values, key=len, default=""):
             return best
     return ""
-
-
-def _page_title(tree: HtmlElement) -> str | None:
-    for query in ("(//title)[1]//text()", "//meta[@property='og:title']/@content", "//h1//text()"):
-        found = " ".join(str(part) for part in tree.xpath(query)).strip()
-        if found:
-            return found[:MAX_TITLE_CHARS]
-    return None
-
-
-def _page_language(tree: HtmlElement) -> str | None:
-    """The declared language as a BCP 47 tag (`en`, `de-AT`), else None."""
-    for query in (
-        "/html/@lang",
-        "/html/@*[name()='xml:lang']",
-        "//meta[translate(@http-equiv, 'CONTENTLANGUAGE', 'contentlanguage')"
-        "='content-language']/@content",
-        "//meta[@property='og:locale']/@content",
-    ):
-        for value in tree.xpath(query):
-            tag = str(value).split(",")[0].strip().replace("_", "-")
-            if _LANGUAGE_TAG.fullmatch(tag):
-                return _canonical_language(tag)
-    return None
-
-
-def _canonical_language(tag: str) -> str:
-    """BCP 47 letter case: `EN-us` -> `en-US`, `zh-hant-tw` -> `zh-Hant-TW`."""
-    primary, *subtags = tag.split("-")
-    cased = [
-        part.upper() if len(part) == 2 else part.title() if len(part) == 4 else part.lower()
-        for part in subtags
-    ]
-    return "-".join([primary.lower(), *cased])

@@ -26,7 +26,6 @@ CONSENT: Final = "consent"
 LOGIN: Final = "login"
 PAYWALLED: Final = "paywalled"
 THIN: Final = "thin"
-QUALITIES = (BLOCKED, CONSENT, LOGIN, PAYWALLED, THIN)
 # What a paywall stub or thin page shows is the article's own words (a lede, a description).
 SHOWS_ARTICLE_TEXT = frozenset({PAYWALLED, THIN})
 

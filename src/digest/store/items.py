@@ -70,7 +70,7 @@ class ItemsStore(StoreBase):
         with self.write() as conn:
             conn.execute(
                 "UPDATE items SET state = 'fetched', error = NULL, next_attempt_at = ?,"
-                " attempts = attempts + 1, text = ?, text_hash = ?, extracted_title = ?, author = ?,"
+                " attempts = attempts + 1, failures = 0, text = ?, text_hash = ?, extracted_title = ?, author = ?,"
                 " published = ?, language = ?, extractor = ?, final_url = ?, fetched_at = ?,"
                 " quality = ? WHERE id = ?",
                 (
@@ -96,6 +96,7 @@ class ItemsStore(StoreBase):
         with self.write() as conn:
             conn.execute(
                 "UPDATE items SET state = 'failed', error = ?, attempts = attempts + 1,"
+                " failures = failures + 1,"
                 " next_attempt_at = ? WHERE id = ?",
                 (error, iso(next_attempt_at) if next_attempt_at else None, item_id),
             )
@@ -292,12 +293,30 @@ def _item_row(item: SavedItem, collected: str) -> tuple[str | None, ...]:
 def _save_batch(
     conn: sqlite3.Connection, source_id: int, rows: list[tuple[str | None, ...]]
 ) -> int:
+    rows = _follow_aliases(conn, rows)
     before = conn.total_changes
     conn.executemany(f"{_INSERT_ITEM} ON CONFLICT(key) DO NOTHING", rows)  # the cheap common case
     if conn.total_changes - before < len(rows):
         conn.executemany(_UPSERT_ITEM, rows)
     conn.executemany(_LINK_SOURCE, [(source_id, row[7], row[0]) for row in rows])
     return len(rows)
+
+
+def _follow_aliases(
+    conn: sqlite3.Connection, rows: list[tuple[str | None, ...]]
+) -> list[tuple[str | None, ...]]:
+    """Rows whose key is a settled shortened link's old key, given its item's key."""
+    keys = [row[0] for row in rows]
+    aliases = dict(
+        conn.execute(
+            "SELECT a.key, i.key FROM item_aliases a JOIN items i ON i.id = a.item_id"
+            f" WHERE a.key IN ({', '.join('?' * len(keys))})",
+            keys,
+        ).fetchall()
+    )
+    if not aliases:
+        return rows
+    return [(aliases.get(row[0], row[0]), *row[1:]) for row in rows]
 
 
 def item_key(item: SavedItem) -> str:
@@ -321,6 +340,7 @@ def _item_from_row(row: sqlite3.Row) -> Item:
         context=row["context"],
         state=ItemState(row["state"]),
         attempts=row["attempts"],
+        failures=row["failures"],
         error=row["error"],
         next_attempt_at=from_iso(row["next_attempt_at"]),
         text=row["text"],

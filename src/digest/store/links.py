@@ -44,12 +44,13 @@ class LinksStore(ItemsStore):
         """
         with self.write() as conn:
             row = conn.execute("SELECT id FROM items WHERE key = ?", (key,)).fetchone()
-            if row is None:
+            target = item_id if row is None else int(row[0])
+            if target == item_id:
+                conn.execute(_ALIAS_OLD_KEY, (item_id, item_id))
                 conn.execute("UPDATE items SET key = ? WHERE id = ?", (key, item_id))
                 return item_id
-            target = int(row[0])
-            if target == item_id:
-                return item_id
+            conn.execute(_ALIAS_OLD_KEY, (target, item_id))
+            conn.execute("UPDATE item_aliases SET item_id = ? WHERE item_id = ?", (target, item_id))
             conn.execute(
                 "INSERT INTO item_sources (item_id, source_id, saved_at)"
                 " SELECT ?, source_id, saved_at FROM item_sources WHERE item_id = ?"
@@ -70,3 +71,10 @@ class LinksStore(ItemsStore):
             conn.execute("DELETE FROM item_sources WHERE item_id = ?", (item_id,))
             conn.execute("DELETE FROM items WHERE id = ?", (item_id,))
             return target
+
+
+# the key a shortened link was saved under now leads to the item holding its page
+_ALIAS_OLD_KEY = (
+    "INSERT INTO item_aliases (key, item_id) SELECT key, ? FROM items WHERE id = ?"
+    " ON CONFLICT(key) DO UPDATE SET item_id = excluded.item_id"
+)

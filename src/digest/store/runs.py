@@ -153,6 +153,20 @@ class RunsStore(StoreBase):
             created_at=datetime.fromisoformat(row["created_at"]),
         )
 
+    def latest_digest_period(self, up_to: str) -> str | None:
+        """The latest period label, not after `up_to`, with a recorded digest (labels sort)."""
+        rows = self._query("SELECT max(period) FROM digests WHERE period <= ?", (up_to,))
+        return str(rows[0][0]) if rows and rows[0][0] is not None else None
+
+    def collected_since_digest(self, period: str, start: datetime, end: datetime) -> bool:
+        """Whether an item saved in [start, end) was collected after `period`'s latest revision."""
+        rows = self._query(
+            "SELECT 1 FROM items WHERE saved_at >= ? AND saved_at < ? AND collected_at >"
+            " (SELECT max(created_at) FROM digests WHERE period = ?) LIMIT 1",
+            (iso(start), iso(end), period),
+        )
+        return bool(rows)
+
     def delivery(self, period: str, channel: str, content_hash: str) -> DeliveryRecord | None:
         rows = self._query(
             "SELECT * FROM deliveries WHERE period = ? AND channel = ? AND content_hash = ?",

@@ -17,23 +17,28 @@ from digest.config import LLMConfig
 from digest.errors import SummarizeError
 from digest.models import Note, NoteBasis, Statement, WeekSummary
 from digest.summarize.base import NoteRequest
+from digest.summarize.tags import tags_for
 from digest.summarize.text import (
     clean,
     sentences,
     shorten,
     strip_trailing_punctuation,
+    without_links,
     words,
 )
 
 PROMPT_VERSION = "extractive-2"
 MAX_SENTENCE_CHARS = 320
 MAX_KEY_POINT_CHARS = 140
-MAX_TAGS = 4
 MAX_SENTENCES = 400  # the rest of a very long page rarely changes the note
 DAMPING = 0.85
 FULL_LENGTH_WORDS = 20  # the length prior saturates at this many content words
 NEAR_DUPLICATE = 0.9  # cosine similarity above which a sentence repeats one already picked
+KEY_POINT_MIN_WORDS = 3  # content words; fewer is a fragment, not a point
 COMMON_WORD_UNITS = 50  # a word in more units than this and than half of them is not counted
+
+
+_LIST_MARKER = re.compile(r"^\s*(?:[-*+•▪→>❯]|\d{1,3}[.)])\s")
 
 
 class OfflineSummarizer:
@@ -60,7 +65,7 @@ class OfflineSummarizer:
             picked = pick_sentences(found, self.sentence_count + 3)  # the rest: key points
             chosen = sorted(picked[: self.sentence_count])
             summary = " ".join(shorten(found[i], MAX_SENTENCE_CHARS) for i in chosen)
-            rest = [found[i] for i in picked[self.sentence_count :]]
+            rest = [found[i] for i in picked[self.sentence_count :] if _is_key_point(found[i])]
         return Note(
             summary=summary,
             key_points=tuple(shorten(s, MAX_KEY_POINT_CHARS) for s in rest),
@@ -178,28 +183,6 @@ def _pagerank(edges: list[list[tuple[int, float]]], teleport: list[float]) -> li
     return scores
 
 
-def tags_for(text: str, known_tags: tuple[str, ...]) -> tuple[str, ...]:
-    """Known tags that occur in the text first, then the most frequent content words."""
-    lowered = text.lower()
-    tags = [tag for tag in known_tags if _mentions(lowered, tag.lower())][:MAX_TAGS]
-    counts = Counter(words(text))
-    keywords = sorted(
-        (w for w, n in counts.items() if n >= 2 and len(w) > 2 and not w.isnumeric()),
-        key=lambda w: (-counts[w], -len(w), w),
-    )
-    for word in keywords:
-        if len(tags) >= MAX_TAGS:
-            break
-        if not any(word in tag.lower().split() for tag in tags):  # "models" in "language models"
-            tags.append(word)
-    return tuple(tags)
-
-
-def _mentions(lowered_text: str, tag: str) -> bool:
-    pattern = r"(?<!\w)" + r"[\s-]+".join(map(re.escape, tag.split())) + r"(?!\w)"
-    return bool(tag.strip()) and re.search(pattern, lowered_text) is not None
-
-
 def _without_title(text: str, title: str | None) -> str:
     """Saved context repeats the title: the summary names it once."""
     if not title:
@@ -212,15 +195,28 @@ def _normalised(line: str) -> str:
     return strip_trailing_punctuation(" ".join(line.lower().split()))
 
 
+def _is_key_point(sentence: str) -> bool:
+    """A sentence that says something: no list-item fragment ("\\- hardware"), no bare link."""
+    text = without_links(sentence).lstrip("\\")
+    return not _LIST_MARKER.match(text) and len(words(text)) >= KEY_POINT_MIN_WORDS
+
+
+def _host(url: str) -> str | None:
+    """The host to name a link by; without "www.", which reads as a URL and is taken out."""
+    host = urlsplit(url).hostname
+    return host.removeprefix("www.") if host else None
+
+
 def _saved_link_summary(request: NoteRequest, found: list[str]) -> str:
     """What there is to say about a link whose page we did not read, or a note without one."""
-    title = strip_trailing_punctuation(clean(request.title or ""))
+    title = strip_trailing_punctuation(without_links(clean(request.title or "")))
+    host = _host(request.url) if request.url else None
     if not request.url:
         head = f"{title}." if title else ""
     elif title:
         head = f"Saved link: {title}."
     else:
-        head = f"Saved link from {urlsplit(request.url).hostname or request.url}."
+        head = f"Saved link from {host}." if host else "Saved link."
     context = shorten(" ".join(found), MAX_SENTENCE_CHARS * 2)
     if context:
         context = context[0].upper() + context[1:]

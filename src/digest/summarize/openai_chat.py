@@ -9,12 +9,12 @@ condensed to llm.max_input_tokens before the call. No tools are ever offered to 
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from typing import Any
 
 import openai
@@ -24,6 +24,7 @@ from openai.types.chat.completion_create_params import ResponseFormat
 from digest.config import LLMConfig
 from digest.errors import LLMUnavailable, SummarizeError
 from digest.models import Note, NoteBasis, Statement, WeekSummary
+from digest.policy import backoff_delay, retry_after_s
 from digest.summarize.answers import (
     NOTE_SCHEMA,
     WEEK_SCHEMA,
@@ -134,19 +135,18 @@ class OpenAISummarizer:
         header = note_header(request)
         text = condense(request.text, text_budget(self.config, instructions, header))
         data = note_data(header, text, delimiter)
-        ask = Ask(
-            purpose="note",
-            model=self.model,
-            schema_name="note",
-            schema=NOTE_SCHEMA,
-            max_tokens=self.config.max_output_tokens,
-            who=_describe_item(request),
-            item_id=request.item_id,
-            messages=[
-                {"role": "system", "content": instructions},
-                {"role": "user", "content": data},
-            ],
-            prompt_tokens=count_tokens(instructions) + count_tokens(data),
+        ask = _ask(
+            Ask(
+                "note",
+                self.model,
+                "note",
+                NOTE_SCHEMA,
+                self.config.max_output_tokens,
+                who=_describe_item(request),
+                item_id=request.item_id,
+            ),
+            instructions,
+            data,
         )
         return ask, NoteBasis.EXCERPT if text != request.text else request.basis
 
@@ -159,18 +159,17 @@ class OpenAISummarizer:
         data, left_out = week_data(notes, delimiter, budget)
         if left_out:
             log.warning("week summary %s: %d notes left out to fit", period_label, left_out)
-        ask = Ask(
-            purpose="week-summary",
-            model=self.summary_model,
-            schema_name="week_summary",
-            schema=WEEK_SCHEMA,
-            max_tokens=self.config.summary_max_output_tokens,
-            who=f"week summary {period_label}",
-            messages=[
-                {"role": "system", "content": instructions},
-                {"role": "user", "content": data},
-            ],
-            prompt_tokens=count_tokens(instructions) + count_tokens(data),
+        ask = _ask(
+            Ask(
+                "week-summary",
+                self.summary_model,
+                "week_summary",
+                WEEK_SCHEMA,
+                self.config.summary_max_output_tokens,
+                who=f"week summary {period_label}",
+            ),
+            instructions,
+            data,
         )
         answer = await self._answer(ask, parse_week_answer)
         statements = (Statement(s.text, tuple(s.items)) for s in answer.statements)
@@ -242,7 +241,10 @@ class OpenAISummarizer:
                 delay = self._retry_delay(exc, ask.who)
                 if attempt >= self.config.max_retries:
                     raise self._gave_up(exc, attempt + 1, ask.who) from exc
-                await asyncio.sleep(delay if delay is not None else min(8.0, 0.5 * 2.0**attempt))
+                if delay is None:
+                    backoff = backoff_delay(attempt + 1, base_s=0.5, max_s=8.0)
+                    delay = backoff.total_seconds()
+                await asyncio.sleep(delay)
                 attempt += 1
 
     def _gave_up(self, exc: Exception, tries: int, who: str) -> SummarizeError:
@@ -268,7 +270,7 @@ class OpenAISummarizer:
             )
         if exc.status_code not in RETRYABLE_STATUS and exc.status_code < 500:
             raise SummarizeError(f"summarize failed: {who}: {_status(exc)}")
-        return retry_after(exc.response.headers)
+        return retry_after_s(exc.response.headers, datetime.now(UTC), cap_s=RETRY_AFTER_CAP_S)
 
     async def _call(self, ask: Ask, purpose: str) -> str | None:
         client = self._bind_to_running_loop()
@@ -330,28 +332,19 @@ class OpenAISummarizer:
         return self._client
 
 
+def _ask(purpose: Ask, instructions: str, data: str) -> Ask:
+    """`purpose` with its two messages: the instructions, and the fenced data from the user."""
+    return replace(
+        purpose,
+        messages=[
+            {"role": "system", "content": instructions},
+            {"role": "user", "content": data},
+        ],
+        prompt_tokens=count_tokens(instructions) + count_tokens(data),
+    )
+
+
 # -- errors and retries -------------------------------------------------------
-
-
-def retry_after(headers: Mapping[str, str]) -> float | None:
-    """Seconds from Retry-After (seconds or an HTTP date) or retry-after-ms, clamped to 60 s."""
-    if (millis := headers.get("retry-after-ms")) is not None:
-        try:
-            return max(0.0, min(RETRY_AFTER_CAP_S, float(millis) / 1000))
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            moment = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
-        seconds = moment.timestamp() - time.time()
-    return max(0.0, min(RETRY_AFTER_CAP_S, seconds))
 
 
 def _status(exc: openai.APIStatusError) -> str:

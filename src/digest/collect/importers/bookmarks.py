@@ -26,8 +26,9 @@ from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
 from digest.collect.formats import ImportResult, register
-from digest.collect.importers.common import refuse, shorten, url_problem
+from digest.collect.importers.common import refuse, url_problem
 from digest.models import SavedItem
+from digest.summarize.text import shorten
 
 _TOKENS = re.compile(
     r"<A\s(?P<attrs>[^>]*)>(?P<title>[^\n]*?)</A\s*>"
@@ -159,7 +160,7 @@ def _bookmark(match: re.Match[str], scan: _Scan, line: int) -> None:
     problem = url_problem(url)
     if problem is not None:
         reason = f"{problem}: {shorten(url, 60)}" if url else problem
-        refuse(scan.result, line, shorten(title or url or "(no HREF)"), reason)
+        refuse(scan.result, line, shorten(title or url or "(no HREF)", 80), reason)
         return
     tags = [tag.strip() for tag in attrs.get("TAGS", "").split(",") if tag.strip()]
     saved_at = _timestamp(attrs.get("ADD_DATE") or attrs.get("TIME_ADDED"))

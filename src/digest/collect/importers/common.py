@@ -19,6 +19,7 @@ from zoneinfo import ZoneInfo
 
 from digest.collect.formats import ImportResult
 from digest.models import Rejected, SavedItem
+from digest.summarize.text import shorten
 from digest.urls import FETCHABLE_SCHEMES, normalize_url
 
 # A URL in running text: up to whitespace or a character that cannot end one in prose.
@@ -154,11 +155,6 @@ def tidy_title(text: str) -> str | None:
     return cleaned or None
 
 
-def shorten(text: str, limit: int = 80) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 # -- records of exports ----------------------------------------------------------
 
 
@@ -279,26 +275,25 @@ def record_time(
 
 
 def trim_title(text: str | None, limit: int = 100) -> str | None:
-    if not text:
-        return None
-    one_line = " ".join(text.split())
-    if len(one_line) <= limit:
-        return one_line or None
-    cut = one_line[:limit].rsplit(" ", 1)[0] or one_line[:limit]
-    return cut + "…"
+    """A title on one line, at most `limit` characters; None when there is no text."""
+    return shorten(text, limit) or None if text else None
 
 
 class _TextAndLinks(HTMLParser):
-    """Text of an HTML fragment, paragraphs kept, and the links in it (not mentions or tags)."""
+    """Text of an HTML fragment, paragraphs kept, scripts and styles left out, and the links
+    in it (not mentions or tags)."""
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.parts: list[str] = []
         self.links: list[str] = []
+        self._skipping = 0
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         found = dict(attrs)
-        if tag == "br":
+        if tag in ("script", "style"):
+            self._skipping += 1
+        elif tag in ("br", "div", "li"):
             self.parts.append("\n")
         elif tag == "p" and self.parts:
             self.parts.append("\n\n")
@@ -308,8 +303,13 @@ class _TextAndLinks(HTMLParser):
             if href and not {"mention", "hashtag", "u-url"} & set(classes):
                 self.links.append(href)
 
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("script", "style") and self._skipping:
+            self._skipping -= 1
+
     def handle_data(self, data: str) -> None:
-        self.parts.append(data)
+        if not self._skipping:
+            self.parts.append(data)
 
 
 def html_text_and_links(fragment: str) -> tuple[str, list[str]]:
@@ -320,3 +320,9 @@ def html_text_and_links(fragment: str) -> tuple[str, list[str]]:
     lines = ("".join(parser.parts)).split("\n")
     text = "\n".join(" ".join(line.split()) for line in lines)
     return re.sub(r"\n{3,}", "\n\n", text).strip(), list(dict.fromkeys(parser.links))
+
+
+def plain_text(html: str, limit: int | None = None) -> str:
+    """HTML to one line of text: tags stripped, entities decoded, whitespace collapsed."""
+    text = " ".join(html_text_and_links(html)[0].split())
+    return shorten(text, limit) if limit is not None else text

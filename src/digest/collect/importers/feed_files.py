@@ -19,9 +19,9 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from digest.collect.formats import ImportResult, register
-from digest.collect.importers.common import shorten
 from digest.errors import ImportFormatError
 from digest.models import Rejected, SavedItem
+from digest.summarize.text import shorten
 
 _FEED_ROOT = re.compile(
     r"^\s*(?:<\?xml[^>]*\?>\s*)?(?:<!--.*?-->\s*)*<(?:rss|feed|rdf:RDF)[\s>]", re.DOTALL
@@ -60,10 +60,10 @@ def _add_entry(result: ImportResult, entry: Any, item: SavedItem | None, number:
     event = _GITHUB_EVENT.match(str(entry.get("id") or ""))
     if event and event["event"] != "WatchEvent":
         reason = f"GitHub activity, not a star ({event['event']})"
-        result.skipped.append(Rejected(number, shorten(title), reason))
+        result.skipped.append(Rejected(number, shorten(title, 80), reason))
         return
     if item is None:
-        result.rejected.append(Rejected(number, shorten(title or "(untitled)"), "no web link"))
+        result.rejected.append(Rejected(number, shorten(title or "(untitled)", 80), "no web link"))
         return
     starred = _STARRED.search(title) if event else None
     repo = starred["repo"] if starred else None

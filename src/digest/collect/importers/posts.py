@@ -8,23 +8,35 @@ The splitting rule. A post is a run of lines; a new post starts at a line that
    more, at least 85% of the letters upper case);
 3. a series opener: "Day 83/365 of …", "Week 3 …", "Part 2 …";
 4. a line after a closing line, one that ends with an arrow or pointing emoji
-   ("Links ↓", "see what you can build👇", "… this one's a legend ↓");
+   ("Links ↓", "see what you can build👇") or a call to bookmark ("… a
+   must-bookmark.");
 5. a line after a line that ends with a URL ("Paper & Repo: https://t.co/…"),
    unless it is a list item or another URL line (link lists: "2. Title" then its
    link), or it starts in lower case and so does the post's last line of prose
    (a lower-case writer going on after a link);
 6. a short title line ("LLM Knowledge Bases"): two to eight words, starting
    with a capital, without final punctuation or closing arrow, after a line
-   that ends a sentence or a list, and followed by a longer line of prose.
+   that ends a sentence or a list, and followed by a longer line of prose;
+7. after a line that ends a sentence (. ! ? or a closing quote/bracket):
+   a line opening with a quote ("“don't train your own model” is …"); a
+   counted list opener ("Here are 12 websites …"); a news opener with "just"
+   and a past verb in its first six words ("An engineer at X just shared …",
+   "Kimi K2.5 tech report just dropped!") unless the line before is a short
+   hook of six words or fewer, which then opens the post itself ("firewalls
+   can't stop this." before "A developer just open sourced …"); or a line
+   starting in lower case when the post so far has two or more prose lines,
+   all capitalised (a lower-case writer's post after a capitalised one).
 
 Everything else continues the post in hand. Measured by eye on two real pasted
-files of 15 and 14 posts, the rule finds 9 of 14 and 8 of 13 boundaries, with
-no spurious split. Its limits: a post that opens with an ordinary sentence
-right after another post's ordinary last sentence ("Sebastian Raschka is one
-of …" after "… scripts.", "I just spent months …" after "… in prod.") cannot be
-told from a new paragraph and stays joined to the post before it, so a missed
-boundary costs a merged post, never a lost line; a post pasted with blank lines
-between its own paragraphs is split at each of them.
+files of 15 posts each, the rule finds 12 of 14 and 14 of 14 boundaries, with
+no spurious split (rules 1-6 alone found 9 and 8). Its limits: a post that
+opens with an ordinary capitalised sentence right after another post's
+ordinary last sentence ("Sebastian Raschka is one of …" after "… scripts.",
+"Recursive Language Models … have been floating around" after "… kernels.")
+cannot be told from a new paragraph and stays joined to the post before it, so
+a missed boundary costs a merged post, never a lost line; a quoted or "just
+launched" sentence in the middle of a post splits it; a post pasted with blank
+lines between its own paragraphs is split at each of them.
 
 Each post becomes a SavedItem of kind POST with no URL (the store keys it by a
 hash of its text): its first line as title, its whole text as context, and the
@@ -45,12 +57,23 @@ from digest.models import ItemKind, SavedItem
 _SEPARATOR = re.compile(r"^\s*(?:-{3,}|\*{3,}|_{3,}|={3,})\s*$")
 _ENDS_WITH_URL = re.compile(r"https?://\S+\s*$")
 _LIST_ITEM = re.compile(r"^\s*(?:\d{1,3}[.)]\s|[^\w\s\"'“‘«(\[@#$])")
-_CLOSER = re.compile(r"(?:[↓⬇⤵👇👉🧵]|\bbelow:?)\s*[\ufe0f]?\s*$", re.IGNORECASE)
+_CLOSER = re.compile(
+    r"(?:[↓⬇⤵👇👉🧵]|\bbelow:?|\b(?:must[- ]bookmark|bookmark (?:it|this)|follow for more)[.!]?)"
+    r"\s*[\ufe0f]?\s*$",
+    re.IGNORECASE,
+)
 _SERIES = re.compile(r"^(?:day|week|part)\s+\d+\b", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"[.!?…\"”)]\s*$")
 _FINAL_PUNCT = re.compile(r"[.,:;!?…\"”]\s*$")
 _STRUCTURED = re.compile(r"^\s*(?:[{\[<]|---\s*$|#{1,6}\s)")
 _MARKDOWN = re.compile(r"^#{1,6}\s|\]\(https?://", re.MULTILINE)
+_QUOTE_OPENING = re.compile(r"^[\"'“‘]\w")
+_COUNTED_LIST_OPENER = re.compile(r"^here are \d+\b", re.IGNORECASE)
+_NEWS_OPENER = re.compile(
+    r"^(?:\S+\s+){0,5}just\s+(?:open[- ]?sourced|\w+ed|spent|built|made|wrote|found|got)\b",
+    re.IGNORECASE,
+)
+_HOOK_WORDS = 6
 
 
 @dataclass(frozen=True)
@@ -91,7 +114,26 @@ def _opens_post(line: str, post: list[_Line], following: str) -> bool:
         return True
     if _ENDS_WITH_URL.search(previous):
         return not (_starts_lower(line) and _starts_lower(_last_prose(post)))
-    return _is_title_line(line, previous, following)
+    if _is_title_line(line, previous, following):
+        return True
+    return bool(_SENTENCE_END.search(previous)) and _opens_after_ending(line, post, following)
+
+
+def _opens_after_ending(line: str, post: list[_Line], following: str) -> bool:
+    """Openers told apart from a new paragraph only because the line before ended a sentence."""
+    if _QUOTE_OPENING.match(line) or _COUNTED_LIST_OPENER.match(line):
+        return True
+    if _NEWS_OPENER.match(line):
+        return len(post[-1].text.split()) > _HOOK_WORDS  # else the short line before is its hook
+    if len(line.split()) <= _HOOK_WORDS and _NEWS_OPENER.match(following):
+        return True
+    return line[0].islower() and _voice_is_capitalised(post)
+
+
+def _voice_is_capitalised(post: list[_Line]) -> bool:
+    """Two or more prose lines so far, all starting with a capital: a lower-case line is someone else."""
+    prose = [line.text for line in post if not _LIST_ITEM.match(line.text)]
+    return len(prose) >= 2 and not any(text[0].islower() for text in prose)
 
 
 def _last_prose(post: list[_Line]) -> str:

@@ -1,0 +1,25 @@
+"""Running one stage's items at once, without leaving any running when one of them fails."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine, Iterable
+from typing import Any
+
+from digest.errors import DigestError
+
+
+async def run_together(works: Iterable[Coroutine[Any, Any, None]]) -> None:
+    """Await every work at once. The first one to raise (RunCancelled from a progress
+    callback, or a bug) cancels the others, and is raised once they have all ended:
+    nothing of the stage goes on behind the caller's back. Our own error is raised as
+    itself, not wrapped in an ExceptionGroup."""
+    try:
+        async with asyncio.TaskGroup() as group:
+            for work in works:
+                group.create_task(work)
+    except BaseExceptionGroup as failed:
+        ours, _ = failed.split(DigestError)
+        if ours is not None and ours.exceptions and len(failed.exceptions) == 1:
+            raise failed.exceptions[0] from None
+        raise
