@@ -120,3 +120,13 @@ def test_python_dash_m_digest_runs_the_cli() -> None:
 
     assert result.returncode == 0
     assert "now" in result.stdout and "import" in result.stdout
+
+
+def test_a_source_named_like_a_built_in_one_is_a_config_error(tmp_path: Path) -> None:
+    config = tmp_path / "digest.toml"
+    config.write_text('[[sources]]\nname = "manual"\nkind = "file"\npath = "saved.txt"\n')
+
+    result = digest("status", "--config", str(config))
+
+    assert result.exit_code == 1
+    assert "'manual' is reserved" in result.stderr and str(config) in result.stderr

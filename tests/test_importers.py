@@ -263,6 +263,20 @@ def test_bookmark_add_date_in_seconds_or_microseconds_gives_the_same_moment() ->
     assert pin.saved_at == gwern.saved_at == datetime(2024, 11, 12, tzinfo=UTC)
 
 
+def test_a_bookmark_with_a_bad_add_date_is_kept_undated_and_reported() -> None:
+    text = (
+        "<!DOCTYPE NETSCAPE-Bookmark-file-1>\n<DL><p>\n"
+        '<DT><A HREF="https://example.org/kept" ADD_DATE="soon">Kept</A>\n</DL><p>\n'
+    )
+
+    result = find_importer(text).parse(text, zone=ZONE)
+
+    (item,) = result.items
+    (problem,) = result.rejected
+    assert (item.url, item.saved_at) == ("https://example.org/kept", None)
+    assert (problem.line, problem.reason) == (3, "bad ADD_DATE 'soon'; item kept, undated")
+
+
 def test_firefox_nested_folders_tags_and_descriptions() -> None:
     result = parse("firefox_bookmarks.html")
     (pin,) = by_url(result, "https://fasterthanli.me/articles/pin-and-suffering")

@@ -16,6 +16,8 @@ from digest.errors import ConfigError
 from digest.urls import SHORTENER_HOSTS
 
 DEFAULT_CONFIG_PATH = Path("config/digest.toml")
+# the sources of `digest add` and `digest import`, which the config cannot name
+RESERVED_SOURCE_NAMES = frozenset({"manual", "import"})
 
 
 class _Section(BaseModel):
@@ -200,6 +202,12 @@ class Config(_Section):
     @model_validator(mode="after")
     def _unique_source_names(self) -> Config:
         names = [source.name for source in self.sources]
+        reserved = sorted(set(names) & RESERVED_SOURCE_NAMES)
+        if reserved:
+            raise ValueError(
+                f"source name {reserved[0]!r} is reserved for links saved with"
+                f" `digest {reserved[0] if reserved[0] != 'manual' else 'add'}`; choose another"
+            )
         duplicated = sorted({name for name in names if names.count(name) > 1})
         if duplicated:
             raise ValueError(f"source names must be unique: {', '.join(duplicated)}")

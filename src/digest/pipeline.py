@@ -85,6 +85,7 @@ class Pipeline:
                     source.kind,
                     url=source.url,
                     path=str(source.path) if source.path else None,
+                    now=self.clock(),
                 ),
                 source,
             )

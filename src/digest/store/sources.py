@@ -20,7 +20,13 @@ class SourcesStore(ItemsStore):
     # -- sources ---------------------------------------------------------
 
     def ensure_source(
-        self, name: str, kind: str, *, url: str | None = None, path: str | None = None
+        self,
+        name: str,
+        kind: str,
+        *,
+        url: str | None = None,
+        path: str | None = None,
+        now: datetime | None = None,
     ) -> int:
         """The id of the named source, created or updated to the config's location."""
         with self.write() as conn:
@@ -30,7 +36,7 @@ class SourcesStore(ItemsStore):
             if row is None:
                 cursor = conn.execute(
                     "INSERT INTO sources (name, kind, url, path, created_at) VALUES (?, ?, ?, ?, ?)",
-                    (name, kind, url, path, iso(datetime.now(UTC))),
+                    (name, kind, url, path, iso(now or datetime.now(UTC))),
                 )
                 return int(cursor.lastrowid or 0)
             if kind == "feed" and row["url"] != url:

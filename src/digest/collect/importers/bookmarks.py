@@ -27,7 +27,7 @@ from zoneinfo import ZoneInfo
 
 from digest.collect.formats import ImportResult, register
 from digest.collect.importers.common import refuse, url_problem
-from digest.models import SavedItem
+from digest.models import Rejected, SavedItem
 from digest.summarize.text import shorten
 
 _TOKENS = re.compile(
@@ -163,7 +163,14 @@ def _bookmark(match: re.Match[str], scan: _Scan, line: int) -> None:
         refuse(scan.result, line, shorten(title or url or "(no HREF)", 80), reason)
         return
     tags = [tag.strip() for tag in attrs.get("TAGS", "").split(",") if tag.strip()]
-    saved_at = _timestamp(attrs.get("ADD_DATE") or attrs.get("TIME_ADDED"))
+    raw_date = attrs.get("ADD_DATE") or attrs.get("TIME_ADDED")
+    saved_at = _timestamp(raw_date)
+    if raw_date and saved_at is None:
+        scan.result.rejected.append(
+            Rejected(
+                line, shorten(title or url, 80), f"bad ADD_DATE {raw_date!r}; item kept, undated"
+            )
+        )
     scan.pending = (url, title, saved_at, scan.topic or (tags[0] if tags else None), line)
 
 
