@@ -602,3 +602,21 @@ def test_different_hosts_are_not_held_back_by_each_others_delay(
         results = asyncio.run(with_timeout)
 
     assert [r.status for r in results] == [200, 200]
+
+
+def test_a_host_dns_cannot_resolve_fails_its_other_urls_at_once() -> None:
+    # "a..b" fails in the resolver's IDNA step, on this machine: no DNS query leaves it.
+    async def run() -> list[str]:
+        async with Fetcher(settings(per_host_delay_s=60)) as fetcher:
+            errors = []
+            for path in ("/one", "/two"):
+                with pytest.raises(FetchError) as caught:
+                    # a second attempt spaced out by the per-host delay would wait 60 s
+                    await asyncio.wait_for(fetcher.get(f"http://a..b{path}"), timeout=30)
+                errors.append(str(caught.value))
+            return errors
+
+    first, second = asyncio.run(run())
+
+    assert "cannot resolve 'a..b'" in first
+    assert second == first.replace("/one", "/two")

@@ -21,7 +21,7 @@ import httpx
 
 from digest.config import FetchConfig
 from digest.errors import BlockedAddress, FetchError
-from digest.netguard import AddressPolicy, AddressRefused, GuardedTransport
+from digest.netguard import AddressPolicy, AddressRefused, GuardedTransport, UnresolvedHost
 from digest.policy import retry_after_s
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
@@ -83,6 +83,7 @@ class Fetcher:
         self.deadline_s = config.timeout_s  # wall clock for one fetch, redirects included
         self._slots = asyncio.Semaphore(config.concurrency)
         self._host_slots: dict[str, asyncio.Semaphore] = {}
+        self._unresolved: dict[str, str] = {}  # host -> why DNS failed, earlier in this run
         self._host_next_start: dict[str, float] = {}
         self._clients: list[httpx.AsyncClient] = []
         self._client_slots: list[asyncio.Semaphore] = []
@@ -129,6 +130,8 @@ class Fetcher:
         seen, hop_url, permanent = {url}, url, True
         for hops in range(self.config.max_redirects + 1):
             host = _checked_host(hop_url)
+            if (why := self._unresolved.get(host)) is not None:
+                raise FetchError(f"fetch failed: {url!r}: {why}")
             # the host's slot first: a queue for one busy host must not hold global slots
             async with self._host_slot(host):
                 await self._space_out(host)
@@ -189,7 +192,10 @@ class Fetcher:
                 f"fetch failed: {url!r}: timeout: took longer than {self.deadline_s:g}s"
             ) from exc
         except (httpx.HTTPError, httpx.InvalidURL) as exc:
-            raise FetchError(f"fetch failed: {url!r}: {describe_error(exc)}") from exc
+            why = describe_error(exc)
+            if _caused_by(exc, UnresolvedHost):
+                self._unresolved[host] = why  # its other URLs fail at once, not spaced out
+            raise FetchError(f"fetch failed: {url!r}: {why}") from exc
 
     async def _request(
         self,
@@ -206,6 +212,15 @@ class Fetcher:
             target = kept if sink is None or redirect else sink
             await _read_capped(response, url, self.config.max_bytes, target.write)
             return FetchResult(url, url, status, response_headers, kept.getvalue(), None)
+
+
+def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, kind):
+            return True
+        cause = cause.__cause__ or cause.__context__
+    return False
 
 
 def _redirect_location(hop: FetchResult) -> str | None:

@@ -131,6 +131,10 @@ class GuardedBackend(httpcore.AsyncNetworkBackend):
         await self.inner.sleep(seconds)
 
 
+class UnresolvedHost(httpcore.ConnectError):
+    """DNS has no address for the host: no other URL of that host will fare better this run."""
+
+
 async def _resolve(host: str, port: int) -> list[IPAddress]:
     try:
         return [ip_address(host.strip("[]"))]  # an address: no lookup (and no thread) needed
@@ -140,7 +144,7 @@ async def _resolve(host: str, port: int) -> list[IPAddress]:
     try:
         infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError) as exc:
-        raise httpcore.ConnectError(f"cannot resolve {host!r}: {exc}") from exc
+        raise UnresolvedHost(f"cannot resolve {host!r}: {exc}") from exc
     addresses = [ip_address(str(info[4][0]).split("%")[0]) for info in infos]
     return list(dict.fromkeys(addresses))
 
