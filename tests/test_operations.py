@@ -100,6 +100,18 @@ def test_doctor_checks_the_llm_with_one_tiny_call(tmp_path: Path) -> None:
     assert f"llm: ok (gpt-4o-mini at {fake.base_url} answered)" in result.output
 
 
+def test_doctor_local_leaves_the_llm_and_mail_servers_alone(tmp_path: Path) -> None:
+    with FakeOpenAI() as fake:
+        config = write_config(
+            tmp_path, f'[llm]\nprovider = "openai"\nbase_url = "{fake.base_url}"\n'
+        )
+        result = invoke(config, "doctor", "--local")
+        assert result.exit_code == 0, result.output
+        assert fake.requests == []
+    assert "database: ok" in result.output
+    assert "llm:" not in result.output and "smtp:" not in result.output
+
+
 def test_doctor_reports_a_config_it_cannot_load(tmp_path: Path) -> None:
     config = write_config(tmp_path, "[email]\nport = 'twenty-five'\n")
     result = invoke(config, "doctor")

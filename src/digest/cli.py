@@ -355,13 +355,14 @@ def resend(week: str) -> None:
 
 
 @cli.command()
+@click.option("--local", is_flag=True, help="Skip the LLM and SMTP servers (for health checks).")
 @common_options
-def doctor() -> None:
+def doctor(local: bool) -> None:
     """Check the config, database, data folder, LLM endpoint and SMTP server; say what to fix."""
     from digest.doctor import run_checks
 
     healthy = True
-    for check in run_checks(settings().config_path):
+    for check in run_checks(settings().config_path, local=local):
         click.echo(check.line())
         healthy = healthy and check.ok
     sys.exit(0 if healthy else 1)

@@ -105,6 +105,7 @@ class OpenAISummarizer:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._client: openai.AsyncOpenAI | None = None
         self._slots = asyncio.Semaphore(config.concurrency)
+        self._preparing = asyncio.Semaphore(1)
         self._stopped: LLMUnavailable | None = None  # no more calls this run, and why
 
     @property
@@ -112,8 +113,11 @@ class OpenAISummarizer:
         return self._base_url or "api.openai.com"
 
     async def note(self, request: NoteRequest) -> Note:
-        # Condensing and counting are CPU work: off the event loop, which waits on calls.
-        ask, basis = await asyncio.to_thread(self._note_ask, request)
+        # Condensing and counting are CPU work: off the event loop, which waits on calls,
+        # and one at a time, so that a crowd of threads does not starve the loop of the GIL.
+        self._bind_to_running_loop()
+        async with self._preparing:
+            ask, basis = await asyncio.to_thread(self._note_ask, request)
 
         def parse(content: str | None) -> Any:
             return parse_note_answer(content, basis, request.known_tags)
@@ -323,6 +327,7 @@ class OpenAISummarizer:
         if self._client is None or self._loop is not loop:
             self._loop = loop
             self._slots = asyncio.Semaphore(self.config.concurrency)
+            self._preparing = asyncio.Semaphore(1)
             self._client = openai.AsyncOpenAI(
                 api_key=self._api_key,
                 base_url=self._base_url,
