@@ -19,12 +19,13 @@ import time
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
 
 from digest.summarize.tokens import count_tokens
+from loopback import QuietHTTPServer
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,7 @@ class FakeOpenAI:
         self.max_in_flight = 0
         self._lock = threading.Lock()
         self._stopping = threading.Event()
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self.httpd = QuietHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self.httpd.daemon_threads = True
         self.port = self.httpd.server_address[1]
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
