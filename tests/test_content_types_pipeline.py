@@ -1,0 +1,65 @@
+"""Content types through the whole run: served by a loopback server, fetched, extracted, exported.
+
+(The arXiv and GitHub readers key on their real hosts, which a loopback test cannot
+serve without DNS; they are tested on bytes in test_extract_sites.py.)
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from digest.cli import cli
+from loopback import Response, serving
+from test_extract import minimal_pdf
+
+LATIN1_PAGE = (
+    "<html><head><meta http-equiv='Content-Type' content='text/html; charset=iso-8859-1'>"
+    "<title>Café Müller</title></head><body><article><h1>Café Müller</h1>"
+    + "".join(
+        f"<p>Im Café Müller in Köln trifft man sich seit Jahren zum Frühstück, Absatz {n}.</p>"
+        for n in range(8)
+    )
+    + "</article></body></html>"
+)
+
+
+def test_pdf_latin1_and_binary_pages_come_out_right_through_a_run(tmp_path: Path) -> None:
+    with serving() as server:
+        server.routes["/paper.pdf"] = Response(
+            200,
+            minimal_pdf("Attention is all you need: a one-page paper about transformer models."),
+            content_type="application/pdf",
+        )
+        server.routes["/cafe"] = Response(
+            200, LATIN1_PAGE.encode("latin-1"), content_type="text/html"
+        )
+        server.routes["/photo"] = Response(
+            200, b"\x89PNG\r\n\x1a\n" + b"\0" * 64, content_type="image/png"
+        )
+        (tmp_path / "inbox").mkdir()
+        (tmp_path / "inbox" / "links.txt").write_text(
+            "\n".join(server.url(path) for path in ("/paper.pdf", "/cafe", "/photo")) + "\n"
+        )
+        config = tmp_path / "digest.toml"
+        config.write_text(
+            '[digest]\ndata_dir = "data"\n\n[[sources]]\nname = "inbox"\nkind = "file"\n'
+            'path = "inbox"\n\n[fetch]\nallow_private_addresses = ["127.0.0.1/32"]\n'
+            "per_host_delay_s = 0\n"
+        )
+        runner = CliRunner()
+        run = runner.invoke(cli, ["now", "--config", str(config)])
+        exported = runner.invoke(cli, ["export", "--config", str(config)])
+
+    assert run.exit_code == 0, run.output
+    rows = {
+        row["url"].rsplit("/", 1)[1]: row for row in map(json.loads, exported.stdout.splitlines())
+    }
+    assert "Attention is all you need" in (rows["paper.pdf"]["text"] or ""), {
+        k: rows["paper.pdf"][k] for k in ("state", "error")
+    }
+    assert "Café Müller in Köln" in rows["cafe"]["text"]
+    assert rows["photo"]["state"] == "failed" and "image/png" in rows["photo"]["error"]
+    assert rows["photo"]["note"]  # kept, and noted from what was saved with it
