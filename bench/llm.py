@@ -23,10 +23,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from digest.clock import utc_now
 from digest.config import Config, DigestSection, LLMConfig
 from digest.models import Extracted, SavedItem
 from digest.periods import period_containing
-from digest.pipeline import run, utc_now
+from digest.pipeline import run
 from digest.store import open_store
 from digest.summarize.tokens import count_tokens
 

@@ -109,7 +109,8 @@ def locked(command: Callable[..., None]) -> Callable[..., None]:
 
 
 def _run_stages(command: str, stages: Sequence[str], week: str | None) -> None:
-    from digest.pipeline import run, utc_now
+    from digest.clock import utc_now
+    from digest.pipeline import run
     from digest.progress import stage_progress
 
     cfg = config()
@@ -148,7 +149,8 @@ WEEK = click.option(
 def now(week: str | None, dry_run: bool) -> None:
     """Collect, fetch, note, compose and deliver the digest of one week; print its path last."""
     if dry_run:
-        from digest.pipeline import estimate_run, utc_now
+        from digest.clock import utc_now
+        from digest.pipeline import estimate_run
 
         cfg = config()
         for line in estimate_run(cfg, _period(cfg, week, utc_now())).lines():
@@ -200,8 +202,8 @@ def compose(week: str | None) -> None:
 def import_(files: tuple[Path, ...], forced_format: str | None) -> None:
     """Import saved links and posts from files (format detected from content);
     an OPML file adds its feeds as feed sources."""
+    from digest.clock import utc_now
     from digest.collect.files import describe, import_files
-    from digest.pipeline import utc_now
     from digest.store import open_store
 
     cfg = config()
@@ -279,8 +281,8 @@ def sources_export(as_opml: bool) -> None:
 @locked
 def add(url: str, title: str | None, note: str | None, saved_at: datetime | None) -> None:
     """Save one link now."""
+    from digest.clock import utc_now
     from digest.collect.files import add_url
-    from digest.pipeline import utc_now
     from digest.store import open_store
 
     cfg = config()
@@ -327,7 +329,7 @@ def daemon() -> None:
 def read(refs: tuple[str, ...]) -> None:
     """Mark items read, by id or saved URL: they leave "Still unread from earlier weeks"."""
     from digest.backlog import mark_read
-    from digest.pipeline import utc_now
+    from digest.clock import utc_now
     from digest.store import open_store
 
     store = open_store(config().db_path)
@@ -344,8 +346,8 @@ def read(refs: tuple[str, ...]) -> None:
 @locked
 def resend(week: str) -> None:
     """Mail the latest revision of a week's digest again, even if it was sent or unknown."""
+    from digest.clock import utc_now
     from digest.jobs import resend as resend_digest
-    from digest.pipeline import utc_now
 
     cfg = config()
     outcome = resend_digest(cfg, _period(cfg, week, utc_now()))
@@ -392,8 +394,8 @@ def status(as_json: bool) -> None:
 @common_options
 def export(week: str | None, fmt: str) -> None:
     """Every item of the period (default: all) with its text, note and state."""
+    from digest.clock import utc_now
     from digest.export import write_export
-    from digest.pipeline import utc_now
     from digest.store import open_store
 
     cfg = config()

@@ -17,7 +17,9 @@ from digest.urls import SHORTENER_HOSTS
 
 DEFAULT_CONFIG_PATH = Path("config/digest.toml")
 # the sources of `digest add` and `digest import`, which the config cannot name
-RESERVED_SOURCE_NAMES = frozenset({"manual", "import"})
+MANUAL_SOURCE = "manual"
+IMPORT_SOURCE = "import"
+RESERVED_SOURCE_NAMES = frozenset({MANUAL_SOURCE, IMPORT_SOURCE})
 
 
 class _Section(BaseModel):

@@ -8,13 +8,14 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from digest.backlog import backlog_for, linkable_urls
+from digest.clock import Clock, Progress, utc_now
 from digest.config import Config
 from digest.daemon import Jobs
 from digest.deliver import DeliveryOutcome, Sleep, resend_email
 from digest.errors import RunCancelled
 from digest.models import Period
 from digest.periods import period_containing, previous_period
-from digest.pipeline import STAGES, Clock, Progress, RunResult, resolve_period, run, utc_now
+from digest.pipeline import STAGES, RunResult, resolve_period, run
 from digest.store import Store, open_store
 
 log = logging.getLogger("digest")

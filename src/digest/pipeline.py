@@ -13,10 +13,7 @@ from typing import Any
 
 from digest import policy
 from digest.backlog import backlog_for, linkable_urls
-from digest.clock import Clock as Clock
-from digest.clock import Progress as Progress
-from digest.clock import no_progress as no_progress
-from digest.clock import utc_now as utc_now
+from digest.clock import Clock, Progress, no_progress, utc_now
 from digest.collect.feedlists import imported_feed_sources
 from digest.collect.feeds import collect_feeds
 from digest.collect.inbox import collect_file_source

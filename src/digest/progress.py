@@ -10,7 +10,7 @@ from typing import TextIO
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 
-from digest.pipeline import Progress as ProgressCallback
+from digest.clock import Progress as ProgressCallback
 
 PLAIN_STEPS = 10  # plain lines per stage at most, besides the last
 

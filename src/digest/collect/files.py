@@ -28,7 +28,7 @@ from digest.collect.feedlists import (
 from digest.collect.formats import Importer, ImportResult, find_importer
 from digest.collect.importers.common import url_problem
 from digest.collect.importers.opml import is_opml
-from digest.config import SourceConfig
+from digest.config import IMPORT_SOURCE, MANUAL_SOURCE, SourceConfig
 from digest.errors import ImportFormatError, SourceError
 from digest.models import ItemKind, Rejected, SavedItem
 from digest.store import Store
@@ -37,8 +37,6 @@ from digest.summarize.text import shorten
 _Lined = TypeVar("_Lined", SavedItem, Rejected)
 
 MAX_LISTED = 10  # problem lines shown per file; the rest are counted
-MANUAL_SOURCE = ("manual", "manual")
-IMPORT_SOURCE = ("import", "import")
 
 
 @dataclass
@@ -244,7 +242,7 @@ def import_files(
     the database know them already.
     """
     planned = [_plan(path, decode(read_bytes(path), path), forced_format) for path in paths]
-    source_id = store.ensure_source(*IMPORT_SOURCE)
+    source_id = store.ensure_source(IMPORT_SOURCE, IMPORT_SOURCE)
     return [
         import_feed_list(store, one, declared, now)
         if isinstance(one, FeedList)
@@ -287,5 +285,5 @@ def add_url(
         context=note or None,
         kind=ItemKind.LINK,
     )
-    source_id = store.ensure_source(*MANUAL_SOURCE)
+    source_id = store.ensure_source(MANUAL_SOURCE, MANUAL_SOURCE)
     return store.save_items(source_id, [item], now).new == 1
