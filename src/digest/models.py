@@ -136,6 +136,7 @@ class Item:
     links: tuple[str, ...] = ()  # a post's links; where they led, once followed
     linked_text: str | None = None  # a post's linked pages: "Linked: title — first paragraph"
     failures: int = 0  # failed fetches in a row: what the retry policy counts
+    read_at: datetime | None = None  # marked read with `digest read`
 
     @property
     def gave_up(self) -> bool:
