@@ -55,6 +55,8 @@ def test_doctor_says_ok_for_each_check_of_a_working_setup(tmp_path: Path) -> Non
         "config",
         "data dir",
         "database",
+        "sources",
+        "network",
         "llm",
         "smtp",
     ]
