@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -24,6 +25,7 @@ SCHEMA_VERSION = 1
 LISTED_BY_DEFAULT = 20  # items to look at; --all lists every one
 _TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)?$")
 KEEP_WHOLE = 25  # table cells up to this wide are never cut short
+SHRUNK_MIN = 8
 ATTENTION = ("unknown", "rejected", "failed", "pending")
 HINTS = {
     "unknown": "may or may not have arrived; if not, `digest resend --week {period}`",
@@ -126,16 +128,17 @@ def render_status(data: dict[str, Any], *, as_json: bool, console: Console | Non
         return
     console = console or Console(soft_wrap=False, highlight=False)
     columns = ["name", "kind", "status", "items", "last_checked_at", "last_error", "location"]
-    console.print(_table("Sources", data["sources"], columns))
+    console.print(_table("Sources", data["sources"], columns, console.width))
     console.print(_items_line(data["items"]))
     _print_items_to_look_at(console, data["items_to_look_at"])
     if deliveries := data["deliveries_needing_attention"]:
         columns = ["period", "channel", "status", "attempts", "error"]
-        console.print(_table("Deliveries needing attention", deliveries, columns))
+        console.print(_table("Deliveries needing attention", deliveries, columns, console.width))
         for delivery in deliveries:  # prose, so it may wrap: the fix must be readable whole
             console.print(f"{delivery['period']} {delivery['channel']}: {delivery['what_to_do']}")
     runs = [run | {"stats": _stats_text(run["stats"])} for run in data["runs"]]
-    console.print(_table("Recent runs", runs, ["id", "command", "started_at", "status", "stats"]))
+    columns = ["id", "command", "started_at", "status", "stats"]
+    console.print(_table("Recent runs", runs, columns, console.width))
     _print_llm(console, data["llm"])
 
 
@@ -154,14 +157,14 @@ def _print_items_to_look_at(console: Console, block: dict[str, Any]) -> None:
     rows = [
         item
         | {
-            "sources": ", ".join(item["sources"]),
             "read": "read" if item["read"] else "unread",
             "why": item["error"] or item["quality"],
         }
         for item in block["items"]
     ]
-    columns = ["id", "state", "quality", "read", "attempts", "next_attempt_at", "sources", "url", "why"]
-    console.print(_table(f"Items to look at: {block['total']}", rows, columns))
+    columns = ["id", "state", "read", "next_attempt_at", "url", "why"]
+    title = f"Items to look at: {block['total']}"
+    console.print(_table(title, rows, columns, console.width))
     if (more := block["total"] - block["listed"]) > 0:
         console.print(f"… and {more} more (--all lists them, --json for scripts)")
 
@@ -175,30 +178,43 @@ def _print_llm(console: Console, llm: dict[str, Any]) -> None:
         if llm[group]:
             rows = [row | {"cost_usd": f"${row['cost_usd']:.4f}"} for row in llm[group]]
             columns = [key, "calls", "tokens_in", "tokens_out", "cost_usd"]
-            console.print(_table(f"LLM usage by {key.removesuffix('_id')}", rows, columns))
+            title = f"LLM usage by {key.removesuffix('_id')}"
+            console.print(_table(title, rows, columns, console.width))
 
 
 def _stats_text(stats: dict[str, Any]) -> str:
     return ", ".join(f"{key} {value}" for key, value in stats.items())
 
 
-def _table(title: str, rows: list[dict[str, Any]], columns: list[str]) -> Table:
-    """One row per line, fitting the console: long cells (URLs, errors) are cut short with
-    an ellipsis, short ones (ids, states, dates) are kept whole."""
+def _table(title: str, rows: list[dict[str, Any]], columns: list[str], width: int) -> Table:
+    """One row per line within `width`: long cells (URLs, errors) are cut short with an
+    ellipsis, short ones (ids, states, dates) are kept whole."""
+    headers = [column.replace("_", " ") for column in columns]
     cells = [["" if row.get(c) is None else _one_line(row[c]) for c in columns] for row in rows]
-    table = Table(title=title, title_justify="left", expand=False)
-    for index, column in enumerate(columns):
-        header = column.replace("_", " ")
-        natural = max([len(header), *(len(line[index]) for line in cells)])
-        table.add_column(
-            header,
-            no_wrap=True,
-            overflow="ellipsis",
-            min_width=natural if natural <= KEEP_WHOLE else KEEP_WHOLE // 2,
-        )
+    natural = [max([len(h), *(len(line[i]) for line in cells)]) for i, h in enumerate(headers)]
+    table = Table(
+        title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False
+    )
+    room = width - 3 * (len(columns) - 1)  # between columns: padding, a blank rule, padding
+    for header, column_width in zip(headers, _fit(natural, room), strict=True):
+        table.add_column(header, width=column_width, no_wrap=True, overflow="ellipsis")
     for line in cells:
         table.add_row(*line)
     return table
+
+
+def _fit(natural: list[int], room: int) -> list[int]:
+    """Column widths within `room`: columns up to KEEP_WHOLE wide stay whole, longer ones
+    share what is left evenly (a column needing less than its share gives the rest on)."""
+    if sum(natural) <= room:
+        return natural
+    widths = list(natural)
+    long = sorted((i for i, width in enumerate(natural) if width > KEEP_WHOLE), key=natural.__getitem__)
+    left = room - sum(width for i, width in enumerate(natural) if i not in long)
+    for done, i in enumerate(long):
+        widths[i] = max(SHRUNK_MIN, min(natural[i], left // (len(long) - done)))
+        left -= widths[i]
+    return widths
 
 
 def _one_line(value: object) -> str:
