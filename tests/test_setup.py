@@ -21,7 +21,7 @@ from digest.doctor import run_checks
 from digest.errors import ConfigError
 from digest.models import SavedItem
 from digest.store import open_store
-from loopback import LoopbackServer, Response
+from loopback import LoopbackServer, Response, free_port
 from mailrig import Sink, smtp_server
 
 REPO = Path(__file__).resolve().parent.parent
@@ -387,3 +387,20 @@ def test_digests_the_log_and_the_feed_follow_a_022_umask(tmp_path: Path) -> None
     data = tmp_path / "data"
     for path in (data / "digests" / "2026-W02.md", data / "digest-log.md", data / "digests" / "feed.xml"):
         assert stat.S_IMODE(path.stat().st_mode) == 0o644, path
+
+
+def test_an_unreachable_model_exits_3_with_the_digest_written(tmp_path: Path) -> None:
+    (tmp_path / "til.md").write_text("# 2026-01-07\n\n- Queues want backpressure, not retries\n")
+    config = tmp_path / "digest.toml"
+    config.write_text(
+        '[digest]\ndata_dir = "data"\n'
+        '[[sources]]\nname = "journal"\nkind = "file"\npath = "til.md"\n'
+        f'[llm]\nprovider = "openai"\nbase_url = "http://127.0.0.1:{free_port()}/v1"\n'
+        "max_retries = 0\ntimeout_s = 5\n"
+    )
+
+    result = digest("now", "--week", "2026-W02", "--config", str(config))
+
+    assert result.exit_code == 3, result.output
+    assert "LLM unavailable: cannot connect" in result.stderr
+    assert "Queues want backpressure" in Path(result.stdout.splitlines()[-1]).read_text()

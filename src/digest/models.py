@@ -157,6 +157,7 @@ class FeedState:
     etag: str | None = None
     last_modified: str | None = None
     gone: bool = False
+    skipped: int = 0  # entries without a link when the feed was last read
 
 
 @dataclass(frozen=True)

@@ -102,8 +102,8 @@ def imported_feed_sources(
 
 def feeds_as_opml(store: Store, declared: Sequence[SourceConfig]) -> str:
     """Every feed source, configured then imported, as an OPML 2.0 document."""
-    configured = [(s.name, s.url) for s in declared if s.kind == "feed" and s.url]
-    imported = [(s.name, s.url or "") for _, s in imported_feed_sources(store, declared)]
+    configured = [(s.name, s.url, s.topic) for s in declared if s.kind == "feed" and s.url]
+    imported = [(s.name, s.url or "", s.topic) for _, s in imported_feed_sources(store, declared)]
     return export_opml([*configured, *imported])
 
 
@@ -144,10 +144,15 @@ def _listed(
         "name": name,
         "kind": kind,
         "origin": origin,
-        "status": row.get("status", "not collected yet"),
+        "status": row["status"] if _collected(row) else "not collected yet",
         "items": row.get("items", 0),
         "location": location or "",
     }
+
+
+def _collected(row: dict[str, Any]) -> bool:
+    """A feed imported from OPML has a row before its first poll."""
+    return bool(row) and (row["kind"] != "feed" or row["last_checked_at"] is not None)
 
 
 def _origin(row: dict[str, Any]) -> str:
