@@ -404,3 +404,13 @@ def test_an_unreachable_model_exits_3_with_the_digest_written(tmp_path: Path) ->
     assert result.exit_code == 3, result.output
     assert "LLM unavailable: cannot connect" in result.stderr
     assert "Queues want backpressure" in Path(result.stdout.splitlines()[-1]).read_text()
+
+
+def test_doctor_with_no_config_says_where_init_would_write_one(home: Path, elsewhere: Path) -> None:
+    result = digest("doctor", "--local")
+
+    assert result.output.splitlines()[0] == (
+        "config: ok (no config file, built-in defaults; `digest init` writes"
+        f" {home / '.config' / 'digest' / 'digest.toml'})"
+    )
+    assert not (home / ".local").exists()  # doctor created no data folder

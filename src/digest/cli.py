@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import sys
@@ -432,12 +433,20 @@ def config_path() -> None:
 
 
 @cli.command()
-@click.option("--local", is_flag=True, help="Skip the LLM and SMTP servers (for health checks).")
+@click.option(
+    "--local",
+    is_flag=True,
+    help="Leave out the network: DNS, the feed, the LLM and SMTP servers (for health checks).",
+)
 @common_options
 def doctor(local: bool) -> None:
-    """Check the config, database, data folder, LLM endpoint and SMTP server; say what to fix."""
+    """Check the config, data folder, database (read-only), sources, DNS and one feed, the LLM
+    endpoint and the SMTP server; say what to fix. Writes nothing; exits 1 on a problem."""
     from digest.doctor import run_checks
 
+    if settings().verbose:
+        with contextlib.suppress(DigestError):  # a config that does not load is the first check
+            config()
     healthy = True
     for check in run_checks(settings().config_path, local=local):
         click.echo(check.line())

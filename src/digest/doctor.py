@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 
 import openai
 
-from digest.config import Config, SourceConfig, load_config
+from digest.config import Config, SourceConfig, load_config, user_config_path
 from digest.errors import DeliveryError, DigestError
 from digest.smtp import check_server
 from digest.store import open_store_read_only, schema_differences
@@ -63,7 +63,7 @@ def run_checks(
     except DigestError as exc:
         yield Check("config", False, str(exc), "correct the file at the place named")
         return
-    yield Check("config", True, str(config.path) if config.path else "built-in defaults")
+    yield Check("config", True, str(config.path) if config.path else _no_config_file())
     yield _checked("data dir", check_data_dir, config)
     yield _checked("database", check_database, config)
     feeds = _feed_sources(config)
@@ -73,6 +73,10 @@ def run_checks(
     yield from check_network(config, feeds, resolve)
     yield _checked("llm", check_llm, config)
     yield _checked("smtp", check_smtp, config)
+
+
+def _no_config_file() -> str:
+    return f"no config file, built-in defaults; `digest init` writes {user_config_path()}"
 
 
 def _checked(name: str, check: Callable[[Config], str], config: Config) -> Check:
