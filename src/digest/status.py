@@ -123,8 +123,7 @@ def _llm(totals: dict[str, Any], groups: dict[str, list[dict[str, Any]]]) -> dic
 
 def render_status(data: dict[str, Any], *, as_json: bool, console: Console | None = None) -> None:
     if as_json:
-        json.dump(data, sys.stdout, indent=2, default=str)
-        sys.stdout.write("\n")
+        sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")  # one write: fast
         return
     console = console or Console(soft_wrap=False, highlight=False)
     columns = ["name", "kind", "status", "items", "last_checked_at", "last_error", "location"]
