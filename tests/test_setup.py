@@ -6,6 +6,7 @@ import json
 import os
 import re
 import socket
+import sqlite3
 import stat
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -414,3 +415,23 @@ def test_doctor_with_no_config_says_where_init_would_write_one(home: Path, elsew
         f" {home / '.config' / 'digest' / 'digest.toml'})"
     )
     assert not (home / ".local").exists()  # doctor created no data folder
+
+
+def test_doctor_says_when_the_database_comes_from_a_newer_digest(tmp_path: Path) -> None:
+    config = tmp_path / "digest.toml"
+    config.write_text('[digest]\ndata_dir = "data"\n')
+    open_store(tmp_path / "data" / "digest.db").close()
+    with sqlite3.connect(tmp_path / "data" / "digest.db") as db:
+        db.execute(
+            "INSERT INTO _sqlite_migrations (migration_set, name, applied_at)"
+            " VALUES ('digest', 'm999_from_the_future', '2027-01-01')"
+        )
+    db.close()
+
+    result = digest("doctor", "--local", "--config", str(config))
+
+    assert result.exit_code == 1
+    assert (
+        f"database: problem: {tmp_path / 'data' / 'digest.db'} was used by a newer digest"
+        " (schema step m999_from_the_future); fix: upgrade digest" in result.output
+    )

@@ -418,6 +418,7 @@ def init() -> None:
 
 
 @cli.group("config")
+@common_options
 def config_group() -> None:
     """Where the config and the data are."""
 

@@ -234,6 +234,7 @@ class Config(_Section):
     def _offline_settings_reach_the_summariser(self) -> Config:
         sentences = self.offline.note_sentences
         if self.llm.note_sentences != sentences:
+            # frozen: the model is still being built here, and only this validator sets llm
             object.__setattr__(
                 self, "llm", self.llm.model_copy(update={"note_sentences": sentences})
             )
