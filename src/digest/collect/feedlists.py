@@ -144,15 +144,10 @@ def _listed(
         "name": name,
         "kind": kind,
         "origin": origin,
-        "status": row["status"] if _collected(row) else "not collected yet",
+        "status": row.get("status", "not collected yet"),
         "items": row.get("items", 0),
         "location": location or "",
     }
-
-
-def _collected(row: dict[str, Any]) -> bool:
-    """A feed imported from OPML has a row before its first poll."""
-    return bool(row) and (row["kind"] != "feed" or row["last_checked_at"] is not None)
 
 
 def _origin(row: dict[str, Any]) -> str:

@@ -137,8 +137,10 @@ class SourcesStore(ItemsStore):
 
     def list_sources(self) -> list[dict[str, Any]]:
         rows = self._query(
-            "SELECT s.name, s.kind, s.origin, coalesce(s.url, s.path) AS location, s.status,"
-            " s.last_error,"
+            "SELECT s.name, s.kind, s.origin, coalesce(s.url, s.path) AS location,"
+            # a feed imported from OPML has its row before its first poll
+            " CASE WHEN s.kind = 'feed' AND s.last_checked_at IS NULL THEN 'not collected yet'"
+            " ELSE s.status END AS status, s.last_error,"
             " s.failures, s.last_checked_at, (SELECT count(*) FROM item_sources i"
             " WHERE i.source_id = s.id) AS items FROM sources s ORDER BY s.name"
         )
