@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -92,3 +93,10 @@ def test_any_table_shaped_config_loads_or_names_each_problem(
 @given(st.text(max_size=200))
 def test_any_text_loads_or_is_a_config_error(text: str) -> None:
     check(text)
+
+
+def test_the_file_cannot_set_where_it_came_from() -> None:
+    with pytest.raises(ConfigError) as raised:
+        parse_config('path = "/elsewhere.toml"\n', PATH)
+
+    assert str(raised.value) == f"config error: {PATH}:1: path: unknown key"

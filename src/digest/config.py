@@ -14,7 +14,15 @@ from pathlib import Path
 from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import ErrorDetails
 
 from digest.errors import ConfigError
@@ -214,7 +222,7 @@ class Config(_Section):
     schedule: ScheduleConfig = ScheduleConfig()
     output: OutputConfig = OutputConfig()
     log: LogConfig = LogConfig()
-    path: Path | None = Field(None, exclude=True)  # the file it came from, if any
+    _path: Path | None = PrivateAttr(None)  # the file it came from, if any
 
     @model_validator(mode="after")
     def _unique_source_names(self) -> Config:
@@ -239,6 +247,10 @@ class Config(_Section):
                 self, "llm", self.llm.model_copy(update={"note_sentences": sentences})
             )
         return self
+
+    @property
+    def path(self) -> Path | None:
+        return self._path
 
     @property
     def data_dir(self) -> Path:
@@ -314,7 +326,8 @@ def parse_config(text: str, path: Path) -> Config:
         config = Config.model_validate(raw)
     except ValidationError as exc:
         raise ConfigError(describe_validation_errors(exc, text, path)) from exc
-    return _resolve_paths(config.model_copy(update={"path": path}), path.resolve().parent)
+    config._path = path  # private: not a key the file may set
+    return _resolve_paths(config, path.resolve().parent)
 
 
 def default_config_text(data_dir: Path) -> str:
@@ -433,7 +446,7 @@ def _keys_at(location: list[str]) -> list[str]:
         if nested is None:
             return []
         model = nested
-    hidden = {"path"} if model is Config else {"note_sentences"} if model is LLMConfig else set()
+    hidden = {"note_sentences"} if model is LLMConfig else set()
     return [field.alias or name for name, field in model.model_fields.items() if name not in hidden]
 
 
