@@ -66,6 +66,9 @@ def test_init_writes_the_user_config_once_and_config_path_shows_it(
     assert user_config.read_text().endswith("# mine\n")  # never overwritten
     assert shown.output.splitlines() == [f"config: {user_config} (the user config)", f"data: {data}"]
     assert parse_config(user_config.read_text(), user_config).data_dir == data
+    assert (data / "inbox").is_dir()  # the config's file source, ready for files
+    healthy = digest("doctor", "--local")
+    assert healthy.exit_code == 0, healthy.output
 
 
 def test_a_run_from_another_folder_uses_the_user_config_and_its_data(
@@ -73,7 +76,6 @@ def test_a_run_from_another_folder_uses_the_user_config_and_its_data(
 ) -> None:
     assert digest("init").exit_code == 0
     inbox = home / ".local" / "share" / "digest" / "inbox"
-    inbox.mkdir(parents=True)
     (inbox / "links.txt").write_text("https://example.org/a\n")
 
     result = digest("now", "--verbose")

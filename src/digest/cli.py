@@ -410,11 +410,13 @@ def init() -> None:
     if path.exists():
         click.echo(f"{path} exists; left as it is (`digest config path` shows what is in use)")
         return
+    inbox = user_data_dir() / "inbox"  # the config's file source: files dropped here are read
     try:
         write_atomic(path, default_config_text(user_data_dir()))
+        inbox.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise ConfigError(f"cannot write {path}: {exc.strerror or exc}") from exc
-    click.echo(f"wrote {path}: edit [[sources]], then `digest now`")
+        raise ConfigError(f"cannot write {exc.filename or path}: {exc.strerror or exc}") from exc
+    click.echo(f"wrote {path}: edit [[sources]], then `digest now`; drop files into {inbox}")
 
 
 @cli.group("config")
