@@ -157,7 +157,7 @@ def check_sources(config: Config, feeds: list[SourceConfig]) -> Iterator[Check]:
     yield from filter(None, problems)
     if not any(problems):
         files = sum(source.kind == "file" for source in config.sources)
-        yield Check("sources", True, f"{len(feeds)} feeds, {files} file sources")
+        yield Check("sources", True, f"feeds: {len(feeds)}, file sources: {files}")
 
 
 def _file_source_problem(source: SourceConfig) -> Check | None:
