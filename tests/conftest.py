@@ -17,7 +17,17 @@ from mailrig import hangup, sink, store  # noqa: E402, F401
 
 @pytest.fixture(autouse=True)
 def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Every test runs in its own folder with no config, key or proxy from the environment."""
+    """Every test runs in its own folder with no config, key or proxy from the environment,
+    and a home of its own: nothing can read or write the real ~/.config or ~/.local."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    for name, folder in (
+        ("XDG_CONFIG_HOME", ".config"),
+        ("XDG_DATA_HOME", ".local/share"),
+        ("XDG_STATE_HOME", ".local/state"),
+        ("XDG_CACHE_HOME", ".cache"),
+    ):
+        monkeypatch.setenv(name, str(home / folder))
     for name in (
         "DIGEST_CONFIG",
         "OPENAI_API_KEY",

@@ -26,7 +26,9 @@ def test_an_unknown_key_exits_1_naming_the_key_the_file_and_the_line(tmp_path: P
 
     assert result.exit_code == 1
     assert (
-        result.stderr.strip() == f"digest: config error: {config}:5: fetch.concurency: unknown key"
+        result.stderr.strip()
+        == f"digest: config error: {config}:5: fetch.concurency: unknown key;"
+        " did you mean 'concurrency'?"
     )
 
 
@@ -55,7 +57,7 @@ def test_now_on_the_built_in_defaults_writes_this_weeks_digest(isolated: Path) -
     result = digest("now")
 
     this_week = week_label(datetime.now(UTC), UTC)  # type: ignore[arg-type]
-    expected = isolated / "data" / "digests" / f"{this_week}.md"
+    expected = isolated / "home" / ".local" / "share" / "digest" / "digests" / f"{this_week}.md"
     assert result.exit_code == 0, result.output
     assert result.stdout.strip().splitlines()[-1] == str(expected)
     assert expected.read_text().startswith(f"# Digest for {this_week}")
@@ -109,7 +111,7 @@ def test_status_json_reports_items_by_state_and_llm_usage() -> None:
     result = digest("status", "--json")
 
     data = json.loads(result.stdout)
-    assert data["items"] == {"new": 1}
+    assert data["items"]["by_state"] == {"new": 1}
     assert data["llm"]["calls"] == 0
 
 

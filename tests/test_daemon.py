@@ -323,3 +323,14 @@ def test_the_config_rejects_what_is_not_a_cron_expression(expr: str) -> None:
 
 def test_the_config_accepts_six_fields() -> None:
     assert ScheduleConfig(collect="*/5 * * * * *").collect == "*/5 * * * * *"
+
+
+def test_collect_runs_once_at_start_not_at_the_next_slot(
+    tmp_path: Path, daemons: Callable[..., Daemon]
+) -> None:
+    daemon = daemons(collect="0 0 1 1 *", digest="0 8 * * mon", sleep_s=0.1)  # next: new year
+
+    wait_for(lambda: "collect end" in markers(tmp_path))
+    assert daemon.stop() == 0
+
+    assert markers(tmp_path) == ["collect start", "collect end"]

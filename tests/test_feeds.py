@@ -423,3 +423,22 @@ def test_bozo_feed_that_still_has_entries_is_accepted(server: LoopbackServer) ->
     got = poll_url(server.url("/sloppy"))
 
     assert [entry.title for entry in got.entries] == ["Fish & chips", "Second post"]
+
+
+def test_entries_without_a_link_are_reported_once_per_change_not_every_collect(
+    server: LoopbackServer, store: Store
+) -> None:
+    feeds = [feed_source(store, "blog", server.url("/feed.xml"))]
+    orphan = "<item><title>Also no link</title></item>"
+
+    def reports(body: str) -> list[str]:
+        server.routes["/feed.xml"] = Response(200, body, content_type=RSS)
+        return collect(store, feeds).info
+
+    first = reports(RSS_20)
+    unchanged_count = reports(RSS_20.replace("Second post", "Second post, edited"))
+    more = reports(RSS_20.replace("</channel>", f"{orphan}</channel>"))
+
+    assert first == ["feed 'blog': 1 entries without a link skipped"]
+    assert unchanged_count == []
+    assert more == ["feed 'blog': 2 entries without a link skipped"]

@@ -159,7 +159,7 @@ def test_a_404_is_given_up_after_three_tries_and_status_says_why(
     assert len(server.hits("/gone")) == 3
     assert rig.only().gave_up
     shown = CliRunner().invoke(cli, ["status", "--json", "--config", str(rig.config_path)])
-    [failed] = json.loads(shown.stdout)["failed_items"]
+    [failed] = json.loads(shown.stdout)["items_to_look_at"]["items"]
     assert failed["error"] == f"fetch failed: {server.url('/gone')!r}: HTTP 404"
     assert failed["next_attempt_at"] is None
 

@@ -123,17 +123,19 @@ def test_sources_list_shows_configured_and_imported_sources(rig: Rig) -> None:
     ]
     assert "config" in rows[0] and rig.feed_url("configured") in rows[0]
     assert "opml" in rows[1] and rig.feed_url("nested") in rows[1]
+    assert "not collected yet" in rows[1]  # imported, never polled
 
 
 def test_sources_export_prints_every_feed_as_valid_opml(rig: Rig) -> None:
     rig.run("import", str(rig.write("feeds.opml", opml(rig))))
     result = rig.run("sources", "export", "--opml")
     assert result.exit_code == 0, result.output
-    assert [(name, url) for name, url, _ in parse_opml(result.output)] == [
+    assert sorted((name, url) for name, url, _ in parse_opml(result.output)) == [
         ("Configured", rig.feed_url("configured")),
         ("Configured (2)", rig.feed_url("nested")),
         ("Imported & co", rig.feed_url("imported")),
     ]
+    assert ("Configured (2)", rig.feed_url("nested"), "Tech") in parse_opml(result.output)
 
 
 def test_sources_export_without_a_format_is_a_usage_error(rig: Rig) -> None:

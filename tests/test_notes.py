@@ -368,7 +368,7 @@ def test_insufficient_quota_stops_the_stage_items_stay_pending_and_the_next_run_
 
     first = CliRunner().invoke(cli, args, catch_exceptions=False)
 
-    assert first.exit_code == 0, first.output
+    assert first.exit_code == 3, first.output  # written, but the model could not note
     assert "insufficient_quota" in first.stderr and "stay pending for the next run" in first.stderr
     assert len(fake.requests) == 1  # no other note, no week summary call
     with sqlite3.connect(tmp_path / "data" / "digest.db") as conn:
@@ -384,8 +384,8 @@ def test_insufficient_quota_stops_the_stage_items_stay_pending_and_the_next_run_
     assert models == [("m",), ("m",)]
     status = CliRunner().invoke(cli, ["status", "--json", "--config", str(config)])
     llm = json.loads(status.stdout)["llm"]
-    assert [row["model"] for row in llm["models"]] == ["m"]
-    assert len(llm["runs"]) == 2 and llm["weeks"][0]["calls"] == len(fake.requests)
+    assert [row["model"] for row in llm["by_model"]] == ["m"]
+    assert len(llm["by_run"]) == 2 and llm["by_week"][0]["calls"] == len(fake.requests)
 
 
 def test_now_dry_run_prints_the_estimate_and_calls_nothing(

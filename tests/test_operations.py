@@ -55,6 +55,8 @@ def test_doctor_says_ok_for_each_check_of_a_working_setup(tmp_path: Path) -> Non
         "config",
         "data dir",
         "database",
+        "sources",
+        "network",
         "llm",
         "smtp",
     ]
@@ -173,7 +175,7 @@ def test_status_reports_an_unknown_delivery_and_what_to_do(
         tmp_path,
         f'[email]\nenabled = true\nhost = "127.0.0.1"\nport = {hangup.port}\nsecurity = "none"\n',
     )
-    assert invoke(config, "now", "--week", "2026-W47").exit_code == 0
+    assert invoke(config, "now", "--week", "2026-W47").exit_code == 3  # written, not delivered
     table = invoke(config, "status")
     assert "Deliveries needing attention" in table.output
     assert "unknown" in table.output and "resend" in table.output

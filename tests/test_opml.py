@@ -46,14 +46,26 @@ def test_entity_declarations_are_refused() -> None:
 
 
 def test_export_round_trips_names_and_urls_that_need_escaping() -> None:
-    sources = [
-        ('Tom & Jerry\'s "feed" <best>', "https://example.org/feed?a=1&b=2"),
-        ("Plain", "https://plain.example/rss"),
+    sources: list[tuple[str, str, str | None]] = [
+        ('Tom & Jerry\'s "feed" <best>', "https://example.org/feed?a=1&b=2", None),
+        ("Plain", "https://plain.example/rss", None),
     ]
     text = export_opml(sources)
     assert text.startswith('<?xml version="1.0" encoding="UTF-8"?>\n<opml version="2.0">')
     assert is_opml(text)
-    assert [(name, url) for name, url, _ in parse_opml(text)] == sources
+    assert parse_opml(text) == sources
+
+
+def test_export_keeps_categories_so_import_reads_the_same_topics() -> None:
+    sources: list[tuple[str, str, str | None]] = [
+        ("Loose", "https://loose.example/rss", None),
+        ("Models", "https://models.example/rss", "Tech/AI"),
+        ("Kernels", "https://kernels.example/rss", "Tech"),
+        ("More models", "https://more.example/rss", "Tech/AI"),
+        ("Bread", "https://bread.example/rss", "Food & drink"),
+    ]
+
+    assert sorted(parse_opml(export_opml(sources)), key=str) == sorted(sources, key=str)
 
 
 def test_export_of_no_sources_is_still_valid_opml() -> None:

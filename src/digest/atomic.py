@@ -1,4 +1,8 @@
-"""Crash-safe file writes: a reader sees the old file or the new one, never half of either."""
+"""Crash-safe file writes: a reader sees the old file or the new one, never half of either.
+
+A new file gets the mode the umask gives (0644 under the usual 022, so a web server can
+serve the digests); a replaced file keeps its mode.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ def write_atomic(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, _mode_for(path))  # mkstemp makes it 0600 whatever the umask
         with os.fdopen(fd, "wb") as tmp:
             tmp.write(text.encode("utf-8"))
             tmp.flush()
@@ -21,6 +26,28 @@ def write_atomic(path: Path, text: str) -> None:
         Path(tmp_name).unlink(missing_ok=True)
         raise
     fsync_dir(path.parent)
+
+
+def _mode_for(path: Path) -> int:
+    try:
+        return path.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        return 0o666 & ~current_umask()
+
+
+def current_umask() -> int:
+    """The process's umask, read without changing it where Linux allows (threads may be
+    creating files meanwhile); elsewhere set and restored at once."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except OSError:
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def fsync_dir(folder: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import sys
@@ -15,17 +16,21 @@ from typing import Any, TypeVar
 import click
 
 from digest import __version__
-from digest.config import Config, load_config
-from digest.errors import DeliveryError, DigestError
+from digest.config import Config, ConfigLocation, load_config, locate_config
+from digest.errors import ConfigError, DeliveryError, DigestError
 from digest.models import Period, StageReport
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+EXIT_WRITTEN_NOT_DELIVERED = 3  # the digest was written; a delivery or the model failed
 
 
 @dataclass
 class Settings:
     config_path: Path | None = None
     debug: bool = False
+    verbose: bool = False
+    loaded: Config | None = None  # loaded once per command
 
 
 def _set_config(ctx: click.Context, _param: click.Parameter, value: Path | None) -> None:
@@ -38,14 +43,28 @@ def _set_debug(ctx: click.Context, _param: click.Parameter, value: bool) -> None
         ctx.ensure_object(Settings).debug = True
 
 
+def _set_verbose(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value:
+        ctx.ensure_object(Settings).verbose = True
+
+
 def common_options(command: F) -> F:
-    """--config and --debug, accepted before or after the subcommand."""
+    """--config, --verbose and --debug, accepted before or after the subcommand."""
     command = click.option(
         "--config",
         type=click.Path(path_type=Path, dir_okay=False),
         expose_value=False,
         callback=_set_config,
-        help="Config file (default: $DIGEST_CONFIG, else ./config/digest.toml).",
+        help="Config file. Default: $DIGEST_CONFIG, else ./config/digest.toml, else"
+        " $XDG_CONFIG_HOME/digest/digest.toml (~/.config/digest/digest.toml), else built-in"
+        " defaults with the data in $XDG_DATA_HOME/digest (~/.local/share/digest).",
+    )(command)
+    command = click.option(
+        "--verbose",
+        is_flag=True,
+        expose_value=False,
+        callback=_set_verbose,
+        help="Say first which config and data folder are in use.",
     )(command)
     return click.option(
         "--debug", is_flag=True, expose_value=False, callback=_set_debug, help="Show tracebacks."
@@ -59,7 +78,8 @@ class DigestGroup(click.Group):
         except DigestError as exc:
             if ctx.ensure_object(Settings).debug:
                 traceback.print_exc()
-            click.echo(f"digest: {exc}", err=True)
+            for line in str(exc).splitlines():
+                click.echo(f"digest: {line}", err=True)
             ctx.exit(1)
 
 
@@ -68,7 +88,19 @@ def settings() -> Settings:
 
 
 def config() -> Config:
-    return load_config(settings().config_path)
+    """The config in use, loaded once; under --verbose, say which and where the data goes."""
+    current = settings()
+    if current.loaded is None:
+        current.loaded = load_config(current.config_path)
+        if current.verbose:
+            location = locate_config(current.config_path)
+            click.echo(f"digest: {_describe_location(location, current.loaded)}", err=True)
+    return current.loaded
+
+
+def _describe_location(location: ConfigLocation, cfg: Config) -> str:
+    where = f"{location.path} ({location.found_by})" if location.path else location.found_by
+    return f"config {where}; data {cfg.data_dir}"
 
 
 def _setup_logging(level: int) -> None:
@@ -81,7 +113,16 @@ def _setup_logging(level: int) -> None:
 @click.version_option(__version__, prog_name="digest")
 @common_options
 def cli() -> None:
-    """Turn what you saved this week into a weekly digest you actually read."""
+    """Turn what you saved this week into a weekly digest you actually read.
+
+    \b
+    Exit codes:
+      0  done (per-item and per-source failures are reported, not fatal)
+      1  the job could not run (bad config, unreadable file, database locked)
+      2  wrong usage
+      3  the digest was written, but a configured delivery (mail, log, feed)
+         failed or the model was unreachable for notes
+    """
     _setup_logging(logging.WARNING)
 
 
@@ -120,6 +161,8 @@ def _run_stages(command: str, stages: Sequence[str], week: str | None) -> None:
     print_reports(result.reports)
     if result.path is not None:
         click.echo(str(result.path))
+    if result.path is not None and result.needs_attention:
+        sys.exit(EXIT_WRITTEN_NOT_DELIVERED)
 
 
 def _period(cfg: Config, week: str | None, now: datetime) -> Period:
@@ -357,12 +400,56 @@ def resend(week: str) -> None:
 
 
 @cli.command()
-@click.option("--local", is_flag=True, help="Skip the LLM and SMTP servers (for health checks).")
+@common_options
+def init() -> None:
+    """Write the commented default config to the user's config location (never overwriting)."""
+    from digest.atomic import write_atomic
+    from digest.config import default_config_text, user_config_path, user_data_dir
+
+    path = user_config_path()
+    if path.exists():
+        click.echo(f"{path} exists; left as it is (`digest config path` shows what is in use)")
+        return
+    inbox = user_data_dir() / "inbox"  # the config's file source: files dropped here are read
+    try:
+        write_atomic(path, default_config_text(user_data_dir()))
+        inbox.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"cannot write {exc.filename or path}: {exc.strerror or exc}") from exc
+    click.echo(f"wrote {path}: edit [[sources]], then `digest now`; drop files into {inbox}")
+
+
+@cli.group("config")
+@common_options
+def config_group() -> None:
+    """Where the config and the data are."""
+
+
+@config_group.command("path")
+@common_options
+def config_path() -> None:
+    """Print the config file in use (and how it was found) and the data folder."""
+    location = locate_config(settings().config_path)
+    cfg = config()
+    click.echo(f"config: {location.path or '-'} ({location.found_by})")
+    click.echo(f"data: {cfg.data_dir}")
+
+
+@cli.command()
+@click.option(
+    "--local",
+    is_flag=True,
+    help="Leave out the network: DNS, the feed, the LLM and SMTP servers (for health checks).",
+)
 @common_options
 def doctor(local: bool) -> None:
-    """Check the config, database, data folder, LLM endpoint and SMTP server; say what to fix."""
+    """Check the config, data folder, database (read-only), sources, DNS and one feed, the LLM
+    endpoint and the SMTP server; say what to fix. Writes nothing; exits 1 on a problem."""
     from digest.doctor import run_checks
 
+    if settings().verbose:
+        with contextlib.suppress(DigestError):  # a config that does not load is the first check
+            config()
     healthy = True
     for check in run_checks(settings().config_path, local=local):
         click.echo(check.line())
@@ -371,16 +458,25 @@ def doctor(local: bool) -> None:
 
 
 @cli.command()
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--json", "as_json", is_flag=True, help="The versioned document of docs/status-json.md.")
+@click.option("--all", "list_all", is_flag=True, help="List every item to look at, not the first 20.")
+@click.option("--failed", "failed_only", is_flag=True, help="Only items whose fetch failed.")
+@click.option("--source", metavar="NAME", help="Only this source and its items.")
 @common_options
-def status(as_json: bool) -> None:
-    """Sources and their health, items by state, failures, recent runs, LLM usage."""
-    from digest.status import gather_status, render_status
+def status(as_json: bool, list_all: bool, failed_only: bool, source: str | None) -> None:
+    """Sources and their health, items by state, items to look at and why, recent runs,
+    LLM usage."""
+    from digest.status import StatusQuery, gather_status, render_status
     from digest.store import open_store
 
     store = open_store(config().db_path)
     try:
-        data = gather_status(store)
+        if source is not None and source not in {row["name"] for row in store.list_sources()}:
+            raise click.BadParameter(
+                f"no source named {source!r} (`digest sources list` names them)",
+                param_hint="--source",
+            )
+        data = gather_status(store, StatusQuery(list_all, failed_only, source))
     finally:
         store.close()
     render_status(data, as_json=as_json)

@@ -2,18 +2,33 @@
 
 from __future__ import annotations
 
+import difflib
+import json
+import logging
 import os
 import re
 import tomllib
+from dataclasses import dataclass
 from ipaddress import ip_network
 from pathlib import Path
 from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import ErrorDetails
 
 from digest.errors import ConfigError
 from digest.urls import SHORTENER_HOSTS
+
+log = logging.getLogger("digest")
 
 DEFAULT_CONFIG_PATH = Path("config/digest.toml")
 # the sources of `digest add` and `digest import`, which the config cannot name
@@ -120,7 +135,8 @@ class LLMConfig(_Section):
     budget_usd: float | None = Field(None, gt=0)  # per run; None: no cap
     # USD per million tokens, by model; merged over DEFAULT_PRICES (models in neither cost 0)
     prices: dict[str, ModelPrice] = Field(default_factory=dict)
-    note_sentences: int = Field(3, ge=1, le=10)  # the offline summariser's length
+    # deprecated here, read from [offline]; kept for the offline summariser, which reads it
+    note_sentences: int = Field(3, ge=1, le=10)
 
     def price(self, model: str) -> ModelPrice | None:
         return self.prices.get(model) or DEFAULT_PRICES.get(model)
@@ -132,6 +148,12 @@ class LLMConfig(_Section):
     @property
     def effective_base_url(self) -> str | None:
         return self.base_url or os.environ.get("OPENAI_BASE_URL") or None
+
+
+class OfflineConfig(_Section):
+    """The built-in summariser, used when [llm] provider = "offline" and as the stand-in."""
+
+    note_sentences: int = Field(3, ge=1, le=10)
 
 
 class EmailConfig(_Section):
@@ -195,11 +217,12 @@ class Config(_Section):
     sources: list[SourceConfig] = Field(default_factory=list)
     fetch: FetchConfig = FetchConfig()
     llm: LLMConfig = LLMConfig()
+    offline: OfflineConfig = OfflineConfig()
     email: EmailConfig = EmailConfig()
     schedule: ScheduleConfig = ScheduleConfig()
     output: OutputConfig = OutputConfig()
     log: LogConfig = LogConfig()
-    path: Path | None = Field(None, exclude=True)  # the file it came from, if any
+    _path: Path | None = PrivateAttr(None)  # the file it came from, if any
 
     @model_validator(mode="after")
     def _unique_source_names(self) -> Config:
@@ -214,6 +237,20 @@ class Config(_Section):
         if duplicated:
             raise ValueError(f"source names must be unique: {', '.join(duplicated)}")
         return self
+
+    @model_validator(mode="after")
+    def _offline_settings_reach_the_summariser(self) -> Config:
+        sentences = self.offline.note_sentences
+        if self.llm.note_sentences != sentences:
+            # frozen: the model is still being built here, and only this validator sets llm
+            object.__setattr__(
+                self, "llm", self.llm.model_copy(update={"note_sentences": sentences})
+            )
+        return self
+
+    @property
+    def path(self) -> Path | None:
+        return self._path
 
     @property
     def data_dir(self) -> Path:
@@ -232,19 +269,46 @@ class Config(_Section):
         return self.data_dir / "digest-log.md"
 
 
-def find_config_path(explicit: Path | None) -> Path | None:
-    """--config, else $DIGEST_CONFIG, else ./config/digest.toml if it exists, else None."""
+@dataclass(frozen=True)
+class ConfigLocation:
+    """The config file in use (None: the built-in defaults) and how it was found."""
+
+    path: Path | None
+    found_by: str
+
+
+def user_config_path() -> Path:
+    return _xdg_home("XDG_CONFIG_HOME", ".config") / "digest" / "digest.toml"
+
+
+def user_data_dir() -> Path:
+    return _xdg_home("XDG_DATA_HOME", ".local/share") / "digest"
+
+
+def _xdg_home(variable: str, fallback: str) -> Path:
+    value = os.environ.get(variable, "")
+    # the XDG base directory spec: a relative value is invalid and ignored
+    return Path(value) if value and Path(value).is_absolute() else Path.home() / fallback
+
+
+def locate_config(explicit: Path | None) -> ConfigLocation:
+    """--config, else $DIGEST_CONFIG, else ./config/digest.toml, else the user's config."""
     if explicit is not None:
-        return explicit
+        return ConfigLocation(explicit, "--config")
     if env := os.environ.get("DIGEST_CONFIG"):
-        return Path(env)
-    return DEFAULT_CONFIG_PATH if DEFAULT_CONFIG_PATH.is_file() else None
+        return ConfigLocation(Path(env), "$DIGEST_CONFIG")
+    if DEFAULT_CONFIG_PATH.is_file():
+        return ConfigLocation(DEFAULT_CONFIG_PATH.absolute(), "./config/digest.toml")
+    if (user_config := user_config_path()).is_file():
+        return ConfigLocation(user_config, "the user config")
+    return ConfigLocation(None, "no config file: built-in defaults")
 
 
 def load_config(explicit: Path | None = None) -> Config:
-    path = find_config_path(explicit)
+    path = locate_config(explicit).path
     if path is None:
-        return _resolve_paths(Config(), Path.cwd())
+        defaults = Config(digest=DigestSection(data_dir=user_data_dir()))
+        return _resolve_paths(defaults, Path.cwd())
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
@@ -257,15 +321,43 @@ def parse_config(text: str, path: Path) -> Config:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config error: {path}: {exc}") from exc
+    _read_deprecated_keys(raw, text, path)
     try:
         config = Config.model_validate(raw)
     except ValidationError as exc:
-        raise ConfigError(_describe_validation_error(exc, text, path)) from exc
-    return _resolve_paths(config.model_copy(update={"path": path}), path.resolve().parent)
+        raise ConfigError(describe_validation_errors(exc, text, path)) from exc
+    config._path = path  # private: not a key the file may set
+    return _resolve_paths(config, path.resolve().parent)
+
+
+def default_config_text(data_dir: Path) -> str:
+    """The commented default config (config/digest.toml) with its data in `data_dir`."""
+    from importlib.resources import files
+
+    text = files("digest").joinpath("default.toml").read_text(encoding="utf-8")
+    return re.sub(
+        r'"\.\./data(/[^"]*)?"',
+        # a JSON string is a valid TOML basic string
+        lambda match: json.dumps(str(data_dir) + (match[1] or "")),
+        text,
+    )
+
+
+def _read_deprecated_keys(raw: dict[str, object], text: str, path: Path) -> None:
+    """[llm] note_sentences moved to [offline]: still read, with a warning."""
+    llm, offline = raw.get("llm"), raw.setdefault("offline", {})
+    if isinstance(llm, dict) and "note_sentences" in llm and isinstance(offline, dict):
+        line = _find_line(text, ["llm", "note_sentences"])
+        where = f"{path}:{line}" if line else str(path)
+        log.warning(
+            "config: %s: [llm] note_sentences is deprecated; move it to [offline]", where
+        )
+        offline.setdefault("note_sentences", llm.pop("note_sentences"))
 
 
 def _resolve_paths(config: Config, base: Path) -> Config:
     def resolve(p: Path) -> Path:
+        p = p.expanduser()
         return p if p.is_absolute() else (base / p).resolve()
 
     sources = [
@@ -285,16 +377,86 @@ def _resolve_paths(config: Config, base: Path) -> Config:
     )
 
 
-def _describe_validation_error(exc: ValidationError, text: str, path: Path) -> str:
-    error = exc.errors()[0]
-    location = [str(part) for part in error["loc"]]
-    key = _dotted_key(location)
-    line = _find_line(text, location)
-    where = f"{path}:{line}" if line else str(path)
-    message = error["msg"]
-    if error["type"] == "extra_forbidden":
-        message = "unknown key"
-    return f"config error: {where}: {key}: {message}"
+def describe_validation_errors(exc: ValidationError, text: str, path: Path) -> str:
+    """Every problem pydantic found, one line each, in our words."""
+    lines = []
+    for error in exc.errors():
+        location = [str(part) for part in error["loc"]]
+        line = _find_line(text, location)
+        where = f"{path}:{line}" if line else str(path)
+        lines.append(f"config error: {where}: {_dotted_key(location)}: {_in_our_words(error)}")
+    return "\n".join(lines)
+
+
+_BOUNDS = {
+    "greater_than_equal": ("at least", "ge"),
+    "less_than_equal": ("at most", "le"),
+    "greater_than": ("more than", "gt"),
+    "less_than": ("less than", "lt"),
+}
+_TABLE = "must be a table ([section] or { key = value })"
+_EXPECTED = {
+    "int_parsing": "must be a whole number",
+    "int_type": "must be a whole number",
+    "int_from_float": "must be a whole number",
+    "float_parsing": "must be a number",
+    "float_type": "must be a number",
+    "bool_parsing": "must be true or false",
+    "bool_type": "must be true or false",
+    "string_type": 'must be text in quotes ("...")',
+    "list_type": "must be a list ([...])",
+    "model_type": _TABLE,
+    "model_attributes_type": _TABLE,
+    "dict_type": _TABLE,
+}
+
+
+def _in_our_words(error: ErrorDetails) -> str:
+    kind, given, context = error["type"], error.get("input"), error.get("ctx", {})
+    if kind == "extra_forbidden":
+        return "unknown key" + _did_you_mean([str(part) for part in error["loc"]])
+    if kind == "missing":
+        return "required here"
+    if kind == "value_error":
+        return str(context.get("error", error["msg"]))
+    if kind == "literal_error":
+        return f"must be one of {context.get('expected', '')}, not {given!r}"
+    if kind in _BOUNDS:
+        words, key = _BOUNDS[kind]
+        return f"must be {words} {context.get(key)}, not {given!r}"
+    if kind in _EXPECTED:
+        return f"{_EXPECTED[kind]}, not {given!r}"
+    return str(error["msg"])
+
+
+def _did_you_mean(location: list[str]) -> str:
+    known = _keys_at(location[:-1])
+    close = difflib.get_close_matches(location[-1], known, n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def _keys_at(location: list[str]) -> list[str]:
+    """The keys the table at `location` accepts (list indexes and dict keys skipped)."""
+    model: type[BaseModel] = Config
+    for part in location:
+        field = model.model_fields.get(part)
+        if field is None:
+            continue  # an index into [[sources]] or a key of [llm.prices]
+        nested = _model_in(field.annotation)
+        if nested is None:
+            return []
+        model = nested
+    hidden = {"note_sentences"} if model is LLMConfig else set()
+    return [field.alias or name for name, field in model.model_fields.items() if name not in hidden]
+
+
+def _model_in(annotation: object) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for argument in getattr(annotation, "__args__", ()):
+        if (model := _model_in(argument)) is not None:
+            return model
+    return None
 
 
 def _dotted_key(location: list[str]) -> str:
@@ -327,8 +489,8 @@ def _find_line(text: str, location: list[str]) -> int | None:
         else:
             return None
     for i in range(section_start, len(lines)):
-        if i > section_start and re.match(r"\s*\[", lines[i]):
+        if i > section_start and re.match(r"\s*\[", lines[i]) and len(location) > 1:
             break
-        if re.match(rf"\s*{re.escape(key)}\s*=", lines[i]):
+        if re.match(rf"\s*({re.escape(key)}\s*=|\[\[?{re.escape(key)}\]\]?\s*(#.*)?$)", lines[i]):
             return i + 1
     return None

@@ -6,8 +6,8 @@ overlap. A job that fails with a DigestError logs one line; any other exception
 is logged with its traceback; neither stops the daemon. SIGTERM/SIGINT let the
 job in hand finish, then `run_daemon` returns 0.
 
-A weekly digest missed while the daemon was down is caught up once at start:
-`state_path` remembers when the digest job last ran.
+The collect job runs once at start. A weekly digest missed while the daemon was
+down is caught up once at start: `state_path` remembers when the digest job last ran.
 
 Cron expressions have the usual five fields, with cron's weekday numbers
 (0 or 7 = Sunday). As an extension, six fields put seconds first
@@ -201,6 +201,8 @@ def run_daemon(
     stop = stop or threading.Event()
     recorded = Jobs(collect=jobs.collect, digest=_RecordedDigest(jobs.digest, state_path, now))
     scheduler = build_scheduler(schedule, recorded, zone=zone, lock_dir=lock_dir, cancel=stop)
+    # collect at once: a fresh start should not wait for the next slot to show anything
+    scheduler.modify_job("collect", next_run_time=datetime.now(zone))
     missed = _missed_digest_slot(cron_trigger(schedule.digest, zone), state_path, now())
     if missed is not None:
         logger.info("digest missed at %s; running it now", missed.isoformat())

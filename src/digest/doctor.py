@@ -1,24 +1,34 @@
 """`digest doctor`: is this installation able to run? One line per check, with the fix.
 
-Checks the config, the database, the data folder, the LLM endpoint and the SMTP
-server, each with our own timeouts; it sends no mail and writes nothing but a
-probe file. The config comes first: without it nothing else can be checked.
+Checks the config, the data folder, the database, the sources, the network (DNS for
+every feed host, and one feed), the LLM endpoint and the SMTP server, each with our
+own timeouts. It writes nothing: the data folder is checked with access(2), the
+database is opened read-only (never created or migrated), no mail is sent. The config
+comes first: without it nothing else can be checked.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
-import tempfile
+import socket
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
 
 import openai
 
-from digest.config import Config, load_config
+from digest.config import Config, SourceConfig, load_config, user_config_path
 from digest.errors import DeliveryError, DigestError
 from digest.smtp import check_server
-from digest.store import open_store
+from digest.store import open_store_read_only, schema_differences
+
+Resolver = Callable[[str, int], Any]  # socket.getaddrinfo's shape: raises OSError if unknown
+DNS_TIMEOUT_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -40,64 +50,203 @@ class Problem(Exception):
         self.detail, self.fix = detail, fix
 
 
-def run_checks(config_path: Path | None, *, local: bool = False) -> Iterator[Check]:
+def run_checks(
+    config_path: Path | None, *, local: bool = False, resolve: Resolver = socket.getaddrinfo
+) -> Iterator[Check]:
     """Each check as it finishes; a config that does not load ends the list.
 
-    `local` leaves out the LLM and SMTP servers: a health check that runs every few
-    minutes must not spend tokens or open mail sessions.
+    `local` leaves out the network, the LLM and SMTP servers: a health check that runs
+    every few minutes must not spend tokens or open mail sessions.
     """
     try:
         config = load_config(config_path)
     except DigestError as exc:
         yield Check("config", False, str(exc), "correct the file at the place named")
         return
-    where = str(config.path) if config.path else "built-in defaults"
-    yield Check("config", True, where)
-    checks: list[tuple[str, Callable[[Config], str]]] = [
-        ("data dir", check_data_dir),
-        ("database", check_database),
-    ]
-    if not local:
-        checks += [("llm", check_llm), ("smtp", check_smtp)]
-    for name, check in checks:
-        try:
-            yield Check(name, True, check(config))
-        except Problem as problem:
-            yield Check(name, False, problem.detail, problem.fix)
+    yield Check("config", True, str(config.path) if config.path else _no_config_file())
+    yield _checked("data dir", check_data_dir, config)
+    yield _checked("database", check_database, config)
+    feeds = _feed_sources(config)
+    yield from check_sources(config, feeds)
+    if local:
+        return
+    yield from check_network(config, feeds, resolve)
+    yield _checked("llm", check_llm, config)
+    yield _checked("smtp", check_smtp, config)
+
+
+def _no_config_file() -> str:
+    return f"no config file, built-in defaults; `digest init` writes {user_config_path()}"
+
+
+def _checked(name: str, check: Callable[[Config], str], config: Config) -> Check:
+    try:
+        return Check(name, True, check(config))
+    except Problem as problem:
+        return Check(name, False, problem.detail, problem.fix)
 
 
 def check_data_dir(config: Config) -> str:
+    """Writable, or creatable by the first run; asked of the kernel, nothing written."""
     folder = config.data_dir
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=folder, prefix=".doctor-"):
-            pass
-    except OSError as exc:
+    existing = next(p for p in (folder, *folder.parents) if p.exists())
+    if not existing.is_dir():
+        raise Problem(f"{existing} is a file, not a folder", "move it aside or set data_dir")
+    if not os.access(existing, os.W_OK | os.X_OK):
         raise Problem(
-            f"{folder} is not writable ({exc.strerror or exc})",
-            f"create it and give the user running digest (uid {os.getuid()}) write access",
-        ) from exc
-    return str(folder)
+            f"{existing} is not writable",
+            f"create {folder} and give the user running digest (uid {os.getuid()}) write access",
+        )
+    return str(folder) if existing == folder else f"{folder}, created by the first run"
 
 
 def check_database(config: Config) -> str:
+    path = config.db_path
+    if not path.exists():
+        return f"{path} not created yet; the first run creates it"
     try:
-        store = open_store(config.db_path)
+        store = open_store_read_only(path)
     except DigestError as exc:
-        raise Problem(str(exc), "restore the database from a backup, or move it aside") from exc
+        raise Problem(str(exc), "check the file's permissions, or move it aside") from exc
     try:
         problems = store.integrity_problems()
-        items = store.count_items()
+        pending, unknown = schema_differences(store)
+        items = store.count_items() if not pending else None
     except DigestError as exc:
-        raise Problem(str(exc), "stop other digest processes and try again") from exc
+        raise Problem(str(exc), "restore the database from a backup, or move it aside") from exc
     finally:
         store.close()
     if problems:
         raise Problem(
-            f"{config.db_path} fails integrity_check: {problems[0]}",
+            f"{path} fails integrity_check: {problems[0]}",
             "restore it from a backup, or `sqlite3 digest.db .recover` into a new file",
         )
-    return f"{config.db_path}, migrated, {items} items"
+    if unknown:
+        raise Problem(
+            f"{path} was used by a newer digest (schema step {unknown[-1]})",
+            "upgrade digest, or restore a backup made before the upgrade",
+        )
+    if pending:
+        return f"{path}, {len(pending)} schema steps to apply on the next run"
+    return f"{path}, schema up to date, {items} items"
+
+
+def _feed_sources(config: Config) -> list[SourceConfig]:
+    """The config's feeds and, when the database can be read, the feeds imported into it."""
+    feeds = [source for source in config.sources if source.kind == "feed"]
+    if not config.db_path.exists():
+        return feeds
+    from digest.collect.feedlists import imported_feed_sources
+
+    try:
+        store = open_store_read_only(config.db_path)
+        try:
+            return feeds + [source for _, source in imported_feed_sources(store, config.sources)]
+        finally:
+            store.close()
+    except DigestError:
+        return feeds  # the database check has said why
+
+
+def check_sources(config: Config, feeds: list[SourceConfig]) -> Iterator[Check]:
+    """A line per file source that cannot be read and per feed URL that does not parse."""
+    problems = [
+        *(_file_source_problem(source) for source in config.sources if source.kind == "file"),
+        *(_feed_url_problem(source) for source in feeds),
+    ]
+    yield from filter(None, problems)
+    if not any(problems):
+        files = sum(source.kind == "file" for source in config.sources)
+        yield Check("sources", True, f"feeds: {len(feeds)}, file sources: {files}")
+
+
+def _file_source_problem(source: SourceConfig) -> Check | None:
+    path = source.path
+    assert path is not None  # the config requires it for a file source
+    name = f"source {source.name!r}"
+    if not path.exists():
+        return Check(name, False, f"{path} does not exist", "create it, or correct its path")
+    wanted = os.R_OK | (os.X_OK if path.is_dir() else 0)
+    if not os.access(path, wanted):
+        return Check(
+            name, False, f"{path} is not readable", f"give uid {os.getuid()} read access"
+        )
+    return None
+
+
+def _feed_url_problem(source: SourceConfig) -> Check | None:
+    url = source.url or ""
+    try:
+        parts = urlsplit(url.strip())
+        parts.port  # noqa: B018  (raises ValueError on a malformed port)
+    except ValueError as exc:
+        reason = str(exc)
+    else:
+        reason = "" if parts.scheme in ("http", "https") else "not an http(s) URL"
+        reason = reason or ("" if parts.hostname else "no host name")
+    if not reason:
+        return None
+    return Check(f"source {source.name!r}", False, f"{url!r}: {reason}", "correct its url")
+
+
+def _host(source: SourceConfig) -> str | None:
+    """The feed's host name, when its URL parses (see _feed_url_problem)."""
+    if _feed_url_problem(source) is not None:
+        return None
+    return urlsplit((source.url or "").strip()).hostname
+
+
+def check_network(config: Config, feeds: list[SourceConfig], resolve: Resolver) -> Iterator[Check]:
+    """A line per feed host DNS cannot resolve; then one feed fetched, as a collect would."""
+    hosts: dict[str, str] = {}  # host -> the first feed naming it
+    for source in feeds:
+        if (host := _host(source)) is not None:
+            hosts.setdefault(host, source.name)
+    if not hosts:
+        yield Check("network", True, "no feed sources to reach")
+        return
+    unresolved = _unresolved_hosts(list(hosts), resolve)
+    for host, why in unresolved.items():
+        yield Check(
+            f"source {hosts[host]!r}",
+            False,
+            f"host {host!r} does not resolve ({why})",
+            "check the url, and the machine's DNS and network",
+        )
+    reachable = [s for s in feeds if _host(s) in hosts and _host(s) not in unresolved]
+    if reachable:
+        yield _checked("network", lambda cfg: _fetch_one(cfg, reachable[0]), config)
+
+
+def _unresolved_hosts(hosts: list[str], resolve: Resolver) -> dict[str, str]:
+    """Host -> why DNS failed, looked up side by side, each within DNS_TIMEOUT_S."""
+    with ThreadPoolExecutor(max_workers=min(8, len(hosts))) as pool:
+        lookups = {host: pool.submit(resolve, host, 443) for host in hosts}
+        failed: dict[str, str] = {}
+        for host, lookup in lookups.items():
+            try:
+                lookup.result(timeout=DNS_TIMEOUT_S)
+            except FutureTimeout:
+                failed[host] = f"no answer within {DNS_TIMEOUT_S:.0f} s"
+            except OSError as exc:
+                failed[host] = exc.strerror or str(exc)
+    return failed
+
+
+def _fetch_one(config: Config, source: SourceConfig) -> str:
+    from digest.fetch import Fetcher, check_status
+
+    async def fetch() -> None:
+        async with Fetcher(config.fetch) as fetcher:
+            check_status(await fetcher.get(source.url or ""))
+
+    try:
+        asyncio.run(fetch())
+    except DigestError as exc:
+        raise Problem(
+            f"feed {source.name!r}: {exc}", "check the url, and that this machine can reach it"
+        ) from exc
+    return f"DNS resolves every feed host; feed {source.name!r} answered"
 
 
 def check_llm(config: Config) -> str:

@@ -25,7 +25,9 @@ FIELDS = [
     "context",
     "links",
     "basis",
-]
+    "quality",
+    "read_at",
+]  # documented in docs/export.md
 
 
 def export_row(item: Item) -> dict[str, Any]:
@@ -45,6 +47,8 @@ def export_row(item: Item) -> dict[str, Any]:
         "context": item.context,  # what was saved with it: journal line, feed summary, post text
         "links": list(item.links),
         "basis": item.note.basis.value if item.note else None,
+        "quality": item.quality,  # the page was no article: consent, login, paywalled, ...
+        "read_at": item.read_at.isoformat() if item.read_at else None,
     }
 
 

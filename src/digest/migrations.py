@@ -215,3 +215,10 @@ def m009_item_aliases(db: Database) -> None:
         "CREATE TABLE item_aliases (key TEXT PRIMARY KEY,"
         " item_id INTEGER NOT NULL REFERENCES items(id)) WITHOUT ROWID"
     )
+
+
+@migrations(name="m010_feed_skipped_entries")
+def m010_feed_skipped_entries(db: Database) -> None:
+    # How many entries without a link the feed had when last read: the collect report
+    # says so once per change, not on every poll.
+    db.execute("ALTER TABLE sources ADD COLUMN skipped_entries INTEGER NOT NULL DEFAULT 0")

@@ -136,6 +136,7 @@ class Item:
     links: tuple[str, ...] = ()  # a post's links; where they led, once followed
     linked_text: str | None = None  # a post's linked pages: "Linked: title — first paragraph"
     failures: int = 0  # failed fetches in a row: what the retry policy counts
+    read_at: datetime | None = None  # marked read with `digest read`
 
     @property
     def gave_up(self) -> bool:
@@ -156,6 +157,7 @@ class FeedState:
     etag: str | None = None
     last_modified: str | None = None
     gone: bool = False
+    skipped: int = 0  # entries without a link when the feed was last read
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from digest.clock import Clock
 from digest.compose import ModelUsage
 from digest.config import Config
-from digest.errors import LLMUnavailable, SummarizeError
+from digest.errors import BudgetReached, LLMUnavailable, SummarizeError
 from digest.models import (
     Item,
     ItemKind,
@@ -81,6 +81,7 @@ class NotesStage:
     clock: Clock
     request_for: RequestFor
     stopped: str | None = None  # why the LLM was stopped for the rest of this run
+    unreachable: str | None = None  # stopped because the model could not be reached
     week_usage: ModelUsage | None = None  # the week summary composed this run
     _usage: dict[int | None, Usage] = field(default_factory=dict)  # by item; None: the week
 
@@ -142,6 +143,7 @@ class NotesStage:
                 note = await summarizer.note(request)
             except LLMUnavailable as exc:
                 self.stopped = self.stopped or str(exc)
+                self._note_unreachable(exc)
                 return
             except SummarizeError as exc:
                 report.failures.append(f"{exc}; an extractive note stands in until the next run")
@@ -154,6 +156,10 @@ class NotesStage:
             usage = Usage()
         self.store.attach_note(item.id, key, note, self.clock(), final=final, usage=usage)
         report.done += 1
+
+    def _note_unreachable(self, exc: LLMUnavailable) -> None:
+        if not isinstance(exc, BudgetReached):  # the budget stops the model on purpose
+            self.unreachable = self.unreachable or str(exc)
 
     def finish(self, report: StageReport) -> None:
         if self.stopped:
@@ -179,8 +185,9 @@ class NotesStage:
                 raise LLMUnavailable(self.stopped)
             summary = await summarizer.week_summary(period.label, noted)
         except SummarizeError as exc:
-            if isinstance(exc, LLMUnavailable):
-                self.stopped = self.stopped or str(exc)
+            if isinstance(exc, LLMUnavailable) and not self.stopped:  # else raised just above
+                self.stopped = str(exc)
+                self._note_unreachable(exc)
             log.warning("%s; the week summary falls back to the extractive one", exc)
             self.week_usage = ModelUsage("offline", "", 1, Usage())
             return await self.offline_summarizer().week_summary(period.label, noted)

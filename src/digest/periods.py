@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 
 from digest.models import Period
 
-_WEEK = re.compile(r"^(\d{4})-W(\d{2})$")
+_WEEK = re.compile(r"^(\d{4})-[Ww](\d{2})$")
 
 
 def week_label(moment: datetime, zone: ZoneInfo) -> str:

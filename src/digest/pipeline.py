@@ -41,10 +41,16 @@ class RunResult:
     path: Path | None = None
     reports: list[StageReport] = field(default_factory=list)
     delivery: DeliveryOutcome | None = None
+    model_unreachable: str | None = None  # why the model wrote no notes this run
 
     @property
     def failures(self) -> list[str]:
         return [line for report in self.reports for line in report.failures]
+
+    @property
+    def needs_attention(self) -> bool:
+        """A configured delivery failed, or the model was unreachable for notes."""
+        return bool(self.delivery and self.delivery.failures) or bool(self.model_unreachable)
 
 
 class Pipeline:
@@ -275,6 +281,7 @@ async def _run_stages(
             )
     finally:
         await summarizer.aclose()
+        result.model_unreachable = pipeline.notes.unreachable
     return result
 
 

@@ -102,8 +102,8 @@ def imported_feed_sources(
 
 def feeds_as_opml(store: Store, declared: Sequence[SourceConfig]) -> str:
     """Every feed source, configured then imported, as an OPML 2.0 document."""
-    configured = [(s.name, s.url) for s in declared if s.kind == "feed" and s.url]
-    imported = [(s.name, s.url or "") for _, s in imported_feed_sources(store, declared)]
+    configured = [(s.name, s.url, s.topic) for s in declared if s.kind == "feed" and s.url]
+    imported = [(s.name, s.url or "", s.topic) for _, s in imported_feed_sources(store, declared)]
     return export_opml([*configured, *imported])
 
 

@@ -272,6 +272,7 @@ async def _collect_one(
         last_modified=poll.last_modified,
         now=now,
         gone=poll.gone,
+        skipped=None if poll.not_modified else poll.skipped,
     )
     return _Outcome(new=saved.new, info=_news(source, state, poll))
 
@@ -280,7 +281,7 @@ def _news(source: SourceConfig, state: FeedState, poll: FeedPoll) -> list[str]:
     info = []
     if poll.url != state.url:
         info.append(f"feed {source.name!r} moved permanently to {poll.url}; update the config")
-    if poll.skipped:
+    if poll.skipped and poll.skipped != state.skipped:  # once per change, not every poll
         info.append(f"feed {source.name!r}: {poll.skipped} entries without a link skipped")
     if poll.gone:
         info.append(

@@ -9,6 +9,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from sqlite_utils import Database
+
 from digest.errors import StoreError
 from digest.migrations import migrations
 from digest.store.base import (
@@ -60,3 +62,35 @@ def open_store(path: Path, *, busy_timeout_s: float = 10.0) -> Store:
         conn.close()
         raise StoreError(f"database {path} is unusable: {exc}") from exc
     return store
+
+
+def open_store_read_only(path: Path, *, busy_timeout_s: float = 5.0) -> Store:
+    """Open the database only to read it: never created, migrated or written."""
+    if not path.is_file():
+        raise StoreError(f"database {path} does not exist")
+    # mode=ro still creates -wal and -shm files beside a WAL database that has none; with
+    # no -wal there is nothing uncommitted to read, and immutable needs neither file.
+    wal = path.with_name(path.name + "-wal")
+    flag = "mode=ro" if wal.exists() else "immutable=1"
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?{flag}", uri=True, timeout=busy_timeout_s)
+    except sqlite3.OperationalError as exc:
+        raise store_error(exc, path) from exc
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        raise StoreError(f"database {path} is unusable: {exc}") from exc
+    return Store(conn)
+
+
+def schema_differences(store: Store) -> tuple[list[str], list[str]]:
+    """The migrations this version would apply, and applied ones it does not know (the
+    database was used by a newer version)."""
+    try:
+        pending = [migration.name for migration in migrations.pending(store.db)]
+        known = {migration.name for migration in migrations.pending(Database(memory=True))}
+        unknown = [m.name for m in migrations.applied(store.db) if m.name not in known]
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(f"database is unusable: {exc}") from exc
+    return pending, unknown

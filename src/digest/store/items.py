@@ -350,6 +350,7 @@ def _item_from_row(row: sqlite3.Row) -> Item:
         links=tuple(json.loads(row["links"])),
         linked_text=row["linked_text"],
         quality=row["quality"],
+        read_at=from_iso(row["read_at"]),
     )
 
 

@@ -73,8 +73,8 @@ class SourcesStore(ItemsStore):
 
     def feed_state(self, source_id: int) -> FeedState:
         row = self._query(
-            "SELECT id, coalesce(fetch_url, url) AS url, etag, last_modified, status FROM sources"
-            " WHERE id = ?",
+            "SELECT id, coalesce(fetch_url, url) AS url, etag, last_modified, status,"
+            " skipped_entries FROM sources WHERE id = ?",
             (source_id,),
         )[0]
         return FeedState(
@@ -83,6 +83,7 @@ class SourcesStore(ItemsStore):
             etag=row["etag"],
             last_modified=row["last_modified"],
             gone=row["status"] == "gone",
+            skipped=row["skipped_entries"],
         )
 
     def save_feed_poll(
@@ -95,15 +96,17 @@ class SourcesStore(ItemsStore):
         last_modified: str | None,
         now: datetime,
         gone: bool = False,
+        skipped: int | None = None,
     ) -> SaveReport:
-        """A feed's entries and its new cache validators, committed together."""
+        """A feed's entries and its new cache validators, committed together; `skipped`
+        (entries without a link) when the feed was read, None when it was not modified."""
         with self.write() as conn:
             report = self.save_items(source_id, entries, now)
             conn.execute(
                 "UPDATE sources SET fetch_url = ?, etag = ?, last_modified = ?, status = ?,"
-                " last_error = NULL, failures = 0, next_attempt_at = NULL, last_checked_at = ?"
-                " WHERE id = ?",
-                (url, etag, last_modified, "gone" if gone else "ok", iso(now), source_id),
+                " last_error = NULL, failures = 0, next_attempt_at = NULL, last_checked_at = ?,"
+                " skipped_entries = coalesce(?, skipped_entries) WHERE id = ?",
+                (url, etag, last_modified, "gone" if gone else "ok", iso(now), skipped, source_id),
             )
         return report
 
@@ -134,8 +137,10 @@ class SourcesStore(ItemsStore):
 
     def list_sources(self) -> list[dict[str, Any]]:
         rows = self._query(
-            "SELECT s.name, s.kind, s.origin, coalesce(s.url, s.path) AS location, s.status,"
-            " s.last_error,"
+            "SELECT s.name, s.kind, s.origin, coalesce(s.url, s.path) AS location,"
+            # a feed imported from OPML has its row before its first poll
+            " CASE WHEN s.kind = 'feed' AND s.last_checked_at IS NULL THEN 'not collected yet'"
+            " ELSE s.status END AS status, s.last_error,"
             " s.failures, s.last_checked_at, (SELECT count(*) FROM item_sources i"
             " WHERE i.source_id = s.id) AS items FROM sources s ORDER BY s.name"
         )

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from xml.sax.saxutils import quoteattr
 
 from digest.errors import ImportFormatError
@@ -64,8 +66,23 @@ def _xml_url(outline: ET.Element) -> str | None:
     return None
 
 
-def export_opml(sources: list[tuple[str, str]], *, title: str = "digest feeds") -> str:
-    """An OPML 2.0 document listing `sources` as (name, feed URL) pairs."""
+@dataclass
+class _Folder:
+    """The feeds of one category, and its sub-categories."""
+
+    feeds: list[tuple[str, str]] = field(default_factory=list)
+    folders: dict[str, _Folder] = field(default_factory=dict)
+
+
+def export_opml(sources: Sequence[Feed], *, title: str = "digest feeds") -> str:
+    """An OPML 2.0 document listing `sources` as (name, feed URL, category); a category
+    becomes the outlines around its feeds ("Tech/AI": two levels), as parse_opml reads it."""
+    top = _Folder()
+    for name, url, category in sources:
+        folder = top
+        for part in filter(None, (category or "").split("/")):
+            folder = folder.folders.setdefault(part, _Folder())
+        folder.feeds.append((name, url))
     lines = [
         '<?xml version="1.0" encoding="UTF-8"?>',
         '<opml version="2.0">',
@@ -74,13 +91,20 @@ def export_opml(sources: list[tuple[str, str]], *, title: str = "digest feeds") 
         "  </head>",
         "  <body>",
     ]
-    for name, url in sources:
-        lines.append(
-            f'    <outline type="rss" text={quoteattr(name)} title={quoteattr(name)}'
-            f" xmlUrl={quoteattr(url)}/>"
-        )
-    lines += ["  </body>", "</opml>", ""]
+    lines += [*_outlines(top, "    "), "  </body>", "</opml>", ""]
     return "\n".join(lines)
+
+
+def _outlines(folder: _Folder, indent: str) -> list[str]:
+    lines = [
+        f'{indent}<outline type="rss" text={quoteattr(name)} title={quoteattr(name)}'
+        f" xmlUrl={quoteattr(url)}/>"
+        for name, url in folder.feeds
+    ]
+    for name, inner in folder.folders.items():
+        lines.append(f"{indent}<outline text={quoteattr(name)} title={quoteattr(name)}>")
+        lines += [*_outlines(inner, indent + "  "), f"{indent}</outline>"]
+    return lines
 
 
 def _escape_text(text: str) -> str:
