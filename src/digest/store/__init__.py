@@ -11,6 +11,7 @@ from pathlib import Path
 
 from digest.errors import StoreError
 from digest.migrations import migrations
+from digest.store.attempts import AttemptsStore
 from digest.store.base import (
     DeliveryRecord,
     DigestRecord,
@@ -36,7 +37,7 @@ __all__ = [
 ]
 
 
-class Store(SourcesStore, RunsStore, LinksStore):
+class Store(SourcesStore, RunsStore, LinksStore, AttemptsStore):
     pass
 
 
