@@ -22,8 +22,9 @@ import json
 import re
 import threading
 import time
+import zlib
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
@@ -158,8 +159,21 @@ class FakeOpenAI:
 
     @staticmethod
     def shaped(name: str) -> Callable[[dict[str, Any]], Reply]:
-        """A responder answering in one of USABLE_SHAPES or UNUSABLE_SHAPES."""
-        return lambda request: SHAPES[name](request)
+        """A responder answering notes in one of USABLE_SHAPES or UNUSABLE_SHAPES."""
+        return FakeOpenAI.mixed([name])
+
+    @staticmethod
+    def mixed(shapes: Sequence[str]) -> Callable[[dict[str, Any]], Reply | None]:
+        """A responder answering each note request in one of `shapes`, always the same one for
+        the same data (a repair too); week summaries get the default."""
+
+        def respond(request: dict[str, Any]) -> Reply | None:
+            if re.search(r"^\[\d+\]", _user(request), re.MULTILINE):
+                return None
+            words = " ".join(data_words(request)[:12]).encode()
+            return SHAPES[shapes[zlib.crc32(words) % len(shapes)]](request)
+
+        return respond
 
     def enter(self) -> None:
         with self._lock:
