@@ -158,7 +158,7 @@ class FakeOpenAI:
         return (responder(request) if responder else None) or Reply()
 
     @staticmethod
-    def shaped(name: str) -> Callable[[dict[str, Any]], Reply]:
+    def shaped(name: str) -> Callable[[dict[str, Any]], Reply | None]:
         """A responder answering notes in one of USABLE_SHAPES or UNUSABLE_SHAPES."""
         return FakeOpenAI.mixed([name])
 
@@ -168,10 +168,26 @@ class FakeOpenAI:
         the same data (a repair too); week summaries get the default."""
 
         def respond(request: dict[str, Any]) -> Reply | None:
-            if re.search(r"^\[\d+\]", _user(request), re.MULTILINE):
+            if (data := _note_data(request)) is None:
                 return None
-            words = " ".join(data_words(request)[:12]).encode()
-            return SHAPES[shapes[zlib.crc32(words) % len(shapes)]](request)
+            return SHAPES[shapes[zlib.crc32(data.encode()) % len(shapes)]](request)
+
+        return respond
+
+    @staticmethod
+    def dealt(shapes: Sequence[str]) -> Callable[[dict[str, Any]], Reply | None]:
+        """A responder dealing `shapes` out in turn, one to each new data it is asked about
+        (the same data, a repair say, gets the same shape again), so that each shape goes to
+        an exact share of the items; week summaries get the default."""
+        given: dict[str, str] = {}
+        lock = threading.Lock()
+
+        def respond(request: dict[str, Any]) -> Reply | None:
+            if (data := _note_data(request)) is None:
+                return None
+            with lock:
+                shape = given.setdefault(data, shapes[len(given) % len(shapes)])
+            return SHAPES[shape](request)
 
         return respond
 
@@ -299,6 +315,14 @@ def _note(request: dict[str, Any], **changes: Any) -> dict[str, Any]:
 
 def _json(request: dict[str, Any], **changes: Any) -> Reply:
     return Reply(content=json.dumps(_note(request, **changes)))
+
+
+def _note_data(request: dict[str, Any]) -> str | None:
+    """The fenced data of a note request; None for a week summary (data lines "[id] …")."""
+    user = _user(request)
+    if re.search(r"^\[\d+\]", user, re.MULTILINE):
+        return None
+    return "\n".join(user.splitlines()[1:-1])
 
 
 def _system(request: dict[str, Any]) -> str:
