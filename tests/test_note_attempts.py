@@ -249,3 +249,38 @@ def test_an_unusable_week_overview_leaves_the_offline_one_marked_and_is_not_aske
     assert "Week summary: from the notes' tags (offline, no LLM)." in text
     assert "Invented" not in text
     assert len(fake_openai.requests) == calls
+
+
+def test_a_note_in_another_language_is_kept_and_noted(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
+    config = config_for(tmp_path, fake_openai)
+    seed(config, pages(1))
+    fake_openai.responder = FakeOpenAI.shaped("other_language")
+
+    result = notes_run(config)
+
+    assert model_notes(config) == 1
+    assert any("in another language than English; kept" in line for line in result.reports[0].info)
+
+
+def test_summarize_retry_asks_again_for_items_whose_attempts_ran_out(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    config = config_for(tmp_path, fake_openai)
+    seed(config, pages(2))
+    path = tmp_path / "digest.toml"
+    path.write_text(
+        f'[digest]\ndata_dir = "data"\n\n[llm]\nprovider = "openai"\nmodel = "m"\n'
+        f'base_url = "{fake_openai.base_url}"\nmax_retries = 0\nconcurrency = 1\n'
+    )
+    fake_openai.responder = FakeOpenAI.shaped("refusal")
+    first = CliRunner().invoke(cli, ["summarize", "--config", str(path)])
+    again = CliRunner().invoke(cli, ["summarize", "--config", str(path)])
+    assert first.exit_code == again.exit_code == 0
+    assert "`digest summarize --retry` asks again" in first.stderr
+    assert len(fake_openai.requests) == 4  # two items, one repair each; the rerun asks nothing
+    fake_openai.responder = None
+
+    retried = CliRunner().invoke(cli, ["summarize", "--retry", "--config", str(path)])
+
+    assert retried.exit_code == 0, retried.output
+    assert len(fake_openai.requests) == 6 and model_notes(config) == 2

@@ -14,8 +14,9 @@ from dataclasses import dataclass, field, replace
 from digest.config import LLMConfig
 from digest.errors import ConfigError
 from digest.summarize.base import CallRecord, NoteRequest, Summarizer, note_cache_key
+from digest.summarize.capabilities import OnFormat
 from digest.summarize.offline import OfflineSummarizer
-from digest.summarize.openai_chat import OnFormat, OpenAISummarizer
+from digest.summarize.openai_chat import OpenAISummarizer
 
 __all__ = [
     "REGISTRY",

@@ -13,17 +13,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import time
 from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
 import openai
 from openai.types.chat import ChatCompletionMessageParam
-from openai.types.chat.completion_create_params import ResponseFormat
 
 from digest.config import LLMConfig
 from digest.errors import LLMUnavailable, SummarizeError, UnusableAnswer
@@ -38,6 +36,12 @@ from digest.summarize.answers import (
     parse_week_answer,
 )
 from digest.summarize.base import CallRecord, NoteRequest
+from digest.summarize.capabilities import (
+    FORMATS,
+    Capabilities,
+    OnFormat,
+    response_format_param,
+)
 from digest.summarize.condense import condense
 from digest.summarize.costs import Spending, call_cost
 from digest.summarize.prompts import (
@@ -62,14 +66,10 @@ RETRY_AFTER_CAP_S = 60.0
 WEEK_LINE_TOKENS = 90  # a note in the week summary's data: id, title, summary, tags
 RETRYABLE_STATUS = frozenset({408, 409, 429})
 UNAVAILABLE_STATUS = frozenset({401, 403, 404})
-# OpenAI's reasoning models take max_completion_tokens: o1, o3-mini, o4-mini, gpt-5, vendor/o3…
-REASONING_MODEL = re.compile(r"(?:^|/)(?:o\d(?:$|[-.])|gpt-5)", re.IGNORECASE)
 # Lines of our instructions: an answer that repeats one echoed the prompt.
 ECHO_MARKERS = ("You write short notes on saved web pages", "Answer with only a JSON object")
 
-FORMATS = ("json_schema", "json_object", "plain")  # what a server is asked for, in turn
 OnCall = Callable[[CallRecord], None]
-OnFormat = Callable[[str, str], None]  # (model, the response format that worked)
 Parse = Callable[[str | None, bool], Any]  # (content, cut off by max_tokens) -> answer
 
 
@@ -112,12 +112,7 @@ class OpenAISummarizer:
         self.model = config.model
         self.summary_model = config.summary_model or config.model
         self.prompt_version = f"{PROMPT_VERSION}:{config.language}"
-        # by model: the response format the server took; known ones were found in earlier runs
-        self.formats = {m: f for m, f in (known_formats or {}).items() if f in FORMATS}
-        self._confirmed = set(self.formats)
-        self._on_format = on_format
-        self._limit_params: dict[str, str] = {}  # by model: max_tokens or max_completion_tokens
-        self._probing = asyncio.Lock()  # one call at a time until a model's format is known
+        self.capabilities = Capabilities(config, known_formats, on_format)
         self.spending = Spending(config)
         self._api_key = api_key
         self._base_url = base_url
@@ -268,18 +263,19 @@ class OpenAISummarizer:
         and after a 400 or 422 asks again in the next response format (or token parameter)."""
         attempt = 0
         while True:
-            probing = ask.model not in self._confirmed
-            lock: AbstractAsyncContextManager[Any] = self._probing if probing else nullcontext()
             response_format = FORMATS[0]
             try:
-                async with lock:
-                    response_format = self.formats.get(ask.model, FORMATS[0])
+                async with self.capabilities.probing(ask.model):
+                    response_format = self.capabilities.response_format(ask.model)
                     answer = await self._call(ask, purpose, response_format)
-                self._confirm(ask.model)
+                self.capabilities.confirm(ask.model)
                 return answer
             except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
-                if not self._another_way(ask.model, response_format, exc):
+                change = self.capabilities.another_way(ask.model, response_format, exc.message)
+                if change is None:
                     raise SummarizeError(f"summarize failed: {ask.who}: {_status(exc)}") from exc
+                log.info("%s model %s: %s; asking with %s", self.where, ask.model, _status(exc),
+                         change)  # fmt: skip
             except (openai.APIStatusError, openai.APIConnectionError, TimeoutError) as exc:
                 delay = self._retry_delay(exc, ask.who)
                 if attempt >= self.config.max_retries:
@@ -289,35 +285,6 @@ class OpenAISummarizer:
                     delay = backoff.total_seconds()
                 await asyncio.sleep(delay)
                 attempt += 1
-
-    def _another_way(self, model: str, response_format: str, exc: openai.APIStatusError) -> bool:
-        """After a 400 or 422: switch the token parameter the server names, or fall back to
-        the next response format (unless a concurrent call did already); False: none left."""
-        message = str(exc.message)
-        limit = self._limit_param(model)
-        other = "max_completion_tokens" if limit == "max_tokens" else "max_tokens"
-        if limit in message and other in message:
-            self._limit_params[model] = other
-            return True
-        if self.formats.get(model, FORMATS[0]) != response_format:
-            return True
-        if response_format == FORMATS[-1] or model in self._confirmed:
-            return False
-        self.formats[model] = FORMATS[FORMATS.index(response_format) + 1]
-        log.info(
-            "%s model %s rejected %s output (%s); trying %s",
-            self.where, model, response_format, _status(exc), self.formats[model],
-        )  # fmt: skip
-        return True
-
-    def _confirm(self, model: str) -> None:
-        """The format that got an answer is the model's from now on, in this run and later."""
-        if model in self._confirmed:
-            return
-        self._confirmed.add(model)
-        self.formats.setdefault(model, FORMATS[0])
-        if self._on_format is not None:
-            self._on_format(model, self.formats[model])
 
     def _gave_up(self, exc: Exception, tries: int, who: str) -> SummarizeError:
         attempts = f"{tries} attempt{'s' if tries > 1 else ''}"
@@ -350,14 +317,16 @@ class OpenAISummarizer:
         client = self._bind_to_running_loop()
         estimate = ask.tokens_in()
         reserved = self.spending.reserve(ask.model, estimate, ask.max_tokens)
-        reasoning = self._limit_param(ask.model) == "max_completion_tokens"
+        reasoning = self.capabilities.token_param(ask.model) == "max_completion_tokens"
         started = time.monotonic()
         try:
             async with asyncio.timeout(self.config.timeout_s):
                 completion = await client.chat.completions.create(
                     model=ask.model,
                     messages=ask.messages,
-                    response_format=_response_format(ask, response_format),
+                    response_format=response_format_param(
+                        response_format, ask.schema_name, ask.schema
+                    ),
                     max_tokens=openai.omit if reasoning else ask.max_tokens,
                     max_completion_tokens=ask.max_tokens if reasoning else openai.omit,
                 )
@@ -373,15 +342,6 @@ class OpenAISummarizer:
         cost = self._record(ask, purpose, tokens_in, tokens_out, started, ok=True)
         self.spending.settle(reserved, cost)
         return content, choice is not None and choice.finish_reason == "length"
-
-    def _limit_param(self, model: str) -> str:
-        """max_completion_tokens for reasoning models (o1, o3, o4, gpt-5…), else max_tokens."""
-        if model in self._limit_params:
-            return self._limit_params[model]
-        setting = self.config.token_limit_param
-        if setting != "auto":
-            return setting
-        return "max_completion_tokens" if REASONING_MODEL.search(model) else "max_tokens"
 
     def _record(
         self, ask: Ask, purpose: str, tokens_in: int, tokens_out: int, started: float, *, ok: bool
@@ -402,6 +362,7 @@ class OpenAISummarizer:
             self._loop = loop
             self._slots = asyncio.Semaphore(self.config.concurrency)
             self._preparing = asyncio.Semaphore(1)
+            self.capabilities.rebind()
             self._client = openai.AsyncOpenAI(
                 api_key=self._api_key,
                 base_url=self._base_url,
@@ -409,17 +370,6 @@ class OpenAISummarizer:
                 max_retries=0,
             )
         return self._client
-
-
-def _response_format(ask: Ask, response_format: str) -> ResponseFormat | openai.Omit:
-    if response_format == "plain":
-        return openai.omit
-    if response_format == "json_object":
-        return {"type": "json_object"}
-    return {
-        "type": "json_schema",
-        "json_schema": {"name": ask.schema_name, "strict": True, "schema": ask.schema},
-    }
 
 
 def _unusable(ask: Ask, what: str, exc: ValueError) -> UnusableAnswer:
