@@ -141,6 +141,11 @@ class NoteAnswer(BaseModel):
     @classmethod
     def _usable(cls, value: str, info: ValidationInfo) -> str:
         context = _context(info)
+        if not value and context.truncated:
+            raise ValueError(
+                "the answer was cut off by max_tokens before any summary: raise"
+                " llm.max_output_tokens (reasoning models spend tokens on thinking first)"
+            )
         if not value:
             raise ValueError("the answer had no summary")
         if _NOT_A_SUMMARY.match(value):

@@ -45,6 +45,7 @@ from digest.summarize.capabilities import (
 from digest.summarize.condense import condense
 from digest.summarize.costs import Spending, call_cost
 from digest.summarize.prompts import (
+    ECHO_MARKERS,
     MESSAGE_OVERHEAD_TOKENS,
     PROMPT_VERSION,
     new_delimiter,
@@ -66,8 +67,6 @@ RETRY_AFTER_CAP_S = 60.0
 WEEK_LINE_TOKENS = 90  # a note in the week summary's data: id, title, summary, tags
 RETRYABLE_STATUS = frozenset({408, 409, 429})
 UNAVAILABLE_STATUS = frozenset({401, 403, 404})
-# Lines of our instructions: an answer that repeats one echoed the prompt.
-ECHO_MARKERS = ("You write short notes on saved web pages", "Answer with only a JSON object")
 
 OnCall = Callable[[CallRecord], None]
 Parse = Callable[[str | None, bool], Any]  # (content, cut off by max_tokens) -> answer
