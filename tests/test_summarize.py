@@ -510,6 +510,12 @@ def test_a_summary_past_the_length_limit_is_cut_not_refused() -> None:
     assert len(summary) <= 1200 and summary.endswith("…")
 
 
+def test_a_summary_of_a_bare_title_is_not_judged_off_topic() -> None:
+    context = AnswerContext(basis=NoteBasis.SAVED_CONTEXT, source="DST Book")
+    answer = parse_note_answer("A book about daylight saving time, it seems.", context)
+    assert answer.summary == "A book about daylight saving time, it seems."
+
+
 def test_the_echoed_delimiter_is_refused() -> None:
     context = AnswerContext(source=ARTICLE, echo_markers=("<<<DATA-1234>>>",))
     with pytest.raises(ValueError, match="echoed the prompt"):
