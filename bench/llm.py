@@ -188,9 +188,12 @@ def measure_shapes(pages: list[str], unusable_share: float) -> None:
                     " GROUP BY n.model"
                 )
             )
-            reasons = db.execute(
-                "SELECT note_error FROM items WHERE note_error IS NOT NULL"
-            ).fetchall()
+            columns = {row[1] for row in db.execute("PRAGMA table_info(items)")}
+            reasons = (
+                db.execute("SELECT note_error FROM items WHERE note_error IS NOT NULL").fetchall()
+                if "note_error" in columns  # not in a store of before note attempts were kept
+                else []
+            )
     share = models.get("local", 0) / len(pages)
     print(f"notes by the model: {models.get('local', 0)} of {len(pages)} = {share:.1%} (goal >= 95%)")
     why: dict[str, int] = {}
