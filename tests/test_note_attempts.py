@@ -12,12 +12,14 @@ import time
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from click.testing import CliRunner
 
 from digest.cli import cli
 from digest.config import Config
-from digest.pipeline import RunResult, run
+from digest.periods import parse_week
+from digest.pipeline import NotesScope, RunResult, run
 from fake_openai import USABLE_SHAPES, FakeOpenAI
 from test_notes import NOW, WEEK, config_for, db, digest_text, seed
 
@@ -90,6 +92,27 @@ def test_a_server_whose_every_answer_is_unusable_is_asked_at_most_max_attempts_t
 def notes_and_digest(config: Config) -> str:
     run(config, "compose", period=WEEK, stages=("deliver",), clock=lambda: NOW)
     return digest_text(config)
+
+
+def test_the_same_text_saved_again_later_is_not_asked_for_again(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    config = config_for(tmp_path, fake_openai)
+    text = next(iter(pages(1).values()))
+    seed(config, {"https://first.example/a": text})
+    fake_openai.responder = FakeOpenAI.shaped("refusal")
+    notes_run(config)
+    later = NOW + timedelta(days=8)
+    seed(config, {"https://second.example/b": text}, saved_at=later)
+
+    period = parse_week("2026-W48", ZoneInfo("UTC"))
+    assert period.start <= later < period.end
+    run(config, "now", period=period, stages=("notes",), clock=lambda: later,
+        notes=NotesScope(only_period=True))  # fmt: skip
+
+    assert len(fake_openai.requests) == 2  # the first item's call and repair, nothing since
+    with db(config) as conn:
+        assert conn.execute("SELECT count(*) FROM items WHERE note_id IS NULL").fetchone() == (0,)
 
 
 def test_a_failed_attempt_waits_out_its_backoff(tmp_path: Path, fake_openai: FakeOpenAI) -> None:

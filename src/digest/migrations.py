@@ -231,6 +231,7 @@ def m010_note_attempts(db: Database) -> None:
         ALTER TABLE items ADD COLUMN note_failures INTEGER NOT NULL DEFAULT 0;
         ALTER TABLE items ADD COLUMN note_error TEXT;
         ALTER TABLE items ADD COLUMN note_next_attempt_at TEXT;
+        CREATE INDEX items_note_key ON items(note_key) WHERE note_key IS NOT NULL;
         CREATE TABLE llm_formats (
             base_url TEXT NOT NULL,
             model TEXT NOT NULL,

@@ -116,7 +116,9 @@ class NotesStage:
                 if item.note and (item.note.model, item.note.prompt_version) != current:
                     due.setdefault(item.id, item)
             if only_period:
-                due = {i: item for i, item in due.items() if period.start <= item.saved_at < period.end}
+                due = {
+                    i: item for i, item in due.items() if period.start <= item.saved_at < period.end
+                }
         return sorted(due.values(), key=lambda item: item.id)
 
     def known_tags(self) -> tuple[str, ...]:
@@ -132,14 +134,13 @@ class NotesStage:
             groups.setdefault(key, []).append(item)
         return list(groups.values())
 
-    def calls_left(self, items: Sequence[Item], key: str, now: datetime) -> int:
-        """How many LLM calls the items' note may still take now: none while a failed attempt
-        waits out its backoff, none once llm.max_attempts answers came for this key."""
-        attempts = [item for item in items if item.note_key == key]
-        if any(not policy.is_due(item.note_next_attempt_at, now) for item in attempts):
+    def calls_left(self, key: str, now: datetime) -> int:
+        """How many LLM calls a note for `key` may still take now: none while a failed
+        attempt waits out its backoff, none once llm.max_attempts answers came for it."""
+        attempts = self.store.note_attempts(key)
+        if not policy.is_due(attempts.next_attempt_at, now):
             return 0
-        used = max((item.note_attempts for item in attempts), default=0)
-        return max(self.config.llm.max_attempts - used, 0)
+        return max(self.config.llm.max_attempts - attempts.answers, 0)
 
     async def note_same_text(
         self,
@@ -158,7 +159,7 @@ class NotesStage:
         if (cached := self.store.cached_note(key)) is not None:
             self._attach(items, key, cached, report)
             return
-        calls = self.calls_left(items, key, self.clock())
+        calls = self.calls_left(key, self.clock())
         if calls == 0:
             await self._stand_in([item for item in items if item.note is None], request, report)
             return
@@ -168,8 +169,8 @@ class NotesStage:
             self.stopped = self.stopped or str(exc)
             return
         except SummarizeError as exc:
-            self._record_failure(items, key, exc)
-            report.failures.append(f"{exc}; {self._what_stands_in(items[0], key)}")
+            answers = self._record_failure(items, key, str(exc))
+            report.failures.append(f"{exc}; {self._what_stands_in(answers)}")
             await self._stand_in(
                 [item for item in items if item.note is None or item.note.extractive],
                 request,
@@ -177,7 +178,7 @@ class NotesStage:
             )
             return
         finally:
-            answers, usage = self._calls.pop(items[0].id, (0, Usage()))
+            _answers, usage = self._calls.pop(items[0].id, (0, Usage()))
         self._attach(items, key, note, report, usage)
         if self.config.llm.language.lower() == "english" and not looks_english(note.summary):
             report.info.append(
@@ -212,23 +213,24 @@ class NotesStage:
             self.store.attach_note(item.id, key, note, self.clock(), final=False)
             report.done += 1
 
-    def _record_failure(self, items: Sequence[Item], key: str, exc: SummarizeError) -> None:
-        answers, _usage = self._calls.get(items[0].id, (0, Usage()))
-        same_key = [item for item in items if item.note_key == key]
-        failures = max((item.note_failures for item in same_key), default=0) + 1
+    def _record_failure(self, items: Sequence[Item], key: str, error: str) -> int:
+        """Record the failed attempt on the items, with the answers it got (each was paid
+        for); the answers for `key` so far."""
+        before = self.store.note_attempts(key)
+        answers = before.answers + self._calls.get(items[0].id, (0, Usage()))[0]
+        failures = before.failures + 1
         backoff = policy.backoff_delay(failures, base_s=NOTE_RETRY_BASE_S, max_s=NOTE_RETRY_MAX_S)
-        counted = answers if isinstance(exc, UnusableAnswer) else 0
         self.store.record_note_failure(
             [item.id for item in items],
             key,
-            answers=counted,
-            error=str(exc),
+            answers=answers,
+            failures=failures,
+            error=error,
             next_attempt_at=self.clock() + backoff,
         )
+        return answers
 
-    def _what_stands_in(self, item: Item, key: str) -> str:
-        used = item.note_attempts if item.note_key == key else 0
-        answers = used + self._calls.get(item.id, (0, Usage()))[0]
+    def _what_stands_in(self, answers: int) -> str:
         if answers >= self.config.llm.max_attempts:
             return (
                 f"the extractive note stands ({answers} answers, llm.max_attempts);"
@@ -361,7 +363,7 @@ class NotesStage:
             key = note_cache_key(request.text, summarizer)
             if self.store.cached_note(key) is not None:
                 cached += len(items)
-            elif self.calls_left(items, key, self.clock()):
+            elif self.calls_left(key, self.clock()):
                 missing.append(request)
         planned = [t for t in map(summarizer.planned_tokens, missing) if t is not None]
         week_items = len(self.store.items_saved_between(period.start, period.end))

@@ -3,35 +3,53 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
-from digest.store.base import StoreBase, iso
+from digest.store.base import StoreBase, from_iso, iso
+
+
+@dataclass(frozen=True)
+class NoteAttempts:
+    """What the note attempts for one note key came to, over every item that has that key."""
+
+    answers: int = 0  # model answers received (none was usable)
+    failures: int = 0  # failed attempts in a row
+    next_attempt_at: datetime | None = None
 
 
 class AttemptsStore(StoreBase):
+    def note_attempts(self, note_key: str) -> NoteAttempts:
+        """The attempts for `note_key` (text, model, prompt version) on any item."""
+        rows = self._query(
+            "SELECT max(note_attempts), max(note_failures), max(note_next_attempt_at)"
+            " FROM items WHERE note_key = ?",
+            (note_key,),
+        )
+        answers, failures, next_attempt_at = rows[0]
+        return NoteAttempts(answers or 0, failures or 0, from_iso(next_attempt_at))
+
     def record_note_failure(
         self,
         item_ids: Sequence[int],
         note_key: str,
         *,
         answers: int,
+        failures: int,
         error: str,
         next_attempt_at: datetime | None,
     ) -> None:
-        """Count `answers` (model answers that were not usable) against `note_key`, starting
-        over when the items' last attempts were for another key; record the error."""
+        """Record a failed attempt for `note_key` on the items: `answers` is the total of
+        model answers received for that key so far, `failures` the failures in a row."""
         with self.write() as conn:
             conn.executemany(
-                "UPDATE items SET"
-                " note_attempts = CASE WHEN note_key IS ? THEN note_attempts ELSE 0 END + ?,"
-                " note_failures = CASE WHEN note_key IS ? THEN note_failures ELSE 0 END + 1,"
-                " note_key = ?, note_error = ?, note_next_attempt_at = ? WHERE id = ?",
+                "UPDATE items SET note_key = ?, note_attempts = ?, note_failures = ?,"
+                " note_error = ?, note_next_attempt_at = ? WHERE id = ?",
                 [
                     (
                         note_key,
                         answers,
-                        note_key,
-                        note_key,
+                        failures,
                         error,
                         iso(next_attempt_at) if next_attempt_at else None,
                         item_id,
