@@ -365,6 +365,11 @@ SHAPES: dict[str, Callable[[dict[str, Any]], Reply]] = {
     "single_quotes": lambda r: Reply(content=repr(_note(r))),
     "trailing_comma": lambda r: Reply(content=json.dumps(_note(r))[:-1] + ",}"),
     "prose": lambda r: Reply(content=" ".join(_sentences(r, 3))),
+    "markdown_sections": lambda r: Reply(
+        content=f"Sure, here you go.\n\n**Summary:** {' '.join(_sentences(r, 2))}\n\n"
+        f"**Key points:**\n- About {data_words(r)[0]}\n- <b>Why</b> it matters\n\n"
+        "**Tags:** notes, reading"
+    ),
     "think": lambda r: Reply(
         content=f"<think>The user wants JSON about {data_words(r)[0]}.</think>\n"
         + json.dumps(_note(r))

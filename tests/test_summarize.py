@@ -522,6 +522,12 @@ def test_the_echoed_delimiter_is_refused() -> None:
         parse_note_answer("<<<DATA-1234>>>\nRust compilers check memory.", context)
 
 
+def test_reasoning_that_quotes_the_prompt_is_not_an_echo() -> None:
+    context = AnswerContext(source=ARTICLE, echo_markers=("Answer with only a JSON object",))
+    content = '<think>It says: Answer with only a JSON object.</think>{"summary": "Rust is safe."}'
+    assert parse_note_answer(content, context).summary == "Rust is safe."
+
+
 def test_a_cut_off_answer_keeps_its_complete_sentences() -> None:
     content = '{"summary": "Rust is safe. Compilers catch bugs. Browser vendors rew'
     answer = parse_note_answer(content, AnswerContext(source=ARTICLE, truncated=True))

@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from digest.models import NoteBasis
-from digest.summarize.reading import prose, read_answer, summary_field
+from digest.summarize.reading import prose, read_answer, summary_field, without_reasoning
 from digest.summarize.text import URL, clean, sentences, shorten, without_links, words
 
 MAX_SUMMARY_CHARS = 1200
@@ -151,8 +151,6 @@ class NoteAnswer(BaseModel):
             raise ValueError("the answer had no summary")
         if _NOT_A_SUMMARY.match(value):
             raise ValueError("the summary must summarise the text, not be a placeholder or refusal")
-        if any(marker and marker in value for marker in context.echo_markers):
-            raise ValueError("the answer echoed the prompt instead of summarising the text")
         value = _without_item_urls(value, context.item_urls)
         if context.truncated:
             value = _complete_sentences(value)
@@ -270,6 +268,10 @@ def _first(data: dict[str, Any], keys: tuple[str, ...]) -> Any:
 def parse_note_answer(content: str | None, context: AnswerContext | None = None) -> NoteAnswer:
     """The note in a model's answer; ValueError (pydantic's ValidationError among them) if it
     has none that is usable."""
+    context = context or AnswerContext()
+    answer = without_reasoning(content or "")  # reasoning may quote the prompt, an answer not
+    if any(marker and marker in answer for marker in context.echo_markers):
+        raise ValueError("the answer echoed the prompt instead of summarising the text")
     read = read_answer(content)
     if isinstance(read, str):
         fields: dict[str, Any] = {"summary": read}
@@ -279,7 +281,7 @@ def parse_note_answer(content: str | None, context: AnswerContext | None = None)
             "key_points": _first(read, _KEY_POINT_KEYS),
             "tags": _first(read, _TAG_KEYS),
         }
-    return NoteAnswer.model_validate(fields, context={"answer": context or AnswerContext()})
+    return NoteAnswer.model_validate(fields, context={"answer": context})
 
 
 def parse_week_answer(content: str | None, item_ids: frozenset[int] | None = None) -> WeekAnswer:

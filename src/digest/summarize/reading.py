@@ -7,7 +7,8 @@ What real servers send back when asked for a JSON object, and what becomes of it
   and an object cut off mid-string by max_tokens (closed by json-repair);
 - a reasoning block first (`<think>…</think>`, `<thinking>…</thinking>`; sometimes only
   the closing tag survives the chat template); a block never closed is all reasoning;
-- plain prose with no JSON at all: that is the answer, as text;
+- plain prose with no JSON at all: that is the answer, as text; prose in labelled sections
+  ("**Summary:** …", "Key points:" and a list, "Tags: a, b") is read by its labels;
 - nothing: an empty string, or only reasoning.
 
 `read_answer` never raises: it gives the first JSON object found, else the prose.
@@ -27,7 +28,16 @@ _CLOSING_TAG = re.compile(r"</(?:think|thinking|reasoning)>", re.IGNORECASE)
 _FENCE_LINE = re.compile(r"^\s*(?:```|~~~)[\w-]*\s*$", re.MULTILINE)
 # Markdown that means nothing in a plain-text note: headings, emphasis, quotes, list marks.
 _MARKUP = re.compile(r"(?m)^\s{0,3}(?:#{1,6}\s+|>\s?|[-*•+]\s+|\d{1,2}[.)]\s+)|\*\*|__|`")
+_HTML_TAG = re.compile(r"</?[a-zA-Z][\w-]*(?:\s[^<>]{0,200})?/?>")
 _SUMMARY_KEYS = ("summary", "tldr", "tl;dr", "abstract", "note", "overview", "description")
+# A line opening a labelled section of a prose answer: "## Key points", "**Tags:** a, b".
+_LABEL = re.compile(
+    r"^[\s#*_>-]*(summary|tl;?dr|key\s+points|key\s+takeaways|highlights|tags|topics|keywords)"
+    r"[\s*_]*(?::|\n|$)[\s*_]*(.*)$",
+    re.IGNORECASE,
+)
+_LABELS = {"tl;dr": "summary", "tldr": "summary", "key takeaways": "key_points",
+           "highlights": "key_points", "topics": "tags", "keywords": "tags"}  # fmt: skip
 # An object with none of these keys is not an answer but braces in prose: "{like this}".
 _ANSWER_KEYS = frozenset(
     (*_SUMMARY_KEYS, "text", "content", "key_points", "tags", "statements", "must_read")
@@ -48,13 +58,35 @@ def read_answer(content: str | None) -> dict[str, Any] | str:
     found = _json_object(text[text.find("{") :]) if "{" in text else None
     if found is not None and _ANSWER_KEYS.intersection(found):
         return found
-    return prose(text)
+    return _labelled(text) or prose(text)
+
+
+def _labelled(text: str) -> dict[str, Any] | None:
+    """A prose answer in labelled sections, as fields; None unless it has key points or tags
+    (a lone "Summary:" is a preamble)."""
+    sections: dict[str, list[str]] = {"summary": []}
+    current = "summary"
+    for line in _FENCE_LINE.sub("", text).splitlines():
+        if match := _LABEL.match(line):
+            label = " ".join(match[1].lower().split())
+            current = _LABELS.get(label, label.replace(" ", "_"))
+            sections[current] = []  # what came before a "Summary:" label was a preamble
+            line = match[2]
+        sections[current].append(line)
+    if not {"key_points", "tags"}.intersection(sections):
+        return None
+    fields: dict[str, Any] = {"summary": prose("\n".join(sections["summary"]))}
+    if "key_points" in sections:
+        fields["key_points"] = [prose(line) for line in sections["key_points"] if prose(line)]
+    if "tags" in sections:
+        fields["tags"] = prose(", ".join(line for line in sections["tags"] if line.strip()))
+    return fields
 
 
 def prose(text: str) -> str:
-    """Text with fences and markdown marks removed and whitespace collapsed."""
-    text = _MARKUP.sub("", _FENCE_LINE.sub("", text))
-    return " ".join(text.split())
+    """Text with fences, markdown marks and HTML tags removed and whitespace collapsed."""
+    text = _MARKUP.sub("", _HTML_TAG.sub(" ", _FENCE_LINE.sub("", text)))
+    return re.sub(r"\s+([.,;:!?])(?=\s|$)", r"\1", " ".join(text.split()))
 
 
 def _json_object(text: str) -> dict[str, Any] | None:
