@@ -20,7 +20,7 @@ from digest.summarize import (
     make_summarizer,
     note_cache_key,
 )
-from digest.summarize.answers import AnswerContext, parse_note_answer
+from digest.summarize.answers import AnswerContext, parse_note_answer, parse_week_answer
 from digest.summarize.offline import summary_sentences
 from digest.summarize.text import sentences
 from digest.summarize.tokens import count_tokens, tokenizer_name
@@ -508,6 +508,12 @@ def test_usable_summaries_are_normalised_not_refused(summary: Any, expected: str
 def test_a_summary_past_the_length_limit_is_cut_not_refused() -> None:
     summary = note_answer("Rust " + "memory safety " * 200 + "matters.").summary
     assert len(summary) <= 1200 and summary.endswith("…")
+
+
+def test_week_statements_may_cite_inline_and_come_as_strings() -> None:
+    content = '```json\n{"statements": ["Compilers got safer [3, 4].", "Nothing cited."]}\n```'
+    answer = parse_week_answer(content, frozenset({3}))
+    assert [(s.text, s.items) for s in answer.statements] == [("Compilers got safer [3, 4].", [3])]
 
 
 def test_a_summary_of_a_bare_title_is_not_judged_off_topic() -> None:

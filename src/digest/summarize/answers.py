@@ -256,6 +256,7 @@ class WeekAnswer(BaseModel):
     must_read: list[int] = Field(default_factory=list)
 
 
+_INLINE_CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")  # "… as two posts show [3, 7]"
 _KEY_POINT_KEYS = ("key_points", "keypoints", "key points", "points", "highlights", "bullets")
 _TAG_KEYS = ("tags", "topics", "keywords", "categories", "labels")
 _CITE_KEYS = ("items", "cites", "citations", "ids", "sources", "item_ids")
@@ -293,6 +294,7 @@ def parse_week_answer(content: str | None, item_ids: frozenset[int] | None = Non
     for raw in _listed(data.get("statements") or data.get("themes")):
         fields = raw if isinstance(raw, dict) else {"text": raw}
         cites = _first({str(k).lower(): v for k, v in fields.items()}, _CITE_KEYS)
+        cites = cites or _INLINE_CITATION.findall(" ".join(_texts(fields.get("text"))))
         try:
             statement = StatementAnswer.model_validate({"text": fields.get("text"), "items": cites})
         except ValidationError:
