@@ -1,6 +1,15 @@
 """The notes stage against a loopback OpenAI-compatible server that answers after 1 s.
 
     python bench/llm.py [--items 200] [--concurrency 4 16] [--csv ../shared/bench-data/summaries/bbc-dev.csv]
+    python bench/llm.py --shapes [--items 200] [--csv …]
+
+With --shapes: the server answers each item in one of the shapes real models use (fenced
+JSON, preambles, single quotes, trailing commas, <think> blocks, a reasoning field, answers cut
+off by max_tokens, prose, one sentence or seven, another language…) and, for about 5 % of the
+items, in a shape that is not usable (empty, refusals, the prompt echoed, off topic, a made-up
+URL); it rejects response_format json_schema with 400, as many local servers do. Three runs of
+the notes stage, a day and a week apart: calls per item in each (goals: <= 1.1, then 0 and 0)
+and the share of notes that are the model's (goal >= 95 %, the rest only from unusable shapes).
 
 For each concurrency: wall time of the notes stage for N items (goal: N / concurrency + 5 s),
 the calls made, and tokens per item as the server counted them (goal: input within
@@ -12,6 +21,8 @@ With --csv, the offline summariser's ROUGE against lead-3 follows (see offline_r
 from __future__ import annotations
 
 import argparse
+import json
+import operator
 import random
 import sqlite3
 import statistics
@@ -21,6 +32,8 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import timedelta
+from functools import partial
 from pathlib import Path
 
 from digest.clock import utc_now
@@ -33,11 +46,14 @@ from digest.summarize.tokens import count_tokens
 
 TESTS = Path(__file__).resolve().parents[1] / "tests"
 SERVE = """
-import sys
+import json, sys
 sys.path.insert(0, sys.argv[1])
 from fake_openai import FakeOpenAI
 with FakeOpenAI() as fake:
-    fake.delay_s = 1.0
+    fake.delay_s = float(sys.argv[2])
+    if sys.argv[3] != "[]":
+        fake.responder = FakeOpenAI.dealt(json.loads(sys.argv[3]))
+        fake.reject_formats = {"json_schema": 400}
     print(fake.base_url, flush=True)
     sys.stdin.read()
     print(fake.max_in_flight, flush=True)
@@ -74,11 +90,14 @@ def seed(config: Config, pages: list[str]) -> None:
 
 
 @contextmanager
-def loopback_llm() -> Iterator[tuple[str, list[int]]]:
-    """The tests' FakeOpenAI answering after 1 s, in a process of its own (so that its work
-    is not counted as ours); yields its base URL, then the most requests it had in flight."""
+def loopback_llm(
+    delay_s: float = 1.0, shapes: list[str] | None = None
+) -> Iterator[tuple[str, list[int]]]:
+    """The tests' FakeOpenAI answering after `delay_s` (in `shapes`, if given), in a process of
+    its own (so that its work is not counted as ours); yields its base URL, then the most
+    requests it had in flight."""
     server = subprocess.Popen(
-        [sys.executable, "-c", SERVE, str(TESTS)],
+        [sys.executable, "-c", SERVE, str(TESTS), str(delay_s), json.dumps(shapes or [])],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
@@ -123,13 +142,80 @@ def measure(pages: list[str], concurrency: int) -> None:
     )
 
 
+def shape_mix(items: int, unusable_share: float) -> list[str]:
+    """One shape per item, dealt in turn: the unusable shapes for `unusable_share` of them,
+    the usable ones for the rest, in a fixed shuffled order."""
+    sys.path.insert(0, str(TESTS))
+    from fake_openai import UNUSABLE_SHAPES, USABLE_SHAPES
+
+    unusable = round(items * unusable_share)
+    mix = [UNUSABLE_SHAPES[n % len(UNUSABLE_SHAPES)] for n in range(unusable)]
+    mix += [USABLE_SHAPES[n % len(USABLE_SHAPES)] for n in range(items - unusable)]
+    random.Random(9).shuffle(mix)
+    return mix
+
+
+def measure_shapes(pages: list[str], unusable_share: float) -> None:
+    """Three runs of the notes stage against the server answering in the mix of shapes."""
+    mix = shape_mix(len(pages), unusable_share)
+    print(
+        f"{len(set(mix))} shapes over {len(pages)} items, {unusable_share:.0%} of them unusable;"
+        " the server rejects json_schema"
+    )
+    with tempfile.TemporaryDirectory() as folder, loopback_llm(0.0, mix) as (base_url, _):
+        llm = LLMConfig(provider="openai", model="local", base_url=base_url, concurrency=4)
+        config = Config(digest=DigestSection(data_dir=Path(folder)), llm=llm)
+        seed(config, pages)
+        now = utc_now()
+        period = period_containing(now, config.digest.zone)
+        for number, days in enumerate((0, 1, 7), start=1):
+            started = time.monotonic()
+            clock = partial(operator.add, now, timedelta(days=days))
+            run(config, "bench", period=period, stages=("notes",), clock=clock)
+            wall = time.monotonic() - started
+            with sqlite3.connect(config.db_path) as db:
+                (calls,) = db.execute(
+                    "SELECT count(*) FROM llm_calls WHERE run_id = (SELECT max(id) FROM runs)"
+                ).fetchone()
+            print(
+                f"run {number} (+{days} d): {calls} calls, {calls / len(pages):.3f} per item"
+                f" (goal {'<= 1.1' if number == 1 else '0'}), {wall:.1f} s"
+            )
+        with sqlite3.connect(config.db_path) as db:
+            models = dict(
+                db.execute(
+                    "SELECT n.model, count(*) FROM items i JOIN notes n ON n.id = i.note_id"
+                    " GROUP BY n.model"
+                )
+            )
+            columns = {row[1] for row in db.execute("PRAGMA table_info(items)")}
+            reasons = (
+                db.execute("SELECT note_error FROM items WHERE note_error IS NOT NULL").fetchall()
+                if "note_error" in columns  # not in a store of before note attempts were kept
+                else []
+            )
+    share = models.get("local", 0) / len(pages)
+    print(f"notes by the model: {models.get('local', 0)} of {len(pages)} = {share:.1%} (goal >= 95%)")
+    why: dict[str, int] = {}
+    for (error,) in reasons:
+        problem = error.rsplit(": ", 1)[-1]
+        why[problem] = why.get(problem, 0) + 1
+    for problem, count in sorted(why.items(), key=lambda pair: -pair[1]):
+        print(f"  extractive because: {problem} ({count})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=200)
     parser.add_argument("--concurrency", type=int, nargs="+", default=[4, 16])
     parser.add_argument("--csv", type=Path)
+    parser.add_argument("--shapes", action="store_true", help="three runs, answers of all shapes")
+    parser.add_argument("--unusable", type=float, default=0.05, help="with --shapes: their share")
     args = parser.parse_args()
     pages = texts(args.items, args.csv)
+    if args.shapes:
+        measure_shapes(pages, args.unusable)
+        return
     sizes = sorted(count_tokens(page) for page in pages)
     print(f"page texts: median {sizes[len(sizes) // 2]} tokens, largest {sizes[-1]}")
     for concurrency in args.concurrency:

@@ -5,9 +5,15 @@
         ... LLMConfig(provider="openai", base_url=fake.base_url) ...
         assert len(fake.requests) == 2
 
-Scripted replies are used first, in order; then every request gets the default: a valid JSON
-note that echoes the start of the fenced data, or for a week summary (data lines "[id] ...") a
-JSON summary citing every id. Usage counts tokens as OpenAI does (cl100k_base when available).
+Scripted replies are used first, in order; then `responder` (a function of the request body
+giving a Reply, or None for the default), if set; then every request gets the default: a valid
+JSON note that echoes the start of the fenced data, or for a week summary (data lines
+"[id] ...") a JSON summary citing every id. Usage counts tokens as OpenAI does (cl100k_base).
+
+`FakeOpenAI.shaped(name)` answers the way real models do, about the request's own data: the
+names in USABLE_SHAPES (fenced JSON, a preamble, single quotes, a <think> block, a cut-off
+answer, prose, another language…) and UNUSABLE_SHAPES (empty, a refusal, the prompt echoed…).
+`reject_formats` makes response formats fail as servers that lack them do: {"json_schema": 400}.
 """
 
 from __future__ import annotations
@@ -16,8 +22,9 @@ import json
 import re
 import threading
 import time
+import zlib
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
@@ -38,6 +45,8 @@ class Reply:
     raw: bytes | None = None  # bytes that are not JSON at all
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
+    finish_reason: str = "stop"  # "length": cut off by max_tokens
+    reasoning: str | None = None  # sent as the message's reasoning_content, as vLLM and others do
 
 
 class FakeOpenAI:
@@ -47,7 +56,8 @@ class FakeOpenAI:
         self.requests: list[dict[str, Any]] = []  # the JSON bodies, in arrival order
         self.headers: list[dict[str, str]] = []  # their headers, lower-cased names
         self.replies: deque[Reply] = deque()
-        self.reject_json_schema = False  # answer 400 to response_format json_schema
+        self.responder: Callable[[dict[str, Any]], Reply | None] | None = None
+        self.reject_formats: dict[str, int] = {}  # response format type -> status to answer
         self.delay_s = 0.0  # added to every reply
         self.in_flight = 0
         self.max_in_flight = 0
@@ -67,6 +77,17 @@ class FakeOpenAI:
         self._stopping.set()  # wakes hung replies
         self.httpd.shutdown()
         self.httpd.server_close()
+
+    @property
+    def reject_json_schema(self) -> bool:
+        return "json_schema" in self.reject_formats
+
+    @reject_json_schema.setter
+    def reject_json_schema(self, value: bool) -> None:
+        if value:
+            self.reject_formats["json_schema"] = 400
+        else:
+            self.reject_formats.pop("json_schema", None)
 
     def script(self, *replies: Reply) -> None:
         with self._lock:
@@ -120,17 +141,55 @@ class FakeOpenAI:
         with self._lock:
             self.requests.append(request)
             self.headers.append(headers)
-            if self.reject_json_schema and _format(request) == "json_schema":
+            response_format = _format(request)
+            if response_format in self.reject_formats:
                 body = {
                     "error": {
-                        "message": "response_format type json_schema is not supported",
+                        "message": f"response_format type {response_format} is not supported",
                         "type": "invalid_request_error",
                         "param": "response_format",
                         "code": None,
                     }
                 }
-                return Reply(status=400, body=body)
-            return self.replies.popleft() if self.replies else Reply()
+                return Reply(status=self.reject_formats[response_format], body=body)
+            if self.replies:
+                return self.replies.popleft()
+            responder = self.responder
+        return (responder(request) if responder else None) or Reply()
+
+    @staticmethod
+    def shaped(name: str) -> Callable[[dict[str, Any]], Reply | None]:
+        """A responder answering notes in one of USABLE_SHAPES or UNUSABLE_SHAPES."""
+        return FakeOpenAI.mixed([name])
+
+    @staticmethod
+    def mixed(shapes: Sequence[str]) -> Callable[[dict[str, Any]], Reply | None]:
+        """A responder answering each note request in one of `shapes`, always the same one for
+        the same data (a repair too); week summaries get the default."""
+
+        def respond(request: dict[str, Any]) -> Reply | None:
+            if (data := _note_data(request)) is None:
+                return None
+            return SHAPES[shapes[zlib.crc32(data.encode()) % len(shapes)]](request)
+
+        return respond
+
+    @staticmethod
+    def dealt(shapes: Sequence[str]) -> Callable[[dict[str, Any]], Reply | None]:
+        """A responder dealing `shapes` out in turn, one to each new data it is asked about
+        (the same data, a repair say, gets the same shape again), so that each shape goes to
+        an exact share of the items; week summaries get the default."""
+        given: dict[str, str] = {}
+        lock = threading.Lock()
+
+        def respond(request: dict[str, Any]) -> Reply | None:
+            if (data := _note_data(request)) is None:
+                return None
+            with lock:
+                shape = given.setdefault(data, shapes[len(given) % len(shapes)])
+            return SHAPES[shape](request)
+
+        return respond
 
     def enter(self) -> None:
         with self._lock:
@@ -201,8 +260,9 @@ def _body(reply: Reply, request: dict[str, Any]) -> bytes:
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": content},
-                "finish_reason": "stop",
+                "message": {"role": "assistant", "content": content}
+                | ({"reasoning_content": reply.reasoning} if reply.reasoning else {}),
+                "finish_reason": reply.finish_reason,
             }
         ],
         "usage": {
@@ -225,6 +285,117 @@ def default_content(request: dict[str, Any]) -> str:
     words = re.findall(r"[^\W_]+", " ".join(lines))[:12]
     summary = f"A note on: {' '.join(words)} and more. It echoes {len(words)} words of the data."
     return json.dumps({"summary": summary, "key_points": words[:2], "tags": ["fake"]})
+
+
+# -- answers shaped as real models shape them -------------------------------------------
+
+
+def data_words(request: dict[str, Any]) -> list[str]:
+    """Words of the fenced data in the request's first user message (never the title line)."""
+    users = [m for m in request.get("messages") or [] if m.get("role") == "user"] or [{}]
+    data = str(users[0].get("content", ""))
+    lines = [line for line in data.splitlines()[1:-1] if not line.startswith(("Title:", "URL:"))]
+    found = [w for w in re.findall(r"[^\W\d_]{4,}", " ".join(lines))]
+    return (found or ["nothing"]) * 3
+
+
+def _sentences(request: dict[str, Any], count: int) -> list[str]:
+    w = data_words(request)
+    return [f"The text explains {w[i]} and {w[i + 1]} in plain terms." for i in range(count)]
+
+
+def _note(request: dict[str, Any], **changes: Any) -> dict[str, Any]:
+    note: dict[str, Any] = {
+        "summary": " ".join(_sentences(request, 2)),
+        "key_points": [f"About {word}" for word in data_words(request)[:2]],
+        "tags": ["fake"],
+    }
+    return {key: value for key, value in (note | changes).items() if value is not None}
+
+
+def _json(request: dict[str, Any], **changes: Any) -> Reply:
+    return Reply(content=json.dumps(_note(request, **changes)))
+
+
+def _note_data(request: dict[str, Any]) -> str | None:
+    """The fenced data of a note request; None for a week summary (data lines "[id] …")."""
+    user = _user(request)
+    if re.search(r"^\[\d+\]", user, re.MULTILINE):
+        return None
+    return "\n".join(user.splitlines()[1:-1])
+
+
+def _system(request: dict[str, Any]) -> str:
+    return str((request.get("messages") or [{}])[0].get("content", ""))
+
+
+def _user(request: dict[str, Any]) -> str:
+    return str((request.get("messages") or [{}, {}])[1].get("content", ""))
+
+
+def _cut(request: dict[str, Any]) -> Reply:
+    content = json.dumps(_note(request, summary=" ".join(_sentences(request, 3))))
+    return Reply(content=content[: content.rindex("in plain terms.") + 6], finish_reason="length")
+
+
+def _other_language(request: dict[str, Any]) -> Reply:
+    w = data_words(request)
+    german = f"Der Artikel erklärt {w[0]} und {w[1]}. Er zeigt, warum {w[2]} heute wichtig ist."
+    return _json(request, summary=german)
+
+
+SHAPES: dict[str, Callable[[dict[str, Any]], Reply]] = {
+    "json": lambda r: _json(r),
+    "one_sentence": lambda r: _json(r, summary=_sentences(r, 1)[0]),
+    "seven_sentences": lambda r: _json(r, summary=" ".join(_sentences(r, 7))),
+    "summary_list": lambda r: _json(r, summary=_sentences(r, 2)),
+    "short_points": lambda r: _json(r, key_points=["ok", "fast"]),
+    "no_points": lambda r: _json(r, key_points=None),
+    "points_string": lambda r: _json(r, key_points=f"It is about {data_words(r)[0]}"),
+    "tags_string": lambda r: _json(r, tags="rust, Compilers , #safety"),
+    "no_tags": lambda r: _json(r, tags=None),
+    "extra_fields": lambda r: Reply(
+        content=json.dumps(_note(r) | {"title": "T", "confidence": 0.9, "language": "en"})
+    ),
+    "fenced": lambda r: Reply(content=f"```json\n{json.dumps(_note(r), indent=2)}\n```"),
+    "preamble": lambda r: Reply(content=f"Sure! Here is the note:\n\n{json.dumps(_note(r))}"),
+    "trailing_comment": lambda r: Reply(
+        content=f"{json.dumps(_note(r))}\n// I kept the summary short as asked."
+    ),
+    "single_quotes": lambda r: Reply(content=repr(_note(r))),
+    "trailing_comma": lambda r: Reply(content=json.dumps(_note(r))[:-1] + ",}"),
+    "prose": lambda r: Reply(content=" ".join(_sentences(r, 3))),
+    "markdown_sections": lambda r: Reply(
+        content=f"Sure, here you go.\n\n**Summary:** {' '.join(_sentences(r, 2))}\n\n"
+        f"**Key points:**\n- About {data_words(r)[0]}\n- <b>Why</b> it matters\n\n"
+        "**Tags:** notes, reading"
+    ),
+    "think": lambda r: Reply(
+        content=f"<think>The user wants JSON about {data_words(r)[0]}.</think>\n"
+        + json.dumps(_note(r))
+    ),
+    "reasoning_field": lambda r: Reply(
+        content=json.dumps(_note(r)), reasoning=f"First, {data_words(r)[0]} is the subject."
+    ),
+    "truncated": _cut,
+    "other_language": _other_language,
+}
+USABLE_SHAPES = tuple(SHAPES)
+UNUSABLE: dict[str, Callable[[dict[str, Any]], Reply]] = {
+    "empty": lambda r: Reply(content=""),
+    "refusal": lambda r: Reply(content="I'm sorry, but I can't access the page you mentioned."),
+    "as_an_ai": lambda r: _json(r, summary="As an AI language model, I cannot browse the web."),
+    "echo_prompt": lambda r: Reply(content=_system(r)),
+    "echo_data": lambda r: Reply(content=_user(r)),
+    "off_topic": lambda r: _json(
+        r, summary="Bananas grow best in tropical climates. Farmers pick them green."
+    ),
+    "foreign_url": lambda r: _json(
+        r, summary=f"{_sentences(r, 1)[0]} More at https://elsewhere.example/post."
+    ),
+}
+UNUSABLE_SHAPES = tuple(UNUSABLE)
+SHAPES |= UNUSABLE
 
 
 def _format(request: dict[str, Any]) -> str | None:

@@ -17,7 +17,7 @@ import pytest
 from digest.config import Config, DigestSection, LLMConfig, ModelPrice
 from digest.models import Extracted, SavedItem
 from digest.periods import parse_week
-from digest.pipeline import RunResult, estimate_run, run
+from digest.pipeline import NotesScope, RunResult, estimate_run, run
 from digest.store import open_store
 from fake_openai import FakeOpenAI
 
@@ -288,7 +288,7 @@ def test_the_footer_names_models_prompt_tokens_cost_and_what_was_skipped(
     assert "Skipped: 1 item not fetched yet." in footer
 
 
-def test_a_note_the_model_cannot_give_is_an_extractive_stand_in_marked_and_retried(
+def test_a_note_the_model_cannot_give_is_an_extractive_stand_in_marked_until_retry_is_asked(
     tmp_path: Path, fake: FakeOpenAI
 ) -> None:
     config = config_for(tmp_path, fake)
@@ -297,10 +297,19 @@ def test_a_note_the_model_cannot_give_is_an_extractive_stand_in_marked_and_retri
 
     first = run_notes(config)
 
-    assert any("extractive note stands in" in line for line in first.failures)
+    assert any("the extractive note stands (2 answers" in line for line in first.failures)
     assert "(extractive summary)" in digest_text(config)
     assert "Notes: 1 extractive summary (offline, no LLM)." in digest_text(config)
-    run_notes(config)  # the next run asks the model again
+    calls = len(fake.requests)
+    run_notes(config)  # llm.max_attempts = 2 answers came: not asked again
+    assert len(fake.requests) == calls
+    with db(config) as conn:
+        attempts, error = conn.execute("SELECT note_attempts, note_error FROM items").fetchone()
+    assert attempts == 2 and "placeholder or refusal" in error
+
+    run(config, "summarize", period=WEEK, stages=("notes",), clock=lambda: NOW,
+        notes=NotesScope(retry=True))  # fmt: skip
+    run_notes(config)
     assert "(extractive summary)" not in digest_text(config)
 
 

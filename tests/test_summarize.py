@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 import pytest
 
 from digest.config import LLMConfig
-from digest.errors import ConfigError, LLMUnavailable, SummarizeError
+from digest.errors import ConfigError, LLMUnavailable, SummarizeError, UnusableAnswer
 from digest.models import Note, NoteBasis, Statement, WeekSummary
 from digest.summarize import (
     CallRecord,
@@ -20,7 +20,7 @@ from digest.summarize import (
     make_summarizer,
     note_cache_key,
 )
-from digest.summarize.answers import parse_note_answer
+from digest.summarize.answers import AnswerContext, parse_note_answer, parse_week_answer
 from digest.summarize.offline import summary_sentences
 from digest.summarize.text import sentences
 from digest.summarize.tokens import count_tokens, tokenizer_name
@@ -214,21 +214,38 @@ def test_server_errors_past_max_retries_are_a_summarize_error(fake_openai: FakeO
     assert len(fake_openai.requests) == 2
 
 
-def test_malformed_answer_is_repaired_with_the_error_sent_back(fake_openai: FakeOpenAI) -> None:
+def test_an_unusable_answer_is_repaired_with_the_problem_sent_back(
+    fake_openai: FakeOpenAI,
+) -> None:
     fake_openai.script(FakeOpenAI.text('{"summary": "unfinished'), FakeOpenAI.answer(SUMMARY))
     calls: list[CallRecord] = []
     note = run(one_note(openai_config(fake_openai), request(), calls))
     assert note.summary == SUMMARY
     repair = fake_openai.messages(1)
     assert repair[-2] == {"role": "assistant", "content": '{"summary": "unfinished'}
-    assert "not JSON" in repair[-1]["content"]
+    assert "no word in common with the text" in repair[-1]["content"]
     assert [c.purpose for c in calls] == ["note", "note-repair"]
 
 
-def test_a_second_bad_answer_is_a_summarize_error(fake_openai: FakeOpenAI) -> None:
-    fake_openai.script(FakeOpenAI.text("not json"), FakeOpenAI.text("[]"))
-    with pytest.raises(SummarizeError, match="no valid answer after one repair"):
+def test_a_second_unusable_answer_is_an_unusable_answer_error(fake_openai: FakeOpenAI) -> None:
+    fake_openai.script(FakeOpenAI.text(""), FakeOpenAI.text("  ```json\n```"))
+    with pytest.raises(UnusableAnswer, match="no usable answer after one repair: .*no summary"):
         run(one_note(openai_config(fake_openai), request(), []))
+
+
+def test_no_repair_is_asked_for_when_one_call_is_allowed(fake_openai: FakeOpenAI) -> None:
+    fake_openai.script(FakeOpenAI.text("I'm sorry, I can't access the page."))
+
+    async def note_in_one_call() -> Note:
+        summarizer = make_summarizer(openai_config(fake_openai))
+        try:
+            return await summarizer.note(request(), calls_allowed=1)
+        finally:
+            await summarizer.aclose()
+
+    with pytest.raises(UnusableAnswer, match="no usable answer: .*placeholder or refusal"):
+        run(note_in_one_call())
+    assert len(fake_openai.requests) == 1
 
 
 def test_rejected_json_schema_falls_back_to_json_object_for_the_run(
@@ -305,15 +322,25 @@ def test_fenced_json_answer_is_accepted(fake_openai: FakeOpenAI) -> None:
     assert run(one_note(openai_config(fake_openai), request(), [])).summary == SUMMARY
 
 
-def test_summary_with_a_url_is_sent_back_for_repair(fake_openai: FakeOpenAI) -> None:
+def test_summary_with_a_url_the_item_lacks_is_sent_back_for_repair(
+    fake_openai: FakeOpenAI,
+) -> None:
     fake_openai.script(
         FakeOpenAI.answer("Rust is safe. Read more at https://evil.example/x now."),
         FakeOpenAI.answer(SUMMARY),
     )
     note = run(one_note(openai_config(fake_openai), request(), []))
     assert note.summary == SUMMARY
-    assert "must not contain URLs" in fake_openai.messages(1)[-1]["content"]
-    assert "evil.example" not in fake_openai.messages(1)[-1]["content"]
+    assert "a URL the item does not have" in fake_openai.messages(1)[-1]["content"]
+
+
+def test_the_items_own_url_is_taken_out_of_the_summary(fake_openai: FakeOpenAI) -> None:
+    fake_openai.script(
+        FakeOpenAI.answer("Rust is safe, says https://example.org/compilers. It catches bugs.")
+    )
+    note = run(one_note(openai_config(fake_openai), request(), []))
+    assert note.summary == "Rust is safe, says. It catches bugs."
+    assert len(fake_openai.requests) == 1
 
 
 def test_page_text_stays_inside_the_delimited_user_message(fake_openai: FakeOpenAI) -> None:
@@ -436,39 +463,95 @@ def test_fake_server_answers_default_notes_without_a_script(fake_openai: FakeOpe
 # -- validation of answers -----------------------------------------------------------
 
 
+ABOUT_RUST = AnswerContext(source=ARTICLE, item_urls=("https://example.org/compilers",))
+
+
+def note_answer(summary: Any, context: AnswerContext = ABOUT_RUST, **fields: Any) -> Any:
+    return parse_note_answer(json.dumps({"summary": summary} | fields), context)
+
+
 @pytest.mark.parametrize(
     ("summary", "problem"),
     [
-        ("", "at least 1 character"),
+        ("", "no summary"),
         ("N/A", "placeholder or refusal"),
         ("n/a.", "placeholder or refusal"),
         ("No summary available.", "placeholder or refusal"),
         ("I'm sorry, but I cannot summarise this page.", "placeholder or refusal"),
-        ("Rust is safe.", "2 to 4 sentences, not 1"),
-        ("One. Two. Three. Four. Five.", "2 to 4 sentences, not 5"),
-        ("Rust is safe. " * 100, "at most 1200 characters"),
-        ("Rust is safe. See [the post](https://x.example/a).", "must not contain URLs"),
-        ("Rust is safe. Details at www.example.org today.", "must not contain URLs"),
+        ("As an AI language model, I cannot browse the internet.", "placeholder or refusal"),
+        ("Unfortunately, I don't have access to that page.", "placeholder or refusal"),
+        ("Rust is safe. See [the post](https://x.example/a).", "a URL the item does not have"),
+        ("Rust is safe. Details at www.example.net today.", "a URL the item does not have"),
+        ("Bananas grow in the tropics. They are picked green.", "no word in common"),
     ],
 )
-def test_bad_summaries_are_refused(summary: str, problem: str) -> None:
+def test_unusable_summaries_are_refused(summary: str, problem: str) -> None:
     with pytest.raises(ValueError, match=re.escape(problem)):
-        parse_note_answer(json.dumps({"summary": summary, "key_points": [], "tags": []}))
+        note_answer(summary)
 
 
-def test_a_saved_context_note_may_be_one_sentence() -> None:
-    answer = parse_note_answer(
-        json.dumps({"summary": "A link about Rust.", "key_points": [], "tags": []}),
-        NoteBasis.SAVED_CONTEXT,
-    )
-    assert answer.summary == "A link about Rust."
+@pytest.mark.parametrize(
+    ("summary", "expected"),
+    [
+        ("Rust is safe.", "Rust is safe."),
+        ("One Rust. Two. Three. Four. Five.", "One Rust. Two. Three. Four. Five."),
+        ("Rust. " * 9, ("Rust. " * 6).strip()),
+        ("Rust compilers are safe. " * 100, ("Rust compilers are safe. " * 6).strip()),
+        (["Rust is safe.", "It catches bugs."], "Rust is safe. It catches bugs."),
+        ("  **Rust**  is\n safe. ", "Rust is safe."),
+    ],
+)
+def test_usable_summaries_are_normalised_not_refused(summary: Any, expected: str) -> None:
+    assert note_answer(summary).summary == expected
+
+
+def test_a_summary_past_the_length_limit_is_cut_not_refused() -> None:
+    summary = note_answer("Rust " + "memory safety " * 200 + "matters.").summary
+    assert len(summary) <= 1200 and summary.endswith("…")
+
+
+def test_week_statements_may_cite_inline_and_come_as_strings() -> None:
+    content = '```json\n{"statements": ["Compilers got safer [3, 4].", "Nothing cited."]}\n```'
+    answer = parse_week_answer(content, frozenset({3}))
+    assert [(s.text, s.items) for s in answer.statements] == [("Compilers got safer [3, 4].", [3])]
+
+
+def test_a_summary_of_a_bare_title_is_not_judged_off_topic() -> None:
+    context = AnswerContext(basis=NoteBasis.SAVED_CONTEXT, source="DST Book")
+    answer = parse_note_answer("A book about daylight saving time, it seems.", context)
+    assert answer.summary == "A book about daylight saving time, it seems."
+
+
+def test_the_echoed_delimiter_is_refused() -> None:
+    context = AnswerContext(source=ARTICLE, echo_markers=("<<<DATA-1234>>>",))
+    with pytest.raises(ValueError, match="echoed the prompt"):
+        parse_note_answer("<<<DATA-1234>>>\nRust compilers check memory.", context)
+
+
+def test_reasoning_that_quotes_the_prompt_is_not_an_echo() -> None:
+    context = AnswerContext(source=ARTICLE, echo_markers=("Answer with only a JSON object",))
+    content = '<think>It says: Answer with only a JSON object.</think>{"summary": "Rust is safe."}'
+    assert parse_note_answer(content, context).summary == "Rust is safe."
+
+
+def test_a_cut_off_answer_keeps_its_complete_sentences() -> None:
+    content = '{"summary": "Rust is safe. Compilers catch bugs. Browser vendors rew'
+    answer = parse_note_answer(content, AnswerContext(source=ARTICLE, truncated=True))
+    assert answer.summary == "Rust is safe. Compilers catch bugs."
+
+
+def test_key_points_and_tags_may_be_strings_missing_or_short() -> None:
+    answer = note_answer(SUMMARY, key_points="Memory safety", tags="Rust, #Compilers; safety")
+    assert answer.key_points == ["Memory safety"]
+    assert answer.tags == ["rust", "compilers", "safety"]
+    assert note_answer(SUMMARY).key_points == [] and note_answer(SUMMARY).tags == []
 
 
 def test_key_points_lose_links_and_stop_at_five() -> None:
     points = [
         f"- Point {i} with [a link](https://x.example/{i}) and https://y.example" for i in range(7)
     ]
-    answer = parse_note_answer(json.dumps({"summary": SUMMARY, "key_points": points, "tags": []}))
+    answer = note_answer(SUMMARY, key_points=points, tags=[])
     assert answer.key_points == [f"Point {i} with a link and" for i in range(5)]
 
 
@@ -476,7 +559,7 @@ def test_tags_reuse_the_spelling_of_known_tags() -> None:
     content = json.dumps(
         {"summary": SUMMARY, "key_points": [], "tags": ["Language-Models", "#Rust", "new tag"]}
     )
-    answer = parse_note_answer(content, known_tags=("language model", "rust"))
+    answer = parse_note_answer(content, AnswerContext(known_tags=("language model", "rust")))
     assert answer.tags == ["language model", "rust", "new tag"]
 
 

@@ -149,15 +149,19 @@ def locked(command: Callable[..., None]) -> Callable[..., None]:
     return click.option("--wait", is_flag=True, help="Wait for another run to finish.")(wrapper)
 
 
-def _run_stages(command: str, stages: Sequence[str], week: str | None) -> None:
+def _run_stages(
+    command: str, stages: Sequence[str], week: str | None, *, only_period: bool = False,
+    retry: bool = False,
+) -> None:  # fmt: skip
     from digest.clock import utc_now
-    from digest.pipeline import run
+    from digest.pipeline import NotesScope, run
     from digest.progress import stage_progress
 
     cfg = config()
     period = _period(cfg, week, utc_now())
+    notes = NotesScope(only_period=only_period, retry=retry)
     with stage_progress() as progress:
-        result = run(cfg, command, period=period, stages=stages, progress=progress)
+        result = run(cfg, command, period=period, stages=stages, progress=progress, notes=notes)
     print_reports(result.reports)
     if result.path is not None:
         click.echo(str(result.path))
@@ -199,7 +203,7 @@ def now(week: str | None, dry_run: bool) -> None:
         for line in estimate_run(cfg, _period(cfg, week, utc_now())).lines():
             click.echo(line)
         return
-    _run_stages("now", ("collect", "fetch", "notes", "deliver"), week)
+    _run_stages("now", ("collect", "fetch", "notes", "deliver"), week, only_period=True)
 
 
 @cli.command()
@@ -219,11 +223,16 @@ def extract() -> None:
 
 
 @cli.command()
+@click.option(
+    "--retry",
+    is_flag=True,
+    help="Ask the model again for items whose note attempts ran out (llm.max_attempts).",
+)
 @common_options
 @locked
-def summarize() -> None:
+def summarize(retry: bool) -> None:
     """Write notes for items that have none, or whose text changed."""
-    _run_stages("summarize", ("notes",), None)
+    _run_stages("summarize", ("notes",), None, retry=retry)
 
 
 @cli.command()

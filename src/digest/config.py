@@ -137,6 +137,10 @@ class LLMConfig(_Section):
     prices: dict[str, ModelPrice] = Field(default_factory=dict)
     # deprecated here, read from [offline]; kept for the offline summariser, which reads it
     note_sentences: int = Field(3, ge=1, le=10)
+    # sends of one (text, model, prompt version) over all runs; then the extractive note stands
+    max_attempts: int = Field(2, ge=1, le=10)
+    # "auto": max_completion_tokens for reasoning models (o1, o3, o4, gpt-5…), else max_tokens
+    token_limit_param: Literal["auto", "max_tokens", "max_completion_tokens"] = "auto"
 
     def price(self, model: str) -> ModelPrice | None:
         return self.prices.get(model) or DEFAULT_PRICES.get(model)

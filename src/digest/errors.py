@@ -13,6 +13,7 @@
     │   └── BlockedAddress   the URL resolves to an address the guard refuses
     ├── ExtractError         fetched bytes held no usable text
     ├── SummarizeError       the LLM could not give a valid note
+    │   ├── UnusableAnswer   it answered, but nothing usable (counts against llm.max_attempts)
     │   └── LLMUnavailable   stop the stage for this run (quota, auth, model)
     │       └── BudgetReached  llm.budget_usd is spent: no new calls this run
     └── DeliveryError        mail or file delivery failed
@@ -79,6 +80,10 @@ class ExtractError(DigestError):
 
 
 class SummarizeError(DigestError):
+    pass
+
+
+class UnusableAnswer(SummarizeError):
     pass
 
 

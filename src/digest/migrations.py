@@ -222,3 +222,27 @@ def m010_feed_skipped_entries(db: Database) -> None:
     # How many entries without a link the feed had when last read: the collect report
     # says so once per change, not on every poll.
     db.execute("ALTER TABLE sources ADD COLUMN skipped_entries INTEGER NOT NULL DEFAULT 0")
+@migrations(name="m011_note_attempts")
+def m011_note_attempts(db: Database) -> None:
+    # Note attempts are recorded on the item as fetch failures are: answers received for the
+    # note key (text, model, prompt version) they were for, which llm.max_attempts caps over
+    # all runs; failures in a row, the last error and when to try again. And the response
+    # format each (server, model) took, so that later runs do not probe again.
+    _execute_each(
+        db,
+        """
+        ALTER TABLE items ADD COLUMN note_key TEXT;
+        ALTER TABLE items ADD COLUMN note_attempts INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE items ADD COLUMN note_failures INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE items ADD COLUMN note_error TEXT;
+        ALTER TABLE items ADD COLUMN note_next_attempt_at TEXT;
+        CREATE INDEX items_note_key ON items(note_key) WHERE note_key IS NOT NULL;
+        CREATE TABLE llm_formats (
+            base_url TEXT NOT NULL,
+            model TEXT NOT NULL,
+            response_format TEXT NOT NULL,
+            checked_at TEXT NOT NULL,
+            PRIMARY KEY (base_url, model)
+        ) WITHOUT ROWID
+        """,
+    )

@@ -1,6 +1,10 @@
 """The notes stage: which items need a note, one note each (cached), the week summary, what it
 all cost, and the estimate of a run that is not made (`digest now --dry-run`).
 
+A note attempt that fails is recorded on the item (answers, failures in a row, the error, the
+next attempt with backoff); the same text, model and prompt version is sent at most
+llm.max_attempts times over all runs, then the extractive note stands until one of them
+changes or `digest summarize --retry`. Each note is committed as its answer arrives.
 The LLM is stopped for the rest of a run by LLMUnavailable (quota, auth, unknown model, no
 server) or BudgetReached: the items it did not reach stay pending for the next run.
 """
@@ -11,15 +15,18 @@ import json
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
+from digest import policy
 from digest.clock import Clock
 from digest.compose import ModelUsage
 from digest.config import Config
-from digest.errors import BudgetReached, LLMUnavailable, SummarizeError
+from digest.errors import BudgetReached, LLMUnavailable, SummarizeError, UnusableAnswer
 from digest.models import (
     Item,
     ItemKind,
     ItemState,
+    Note,
     Period,
     StageReport,
     Statement,
@@ -30,16 +37,21 @@ from digest.store import Store
 from digest.summarize import (
     CallRecord,
     NoteRequest,
+    Options,
     Summarizer,
     make_summarizer,
     note_cache_key,
 )
 from digest.summarize.costs import call_cost
+from digest.summarize.text import looks_english
 
 log = logging.getLogger("digest")
 
 RequestFor = Callable[[Item, Sequence[str]], NoteRequest]
 KNOWN_TAGS = 50  # the most used tags offered to the model for reuse
+NOTE_RETRY_BASE_S = 1800.0  # a failed note is asked for again after 30 min, then 1 h … 1 day
+NOTE_RETRY_MAX_S = 86400.0
+OPENAI_BASE_URL = "https://api.openai.com/v1"
 
 
 @dataclass(frozen=True)
@@ -83,14 +95,17 @@ class NotesStage:
     stopped: str | None = None  # why the LLM was stopped for the rest of this run
     unreachable: str | None = None  # stopped because the model could not be reached
     week_usage: ModelUsage | None = None  # the week summary composed this run
-    _usage: dict[int | None, Usage] = field(default_factory=dict)  # by item; None: the week
+    # by item (None: the week summary): the LLM answers received in this exchange, their cost
+    _calls: dict[int | None, tuple[int, Usage]] = field(default_factory=dict)
 
     # -- notes -------------------------------------------------------------
 
-    def due(self, summarizer: Summarizer, period: Period | None) -> list[Item]:
+    def due(
+        self, summarizer: Summarizer, period: Period | None, *, only_period: bool = False
+    ) -> list[Item]:
         """Items with no note or a stand-in, items whose text changed, and, among the items of
         `period`, those noted by another model or prompt version (re-noted lazily: only when
-        a digest needs them)."""
+        a digest needs them). With `only_period`, only the items of `period`."""
         due = {
             item.id: item
             for item in self.store.note_candidates()
@@ -101,6 +116,10 @@ class NotesStage:
             for item in self.store.items_saved_between(period.start, period.end):
                 if item.note and (item.note.model, item.note.prompt_version) != current:
                     due.setdefault(item.id, item)
+            if only_period:
+                due = {
+                    i: item for i, item in due.items() if period.start <= item.saved_at < period.end
+                }
         return sorted(due.values(), key=lambda item: item.id)
 
     def known_tags(self) -> tuple[str, ...]:
@@ -116,6 +135,14 @@ class NotesStage:
             groups.setdefault(key, []).append(item)
         return list(groups.values())
 
+    def calls_left(self, key: str, now: datetime) -> int:
+        """How many LLM calls a note for `key` may still take now: none while a failed
+        attempt waits out its backoff, none once llm.max_attempts answers came for it."""
+        attempts = self.store.note_attempts(key)
+        if not policy.is_due(attempts.next_attempt_at, now):
+            return 0
+        return max(self.config.llm.max_attempts - attempts.answers, 0)
+
     async def note_same_text(
         self,
         summarizer: Summarizer,
@@ -123,39 +150,95 @@ class NotesStage:
         known_tags: Sequence[str],
         report: StageReport,
     ) -> None:
-        """Note items with the same text in turn: the first one's note (and its cost, recorded
-        once) reaches the others through the cache."""
-        for item in items:
-            await self.note_one(summarizer, item, known_tags, report)
-
-    async def note_one(
-        self, summarizer: Summarizer, item: Item, known_tags: Sequence[str], report: StageReport
-    ) -> None:
-        """Note one item from the cache or the model; an extractive stand-in if the model fails
-        on it; nothing (the item stays pending) once the LLM is stopped for this run."""
+        """One note for items with the same text, from the cache or one exchange with the
+        model (its cost recorded once, on the first); an extractive stand-in where the model
+        fails or may not be asked; nothing (they stay pending) once the LLM is stopped."""
         if self.stopped:
             return
-        request = self.request_for(item, known_tags)
+        request = self.request_for(items[0], known_tags)
         key = note_cache_key(request.text, summarizer)
-        note, final = self.store.cached_note(key), True
-        if note is None:
-            try:
-                note = await summarizer.note(request)
-            except LLMUnavailable as exc:
-                self.stopped = self.stopped or str(exc)
-                self._note_unreachable(exc)
-                return
-            except SummarizeError as exc:
-                report.failures.append(f"{exc}; an extractive note stands in until the next run")
-                fallback = self.offline_summarizer()
-                note = await fallback.note(request)
-                key, final = note_cache_key(request.text, fallback), False
-            finally:
-                usage = self._usage.pop(item.id, Usage())
-        else:
-            usage = Usage()
-        self.store.attach_note(item.id, key, note, self.clock(), final=final, usage=usage)
-        report.done += 1
+        if (cached := self.store.cached_note(key)) is not None:
+            self._attach(items, key, cached, report)
+            return
+        calls = self.calls_left(key, self.clock())
+        if calls == 0:
+            await self._stand_in([item for item in items if item.note is None], request, report)
+            return
+        try:
+            note = await summarizer.note(request, calls_allowed=calls)
+        except LLMUnavailable as exc:
+            self.stopped = self.stopped or str(exc)
+            self._note_unreachable(exc)
+            return
+        except SummarizeError as exc:
+            answers = self._record_failure(items, key, str(exc))
+            report.failures.append(f"{exc}; {self._what_stands_in(answers)}")
+            await self._stand_in(
+                [item for item in items if item.note is None or item.note.extractive],
+                request,
+                report,
+            )
+            return
+        finally:
+            _answers, usage = self._calls.pop(items[0].id, (0, Usage()))
+        self._attach(items, key, note, report, usage)
+        if self.config.llm.language.lower() == "english" and not looks_english(note.summary):
+            report.info.append(
+                f"item {items[0].id}: the model wrote its note in another language than"
+                " English; kept as written"
+            )
+
+    def _attach(
+        self,
+        items: Sequence[Item],
+        key: str,
+        note: Note,
+        report: StageReport,
+        usage: Usage | None = None,
+    ) -> None:
+        for index, item in enumerate(items):
+            cost = usage if index == 0 else None
+            self.store.attach_note(item.id, key, note, self.clock(), final=True, usage=cost)
+            report.done += 1
+
+    async def _stand_in(
+        self, bare: Sequence[Item], request: NoteRequest, report: StageReport
+    ) -> None:
+        """The extractive note for `bare` items (a model's note made with another prompt
+        version is better than a stand-in, and is kept)."""
+        if not bare:
+            return
+        fallback = self.offline_summarizer()
+        note = await fallback.note(request)
+        key = note_cache_key(request.text, fallback)
+        for item in bare:
+            self.store.attach_note(item.id, key, note, self.clock(), final=False)
+            report.done += 1
+
+    def _record_failure(self, items: Sequence[Item], key: str, error: str) -> int:
+        """Record the failed attempt on the items, with the answers it got (each was paid
+        for); the answers for `key` so far."""
+        before = self.store.note_attempts(key)
+        answers = before.answers + self._calls.get(items[0].id, (0, Usage()))[0]
+        failures = before.failures + 1
+        backoff = policy.backoff_delay(failures, base_s=NOTE_RETRY_BASE_S, max_s=NOTE_RETRY_MAX_S)
+        self.store.record_note_failure(
+            [item.id for item in items],
+            key,
+            answers=answers,
+            failures=failures,
+            error=error,
+            next_attempt_at=self.clock() + backoff,
+        )
+        return answers
+
+    def _what_stands_in(self, answers: int) -> str:
+        if answers >= self.config.llm.max_attempts:
+            return (
+                f"the extractive note stands ({answers} answers, llm.max_attempts);"
+                " `digest summarize --retry` asks again"
+            )
+        return "an extractive note stands in until the next attempt"
 
     def _note_unreachable(self, exc: LLMUnavailable) -> None:
         if not isinstance(exc, BudgetReached):  # the budget stops the model on purpose
@@ -188,11 +271,17 @@ class NotesStage:
             if isinstance(exc, LLMUnavailable) and not self.stopped:  # else raised just above
                 self.stopped = str(exc)
                 self._note_unreachable(exc)
-            log.warning("%s; the week summary falls back to the extractive one", exc)
+            log.warning("%s; the week summary falls back to the offline one", exc)
             self.week_usage = ModelUsage("offline", "", 1, Usage())
-            return await self.offline_summarizer().week_summary(period.label, noted)
+            offline = await self.offline_summarizer().week_summary(period.label, noted)
+            if isinstance(exc, UnusableAnswer):  # asked once for these notes: not again
+                saved = week_to_json(offline, "")
+                self.store.save_week_summary(
+                    key, period.label, saved, self.clock(), model=offline.model, usage=Usage()
+                )
+            return offline
         finally:
-            usage = self._usage.pop(None, Usage())
+            _answers, usage = self._calls.pop(None, (0, Usage()))
         saved = week_to_json(summary, summarizer.prompt_version)
         self.store.save_week_summary(
             key, period.label, saved, self.clock(), model=summary.model, usage=usage
@@ -213,8 +302,23 @@ class NotesStage:
 
     # -- summarisers, calls, provenance ----------------------------------------
 
-    def summarizer(self, on_call: Callable[[CallRecord], None]) -> Summarizer:
-        return make_summarizer(self.config.llm, on_call=on_call)
+    def summarizer(
+        self, on_call: Callable[[CallRecord], None], *, need_key: bool = True
+    ) -> Summarizer:
+        """The configured summariser, told which response format its server takes (found in
+        earlier runs) and remembering the ones it finds."""
+        base_url = self.config.llm.effective_base_url or OPENAI_BASE_URL
+
+        def remember(model: str, response_format: str) -> None:
+            self.store.save_response_format(base_url, model, response_format, self.clock())
+
+        options = Options(
+            on_call=on_call,
+            known_formats=self.store.response_formats(base_url),
+            on_format=remember,
+            need_key=need_key,
+        )
+        return make_summarizer(self.config.llm, options=options)
 
     def offline_summarizer(self) -> Summarizer:
         """Stands in when the configured model fails on one item or on the week summary."""
@@ -234,7 +338,8 @@ class NotesStage:
             item_id=call.item_id,
         )
         used = Usage(call.tokens_in, call.tokens_out, call.cost_usd)
-        self._usage[call.item_id] = self._usage.get(call.item_id, Usage()) + used
+        answers, usage = self._calls.get(call.item_id, (0, Usage()))
+        self._calls[call.item_id] = (answers + call.ok, usage + used)
 
     def notes_usage(self, period: Period) -> tuple[ModelUsage, ...]:
         """What the notes of the period's items cost when they were made, by model and prompt."""
@@ -250,17 +355,23 @@ class NotesStage:
 
     # -- the estimate of a run ---------------------------------------------------
 
-    def estimate(self, summarizer: Summarizer, period: Period) -> Estimate:
-        """The calls, tokens and worst-case cost of noting what is pending now, and of the week
-        summary; from the store alone: nothing is collected, fetched, called or written."""
+    def estimate(
+        self, summarizer: Summarizer, period: Period, *, only_period: bool = False
+    ) -> Estimate:
+        """The calls, tokens and worst-case cost of noting what is pending now (the items of
+        `period` alone with `only_period`), and of the week summary; from the store alone:
+        nothing is collected, fetched, called or written."""
         llm = self.config.llm
         known_tags = self.known_tags()
-        requests = [self.request_for(item, known_tags) for item in self.due(summarizer, period)]
-        missing = [
-            request
-            for request in requests
-            if self.store.cached_note(note_cache_key(request.text, summarizer)) is None
-        ]
+        due = self.due(summarizer, period, only_period=only_period)
+        cached, missing = 0, []
+        for items in self.by_text(summarizer, due, known_tags):
+            request = self.request_for(items[0], known_tags)
+            key = note_cache_key(request.text, summarizer)
+            if self.store.cached_note(key) is not None:
+                cached += len(items)
+            elif self.calls_left(key, self.clock()):
+                missing.append(request)
         planned = [t for t in map(summarizer.planned_tokens, missing) if t is not None]
         week_items = len(self.store.items_saved_between(period.start, period.end))
         week = summarizer.planned_week_tokens(week_items) if week_items else None
@@ -272,7 +383,7 @@ class NotesStage:
         return Estimate(
             provider=llm.provider,
             notes_due=len(missing),
-            notes_cached=len(requests) - len(missing),
+            notes_cached=cached,
             calls=len(planned) + (week is not None),
             tokens_in=sum(planned) + (week or 0),
             max_tokens_out=notes_out + week_out,

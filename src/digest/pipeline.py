@@ -132,10 +132,12 @@ class Pipeline:
 
     # -- notes -------------------------------------------------------------
 
-    async def make_notes(self, summarizer: Summarizer, period: Period | None = None) -> StageReport:
+    async def make_notes(
+        self, summarizer: Summarizer, period: Period | None = None, *, only_period: bool = False
+    ) -> StageReport:
         """Notes for the items that need one (see NotesStage.due), made concurrently."""
         report = StageReport("notes")
-        due = self.notes.due(summarizer, period)
+        due = self.notes.due(summarizer, period, only_period=only_period)
         known_tags = self.notes.known_tags()
         await run_together(
             self._counted(
@@ -233,12 +235,14 @@ def note_request(item: Item, known_tags: Sequence[str]) -> NoteRequest:
     )
 
 
-def estimate_run(config: Config, period: Period) -> Estimate:
-    """What a run for `period` would spend on the LLM, from the store as it is (no writes)."""
+def estimate_run(config: Config, period: Period, *, only_period: bool = True) -> Estimate:
+    """What a run for `period` would spend on the LLM, from the store as it is (no writes,
+    no API key needed)."""
     store = open_store(config.db_path)
     try:
         notes = NotesStage(store, config, utc_now, note_request)
-        return notes.estimate(notes.summarizer(on_call=lambda call: None), period)
+        summarizer = notes.summarizer(on_call=lambda call: None, need_key=False)
+        return notes.estimate(summarizer, period, only_period=only_period)
     finally:
         store.close()
 
@@ -257,8 +261,21 @@ def resolve_period(config: Config, week: str | None, now: datetime) -> Period:
 STAGES = ("collect", "fetch", "notes", "deliver")  # "draft": the file only, no delivery
 
 
+@dataclass(frozen=True)
+class NotesScope:
+    """Which notes a run writes: `only_period`: those of the period's items alone (`digest
+    now`); `retry`: items whose note attempts ran out are asked for again."""
+
+    only_period: bool = False
+    retry: bool = False
+
+
 async def _run_stages(
-    pipeline: Pipeline, period: Period, stages: Sequence[str], sleep: Sleep
+    pipeline: Pipeline,
+    period: Period,
+    stages: Sequence[str],
+    sleep: Sleep,
+    scope: NotesScope = NotesScope(),
 ) -> RunResult:
     result = RunResult(period)
     if "collect" in stages:
@@ -270,7 +287,10 @@ async def _run_stages(
     summarizer = pipeline.summarizer()
     try:
         if "notes" in stages:
-            result.reports.append(await pipeline.make_notes(summarizer, period))
+            if scope.retry:
+                pipeline.store.retry_notes()
+            report = await pipeline.make_notes(summarizer, period, only_period=scope.only_period)
+            result.reports.append(report)
         if "draft" in stages:
             result.path = await pipeline.compose_draft(period, summarizer)
         if "deliver" in stages:
@@ -294,6 +314,7 @@ def run(
     clock: Clock = utc_now,
     progress: Progress = no_progress,
     sleep: Sleep = time.sleep,
+    notes: NotesScope = NotesScope(),
 ) -> RunResult:
     """Open the store, run the stages in order and record the run; the caller holds the run lock.
 
@@ -305,7 +326,7 @@ def run(
         run_id = pipeline.run_id = store.start_run(command, clock())
         status, stats = "failed", dict[str, Any](period=period.label)
         try:
-            result = asyncio.run(_run_stages(pipeline, period, stages, sleep))
+            result = asyncio.run(_run_stages(pipeline, period, stages, sleep, notes))
             status = "partial" if result.failures else "ok"
             stats |= {report.stage: report.done for report in result.reports}
             stats["failures"] = len(result.failures)

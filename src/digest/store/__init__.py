@@ -13,6 +13,7 @@ from sqlite_utils import Database
 
 from digest.errors import StoreError
 from digest.migrations import migrations
+from digest.store.attempts import AttemptsStore
 from digest.store.base import (
     DeliveryRecord,
     DigestRecord,
@@ -38,7 +39,7 @@ __all__ = [
 ]
 
 
-class Store(SourcesStore, RunsStore, LinksStore):
+class Store(SourcesStore, RunsStore, LinksStore, AttemptsStore):
     pass
 
 

@@ -197,6 +197,12 @@ class ItemsStore(StoreBase):
                 " ELSE state END WHERE id = ?",
                 (cache_key, final, item_id),
             )
+            if final:  # the note attempts are over
+                conn.execute(
+                    "UPDATE items SET note_failures = 0, note_error = NULL,"
+                    " note_next_attempt_at = NULL WHERE id = ?",
+                    (item_id,),
+                )
 
     def cached_week_summary(self, cache_key: str) -> tuple[str, Usage] | None:
         """The week summary saved under this key (as saved: JSON) and what it cost."""
@@ -351,6 +357,11 @@ def _item_from_row(row: sqlite3.Row) -> Item:
         linked_text=row["linked_text"],
         quality=row["quality"],
         read_at=from_iso(row["read_at"]),
+        note_key=row["note_key"],
+        note_attempts=row["note_attempts"],
+        note_failures=row["note_failures"],
+        note_error=row["note_error"],
+        note_next_attempt_at=from_iso(row["note_next_attempt_at"]),
     )
 
 

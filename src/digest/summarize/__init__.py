@@ -1,6 +1,7 @@
 """Summarisers: a protocol and a registry of the two we ship, offline and OpenAI-compatible.
 
-`make_summarizer(config.llm, on_call=record)` gives one; `await summarizer.note(request)` makes
+`make_summarizer(config.llm, on_call=record)` gives one (`formats`: the response formats the
+server is known to take, by model, and the callback told of newly found ones); `await summarizer.note(request)` makes
 a note; `await summarizer.week_summary(label, [(item_id, title, note), ...])` the week's
 statements, each citing item ids. `on_call` hears of every LLM call, with its tokens and cost.
 """
@@ -8,10 +9,12 @@ statements, each citing item ids. `on_call` hears of every LLM call, with its to
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 
 from digest.config import LLMConfig
 from digest.errors import ConfigError
 from digest.summarize.base import CallRecord, NoteRequest, Summarizer, note_cache_key
+from digest.summarize.capabilities import OnFormat
 from digest.summarize.offline import OfflineSummarizer
 from digest.summarize.openai_chat import OpenAISummarizer
 
@@ -20,6 +23,7 @@ __all__ = [
     "CallRecord",
     "NoteRequest",
     "OfflineSummarizer",
+    "Options",
     "OpenAISummarizer",
     "Summarizer",
     "make_summarizer",
@@ -29,29 +33,49 @@ __all__ = [
 OnCall = Callable[[CallRecord], None]
 
 
-def _offline(config: LLMConfig, on_call: OnCall | None) -> Summarizer:
+@dataclass(frozen=True)
+class Options:
+    """What a summariser is told besides the config."""
+
+    on_call: OnCall | None = None
+    known_formats: dict[str, str] = field(default_factory=dict)
+    on_format: OnFormat | None = None
+    need_key: bool = True  # False: only to plan calls (--dry-run), none is made
+
+
+def _offline(config: LLMConfig, options: Options) -> Summarizer:
     return OfflineSummarizer(config)
 
 
-def _openai(config: LLMConfig, on_call: OnCall | None) -> Summarizer:
+def _openai(config: LLMConfig, options: Options) -> Summarizer:
     api_key, base_url = config.api_key, config.effective_base_url
-    if api_key is None and base_url is None:
+    if api_key is None and base_url is None and options.need_key:
         raise ConfigError(
             f"config error: llm.api_key_env: ${config.api_key_env} is not set; the openai"
             " provider needs an API key, or llm.base_url for a local server"
         )
     # Local OpenAI-compatible servers need no key, but the client insists on one.
     return OpenAISummarizer(
-        config, api_key=api_key or "not-needed", base_url=base_url, on_call=on_call
+        config,
+        api_key=api_key or "not-needed",
+        base_url=base_url,
+        on_call=options.on_call,
+        known_formats=options.known_formats,
+        on_format=options.on_format,
     )
 
 
-REGISTRY: dict[str, Callable[[LLMConfig, OnCall | None], Summarizer]] = {
+REGISTRY: dict[str, Callable[[LLMConfig, Options], Summarizer]] = {
     "offline": _offline,
     "openai": _openai,
 }
 
 
-def make_summarizer(config: LLMConfig, *, on_call: OnCall | None = None) -> Summarizer:
+def make_summarizer(
+    config: LLMConfig, *, on_call: OnCall | None = None, options: Options | None = None
+) -> Summarizer:
     """The summariser `config.provider` names; `on_call` hears of every LLM call it makes."""
-    return REGISTRY[config.provider](config, on_call)
+    options = options or Options()
+    if on_call is not None:
+        options = replace(options, on_call=on_call)
+    return REGISTRY[config.provider](config, options)

@@ -1,29 +1,34 @@
-"""What a model's answers must look like, and how a bad one is described back to it (pure).
+"""What a model's answers must hold, read as tolerantly as real models write them (pure).
 
-A note: a summary of 2 to 4 sentences (1 to 4 when only saved context or a post was read), up
-to 5 key points and 5 tags; empty, placeholder ("N/A"), refusing, oversized or URL-bearing
-summaries are refused so that the one repair attempt can fix them. The week summary: statements
-that each cite item ids, and the must-reads; the composer checks the ids against the store.
+A note is usable when it has a summary about the article: one sentence or several (past six
+the rest is cut), a list of sentences, prose where JSON was asked for, the complete sentences
+of an answer cut off by max_tokens. Key points and tags may be missing, one string, or a
+comma-separated string. Whitespace, markup and URLs that are the item's own are normalised
+away. Not usable: no summary, a refusal or placeholder, the prompt or its delimiter echoed
+back, text with no content word in common with the article, a URL the item does not have.
+The week summary keeps the statements that cite items of the week and drops the rest.
 """
 
 from __future__ import annotations
 
-import json
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from digest.models import NoteBasis
-from digest.summarize.text import URL, clean, sentences, shorten, without_links
+from digest.summarize.reading import prose, read_answer, summary_field, without_reasoning
+from digest.summarize.text import URL, clean, sentences, shorten, without_links, words
 
 MAX_SUMMARY_CHARS = 1200
-MAX_SUMMARY_SENTENCES = 4
+MAX_SUMMARY_SENTENCES = 6
 MAX_LIST_ITEMS = 5
 MAX_KEY_POINT_CHARS = 200
 MAX_STATEMENTS = 6
 MAX_STATEMENT_CHARS = 600
 MAX_MUST_READS = 3
+MIN_WORDS_TO_JUDGE = 6  # distinct content words a text needs before an off-topic summary shows
 
 NOTE_SCHEMA: dict[str, object] = {
     "type": "object",
@@ -66,15 +71,19 @@ _PREAMBLE = re.compile(
     )""",
     re.IGNORECASE | re.VERBOSE,
 )
-# Answers that are not a summary at all: placeholders and refusals.
+# Answers that are not a summary at all: placeholders, refusals, "as an AI" disclaimers.
 _NOT_A_SUMMARY = re.compile(
     r"""^\W*(?:n/?a|none|null|nil|unknown|no\ (?:summary|content|text)\b.*
       | (?:summary\ )?not\ available\b.*
-      | (?:i'?m|i\ am)\ (?:sorry|unable)\b.* | i\ (?:cannot|can't|can\ not)\b.* | as\ an\ ai\b.*
+      | (?:i'?m|i\ am)\ (?:sorry|unable|not\ able)\b.* | i\ (?:cannot|can't|can\ not|could\ not|couldn't)\b.*
+      | i\ (?:do\ not|don't)\ have\ (?:access|the\ ability)\b.* | as\ an?\ (?:ai|language\ model)\b.*
+      | unfortunately,?\ i\b.* | sorry,?\ (?:but\ )?i\b.*
     )\W*$""",
     re.IGNORECASE | re.VERBOSE | re.DOTALL,
 )
-_FENCE = re.compile(r"^\s*```(?:json)?\s*\n?(.*?)\n?```\s*$", re.DOTALL | re.IGNORECASE)
+_TERMINAL = ('.', '!', '?', '…', '."', ".'", '.”', '!"', '?"', ".)", "。")
+_LIST_SPLIT = re.compile(r"\n+|;\s+")
+_TAG_SPLIT = re.compile(r"[,;\n#|]+")
 
 
 def strip_preamble(text: str) -> str:
@@ -88,58 +97,141 @@ def _one_line(value: str) -> str:
     return strip_preamble(" ".join(clean(value).split()))
 
 
+@dataclass(frozen=True)
+class AnswerContext:
+    """What a note answer is checked against."""
+
+    basis: NoteBasis = NoteBasis.FULL_TEXT
+    known_tags: tuple[str, ...] = ()
+    source: str = ""  # title and text sent: a summary shares a content word with it
+    item_urls: tuple[str, ...] = ()  # a summary may name these (they are removed), no other
+    echo_markers: tuple[str, ...] = ()  # the delimiter, lines of the instructions
+    truncated: bool = False  # the answer was cut off by max_tokens
+
+
+def _texts(value: Any) -> list[str]:
+    """Strings from whatever a model put in a field: a string, a list, numbers, objects."""
+    if value is None or isinstance(value, bool):
+        return []
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, int | float):
+        return [str(value)]
+    if isinstance(value, dict):
+        return [text for part in value.values() for text in _texts(part)][:1]
+    if isinstance(value, list | tuple):
+        return [text for part in value for text in _texts(part)]
+    return []
+
+
 class NoteAnswer(BaseModel):
-    """Validated with context {"basis": NoteBasis, "known_tags": [...]} (see parse_note_answer)."""
+    """Validated with an AnswerContext as context {"answer": ...} (see parse_note_answer)."""
 
     model_config = ConfigDict(extra="ignore")
 
-    summary: str = Field(min_length=1, max_length=MAX_SUMMARY_CHARS)
+    summary: str
     key_points: list[str] = Field(default_factory=list)
     tags: list[str] = Field(default_factory=list)
 
     @field_validator("summary", mode="before")
     @classmethod
-    def _without_preamble(cls, value: Any) -> Any:
-        return _one_line(value) if isinstance(value, str) else value
+    def _as_text(cls, value: Any) -> str:
+        return _one_line(prose(" ".join(_texts(value))))
 
     @field_validator("summary")
     @classmethod
-    def _a_real_summary(cls, value: str, info: ValidationInfo) -> str:
+    def _usable(cls, value: str, info: ValidationInfo) -> str:
+        context = _context(info)
+        if not value and context.truncated:
+            raise ValueError(
+                "the answer was cut off by max_tokens before any summary: raise"
+                " llm.max_output_tokens (reasoning models spend tokens on thinking first)"
+            )
+        if not value:
+            raise ValueError("the answer had no summary")
         if _NOT_A_SUMMARY.match(value):
             raise ValueError("the summary must summarise the text, not be a placeholder or refusal")
-        if URL.search(value) or "](" in value:
-            raise ValueError("the summary must not contain URLs")
-        count = len(sentences(value))
-        fewest = 2 if _basis(info) in (NoteBasis.FULL_TEXT, NoteBasis.EXCERPT) else 1
-        if not fewest <= count <= MAX_SUMMARY_SENTENCES:
-            raise ValueError(
-                f"the summary must have {fewest} to {MAX_SUMMARY_SENTENCES} sentences, not {count}"
-            )
+        value = _without_item_urls(value, context.item_urls)
+        if context.truncated:
+            value = _complete_sentences(value)
+        value = _fitted(value)
+        if not _shares_a_word(value, context.source):
+            raise ValueError("the summary has no word in common with the text: not about it")
         return value
 
-    @field_validator("key_points")
+    @field_validator("key_points", mode="before")
     @classmethod
-    def _short_list(cls, value: list[str]) -> list[str]:
-        points = (without_links(_one_line(point)).lstrip("-•* ") for point in value)
+    def _points(cls, value: Any) -> list[str]:
+        parts = [part for text in _texts(value) for part in _LIST_SPLIT.split(clean(text))]
+        points = (without_links(_one_line(prose(point))) for point in parts)
         return [shorten(point, MAX_KEY_POINT_CHARS) for point in points if point][:MAX_LIST_ITEMS]
 
-    @field_validator("tags")
+    @field_validator("tags", mode="before")
     @classmethod
-    def _normalised_tags(cls, value: list[str], info: ValidationInfo) -> list[str]:
-        known = {tag_key(tag): tag for tag in (info.context or {}).get("known_tags", ())}
-        tags = (" ".join(clean(tag).lower().strip("#").split()) for tag in value)
+    def _normalised_tags(cls, value: Any, info: ValidationInfo) -> list[str]:
+        known = {tag_key(tag): tag for tag in _context(info).known_tags}
+        raw = (part for text in _texts(value) for part in _TAG_SPLIT.split(clean(text)))
+        tags = (" ".join(tag.lower().strip(" \"'`*.").split()) for tag in raw)
         tags = (known.get(tag_key(tag), tag) for tag in tags if not URL.search(tag))
         return list(dict.fromkeys(tag for tag in tags if 0 < len(tag) <= 40))[:MAX_LIST_ITEMS]
 
 
+def _context(info: ValidationInfo) -> AnswerContext:
+    context = (info.context or {}).get("answer")
+    return context if isinstance(context, AnswerContext) else AnswerContext()
+
+
+def _without_item_urls(summary: str, item_urls: tuple[str, ...]) -> str:
+    """The summary without the item's own URLs; a URL the item does not have is made up."""
+    found = [url.rstrip(".,;:!?)]'\"") for url in URL.findall(summary)]
+    found += re.findall(r"\]\(([^)\s]+)\)", summary)
+    for url in found:
+        bare = url.split("://", 1)[-1].removeprefix("www.").rstrip("/")
+        if not any(bare and bare in known for known in item_urls):
+            raise ValueError(f"the summary names a URL the item does not have ({shorten(url, 80)})")
+    if not found:
+        return summary
+    summary = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", summary)  # [text](url): the text
+    for url in sorted(found, key=len, reverse=True):
+        summary = summary.replace(url, "")
+    return re.sub(r"\s+([.,;:!?])", r"\1", " ".join(summary.split()))
+
+
+def _complete_sentences(summary: str) -> str:
+    """What was cut off by max_tokens taken away: the sentences that ended."""
+    whole = sentences(summary)
+    if whole and not whole[-1].endswith(_TERMINAL):
+        whole.pop()
+    if not whole:
+        raise ValueError("the answer was cut off before its first sentence ended")
+    return " ".join(whole)
+
+
+def _fitted(summary: str) -> str:
+    """At most MAX_SUMMARY_SENTENCES sentences and MAX_SUMMARY_CHARS characters, whole
+    sentences kept where they fit."""
+    kept: list[str] = []
+    for sentence in sentences(summary)[:MAX_SUMMARY_SENTENCES]:
+        if len(" ".join([*kept, sentence])) > MAX_SUMMARY_CHARS:
+            break
+        kept.append(sentence)
+    return " ".join(kept) if kept else shorten(summary, MAX_SUMMARY_CHARS)
+
+
+def _shares_a_word(summary: str, source: str) -> bool:
+    """Whether the summary has a content word of the text, or one sharing its first five
+    letters (so that "compilers" meets "compiler", and a name survives a translation).
+    A text of a few words (a bare title) is too short to judge by: any summary passes."""
+    stems = {word[:5] for word in words(source)}
+    if len(stems) < MIN_WORDS_TO_JUDGE:
+        return True
+    return any(word[:5] in stems for word in words(summary))
+
+
 def tag_key(tag: str) -> str:
     """'Language-Models' and 'language model' are the same tag."""
-    words = re.sub(r"[\s_\-/]+", " ", tag.lower()).split()
-    return " ".join(word[:-1] if len(word) > 3 and word.endswith("s") else word for word in words)
-
-
-def _basis(info: ValidationInfo) -> NoteBasis:
-    return NoteBasis((info.context or {}).get("basis", NoteBasis.FULL_TEXT))
+    words_ = re.sub(r"[\s_\-/]+", " ", tag.lower()).split()
+    return " ".join(word[:-1] if len(word) > 3 and word.endswith("s") else word for word in words_)
 
 
 class StatementAnswer(BaseModel):
@@ -150,53 +242,75 @@ class StatementAnswer(BaseModel):
 
     @field_validator("text", mode="before")
     @classmethod
-    def _without_preamble(cls, value: Any) -> Any:
-        return _one_line(value) if isinstance(value, str) else value
+    def _without_preamble(cls, value: Any) -> str:
+        return shorten(_one_line(prose(" ".join(_texts(value)))), MAX_STATEMENT_CHARS)
+
+    @field_validator("items", mode="before")
+    @classmethod
+    def _numbers(cls, value: Any) -> list[int]:
+        return [int(n) for text in _texts(value) for n in re.findall(r"\d{1,9}", text)]
 
 
 class WeekAnswer(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    statements: list[StatementAnswer] = Field(min_length=1)
+    statements: list[StatementAnswer]
     must_read: list[int] = Field(default_factory=list)
 
-    @field_validator("statements")
-    @classmethod
-    def _few(cls, value: list[StatementAnswer]) -> list[StatementAnswer]:
-        return value[:MAX_STATEMENTS]
 
-    @field_validator("must_read")
-    @classmethod
-    def _fewer(cls, value: list[int]) -> list[int]:
-        return list(dict.fromkeys(value))[:MAX_MUST_READS]
+_INLINE_CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")  # "… as two posts show [3, 7]"
+_KEY_POINT_KEYS = ("key_points", "keypoints", "key points", "points", "highlights", "bullets")
+_TAG_KEYS = ("tags", "topics", "keywords", "categories", "labels")
+_CITE_KEYS = ("items", "cites", "citations", "ids", "sources", "item_ids")
 
 
-def parse_note_answer(
-    content: str | None,
-    basis: NoteBasis = NoteBasis.FULL_TEXT,
-    known_tags: tuple[str, ...] = (),
-) -> NoteAnswer:
-    """The note in a model's answer; ValueError (pydantic's ValidationError among them) if none."""
-    context = {"basis": basis, "known_tags": known_tags}
-    return NoteAnswer.model_validate(_json_object(content), context=context)
+def _first(data: dict[str, Any], keys: tuple[str, ...]) -> Any:
+    return next((data[key] for key in keys if data.get(key) not in (None, "", [])), None)
 
 
-def parse_week_answer(content: str | None) -> WeekAnswer:
-    return WeekAnswer.model_validate(_json_object(content))
+def parse_note_answer(content: str | None, context: AnswerContext | None = None) -> NoteAnswer:
+    """The note in a model's answer; ValueError (pydantic's ValidationError among them) if it
+    has none that is usable."""
+    context = context or AnswerContext()
+    answer = without_reasoning(content or "")  # reasoning may quote the prompt, an answer not
+    if any(marker and marker in answer for marker in context.echo_markers):
+        raise ValueError("the answer echoed the prompt instead of summarising the text")
+    read = read_answer(content)
+    if isinstance(read, str):
+        fields: dict[str, Any] = {"summary": read}
+    else:
+        fields = {
+            "summary": summary_field(read),
+            "key_points": _first(read, _KEY_POINT_KEYS),
+            "tags": _first(read, _TAG_KEYS),
+        }
+    return NoteAnswer.model_validate(fields, context={"answer": context})
 
 
-def _json_object(content: str | None) -> dict[str, Any]:
-    if not content or not content.strip():
-        raise ValueError("the answer was empty")
-    if fenced := _FENCE.match(content):
-        content = fenced.group(1)
-    try:
-        data = json.loads(content)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"the answer was not JSON ({exc.msg} at character {exc.pos})") from exc
-    if not isinstance(data, dict):
-        raise ValueError("the answer was not a JSON object")
-    return data
+def parse_week_answer(content: str | None, item_ids: frozenset[int] | None = None) -> WeekAnswer:
+    """The statements of a week summary that cite items in `item_ids` (all, if None), citing
+    only those; ValueError if none does."""
+    read = read_answer(content)
+    data = read if isinstance(read, dict) else {}
+    statements = []
+    for raw in _listed(data.get("statements") or data.get("themes")):
+        fields = raw if isinstance(raw, dict) else {"text": raw}
+        cites = _first({str(k).lower(): v for k, v in fields.items()}, _CITE_KEYS)
+        cites = cites or _INLINE_CITATION.findall(" ".join(_texts(fields.get("text"))))
+        try:
+            statement = StatementAnswer.model_validate({"text": fields.get("text"), "items": cites})
+        except ValidationError:
+            continue
+        cited = [i for i in dict.fromkeys(statement.items) if item_ids is None or i in item_ids]
+        if cited:
+            statements.append(statement.model_copy(update={"items": cited}))
+    if not statements:
+        raise ValueError("no statement of the week summary cited an item of the week")
+    must_read = StatementAnswer._numbers(data.get("must_read"))
+    must_read = [i for i in dict.fromkeys(must_read) if item_ids is None or i in item_ids]
+    return WeekAnswer(statements=statements[:MAX_STATEMENTS], must_read=must_read[:MAX_MUST_READS])
+
+
+def _listed(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value] if value else []
 
 
 def describe_invalid(exc: ValueError) -> str:

@@ -27,7 +27,7 @@ class CallRecord:
     """One LLM call, successful or not, for the llm_calls table."""
 
     model: str
-    purpose: str  # "note", "note-repair", "week-summary"
+    purpose: str  # "note", "note-repair", "week-summary", "week-summary-repair"
     tokens_in: int
     tokens_out: int
     duration_s: float
@@ -41,8 +41,10 @@ class Summarizer(Protocol):
     summary_model: str  # the week summary's
     prompt_version: str
 
-    async def note(self, request: NoteRequest) -> Note:
-        """A note on one item; raises SummarizeError (or LLMUnavailable to stop the stage)."""
+    async def note(self, request: NoteRequest, *, calls_allowed: int = 2) -> Note:
+        """A note on one item in at most `calls_allowed` LLM calls (a repair is the second);
+        raises UnusableAnswer when the model answered nothing usable, another SummarizeError
+        when it could not answer, LLMUnavailable to stop the stage."""
         ...
 
     async def week_summary(

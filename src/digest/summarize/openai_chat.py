@@ -1,9 +1,12 @@
 """Notes from any OpenAI-compatible chat completions server, through the official client.
 
 Our own timeouts, retries (429 and 5xx, honouring Retry-After), concurrency bound and spending
-cap; structured output (json_schema, else json_object) validated, with one repair attempt; the
-page text is data fenced by a random delimiter in the user message, never instructions, and is
-condensed to llm.max_input_tokens before the call. No tools are ever offered to the model.
+cap. Structured output is asked for as json_schema; a server that answers 400 or 422 to it is
+asked with json_object, then with the plain prompt, and what worked is reported through
+`on_format` so that later runs do not probe again. Answers are read tolerantly (answers.py),
+with one repair turn when the caller allows two calls. Reasoning models get
+max_completion_tokens. The page text is data fenced by a random delimiter in the user message,
+never instructions, condensed to llm.max_input_tokens before the call. No tools are offered.
 """
 
 from __future__ import annotations
@@ -19,23 +22,30 @@ from typing import Any
 
 import openai
 from openai.types.chat import ChatCompletionMessageParam
-from openai.types.chat.completion_create_params import ResponseFormat
 
 from digest.config import LLMConfig
-from digest.errors import LLMUnavailable, SummarizeError
+from digest.errors import LLMUnavailable, SummarizeError, UnusableAnswer
 from digest.models import Note, NoteBasis, Statement, WeekSummary
 from digest.policy import backoff_delay, retry_after_s
 from digest.summarize.answers import (
     NOTE_SCHEMA,
     WEEK_SCHEMA,
+    AnswerContext,
     describe_invalid,
     parse_note_answer,
     parse_week_answer,
 )
 from digest.summarize.base import CallRecord, NoteRequest
+from digest.summarize.capabilities import (
+    FORMATS,
+    Capabilities,
+    OnFormat,
+    response_format_param,
+)
 from digest.summarize.condense import condense
 from digest.summarize.costs import Spending, call_cost
 from digest.summarize.prompts import (
+    ECHO_MARKERS,
     MESSAGE_OVERHEAD_TOKENS,
     PROMPT_VERSION,
     new_delimiter,
@@ -48,7 +58,7 @@ from digest.summarize.prompts import (
     week_data,
     week_instructions,
 )
-from digest.summarize.text import shorten
+from digest.summarize.text import URL, shorten
 from digest.summarize.tokens import count_tokens
 
 log = logging.getLogger(__name__)
@@ -59,6 +69,7 @@ RETRYABLE_STATUS = frozenset({408, 409, 429})
 UNAVAILABLE_STATUS = frozenset({401, 403, 404})
 
 OnCall = Callable[[CallRecord], None]
+Parse = Callable[[str | None, bool], Any]  # (content, cut off by max_tokens) -> answer
 
 
 @dataclass(frozen=True)
@@ -72,6 +83,7 @@ class Ask:
     max_tokens: int
     who: str  # names the culprit in error messages
     item_id: int | None = None
+    delimiter: str = ""
     messages: list[ChatCompletionMessageParam] = field(default_factory=list)
     prompt_tokens: int = 0  # of the first messages, counted once (a repair adds its own)
 
@@ -92,12 +104,14 @@ class OpenAISummarizer:
         api_key: str,
         base_url: str | None,
         on_call: OnCall | None = None,
+        known_formats: dict[str, str] | None = None,
+        on_format: OnFormat | None = None,
     ) -> None:
         self.config = config
         self.model = config.model
         self.summary_model = config.summary_model or config.model
         self.prompt_version = f"{PROMPT_VERSION}:{config.language}"
-        self.response_format = "json_schema"  # "json_object" once the server rejects a schema
+        self.capabilities = Capabilities(config, known_formats, on_format)
         self.spending = Spending(config)
         self._api_key = api_key
         self._base_url = base_url
@@ -112,17 +126,24 @@ class OpenAISummarizer:
     def where(self) -> str:
         return self._base_url or "api.openai.com"
 
-    async def note(self, request: NoteRequest) -> Note:
+    async def note(self, request: NoteRequest, *, calls_allowed: int = 2) -> Note:
         # Condensing and counting are CPU work: off the event loop, which waits on calls,
         # and one at a time, so that a crowd of threads does not starve the loop of the GIL.
         self._bind_to_running_loop()
         async with self._preparing:
             ask, basis = await asyncio.to_thread(self._note_ask, request)
+        context = AnswerContext(
+            basis=basis,
+            known_tags=request.known_tags,
+            source=f"{request.title or ''}\n{request.text}",
+            item_urls=(*([request.url] if request.url else []), *URL.findall(request.text)),
+            echo_markers=(ask.delimiter, *ECHO_MARKERS),
+        )
 
-        def parse(content: str | None) -> Any:
-            return parse_note_answer(content, basis, request.known_tags)
+        def parse(content: str | None, truncated: bool) -> Any:
+            return parse_note_answer(content, replace(context, truncated=truncated))
 
-        answer = await self._answer(ask, parse)
+        answer = await self._answer(ask, parse, calls_allowed)
         return Note(
             summary=answer.summary,
             key_points=tuple(answer.key_points),
@@ -148,6 +169,7 @@ class OpenAISummarizer:
                 self.config.max_output_tokens,
                 who=_describe_item(request),
                 item_id=request.item_id,
+                delimiter=delimiter,
             ),
             instructions,
             data,
@@ -171,11 +193,17 @@ class OpenAISummarizer:
                 WEEK_SCHEMA,
                 self.config.summary_max_output_tokens,
                 who=f"week summary {period_label}",
+                delimiter=delimiter,
             ),
             instructions,
             data,
         )
-        answer = await self._answer(ask, parse_week_answer)
+        cited = frozenset(item_id for item_id, _title, _note in notes)
+
+        def parse(content: str | None, truncated: bool) -> Any:
+            return parse_week_answer(content, cited)
+
+        answer = await self._answer(ask, parse)
         statements = (Statement(s.text, tuple(s.items)) for s in answer.statements)
         return WeekSummary(tuple(statements), tuple(answer.must_read), model=self.summary_model)
 
@@ -199,30 +227,29 @@ class OpenAISummarizer:
 
     # -- one answer: a call, and one repair if it does not validate ---------------
 
-    async def _answer(self, ask: Ask, parse: Callable[[str | None], Any]) -> Any:
+    async def _answer(self, ask: Ask, parse: Parse, calls_allowed: int = 2) -> Any:
         async with self._slot():
             try:
-                return await self._answer_in_slot(ask, parse)
+                return await self._answer_in_slot(ask, parse, calls_allowed)
             except LLMUnavailable as exc:
                 self._stopped = self._stopped or exc  # calls waiting for a slot make none
                 raise
 
-    async def _answer_in_slot(self, ask: Ask, parse: Callable[[str | None], Any]) -> Any:
+    async def _answer_in_slot(self, ask: Ask, parse: Parse, calls_allowed: int) -> Any:
         if self._stopped is not None:
             raise self._stopped
-        content = await self._complete(ask, ask.purpose)
+        content, truncated = await self._complete(ask, ask.purpose)
         try:
-            return parse(content)
+            return parse(content, truncated)
         except ValueError as exc:
+            if calls_allowed < 2:
+                raise _unusable(ask, "no usable answer", exc) from exc
             ask.messages.extend(repair_messages(content, describe_invalid(exc)))
-        content = await self._complete(ask, f"{ask.purpose}-repair")
+        content, truncated = await self._complete(ask, f"{ask.purpose}-repair")
         try:
-            return parse(content)
+            return parse(content, truncated)
         except ValueError as again:
-            problem = describe_invalid(again)
-            raise SummarizeError(
-                f"summarize failed: {ask.who}: no valid answer after one repair: {problem}"
-            ) from again
+            raise _unusable(ask, "no usable answer after one repair", again) from again
 
     @asynccontextmanager
     async def _slot(self) -> AsyncIterator[None]:
@@ -230,17 +257,24 @@ class OpenAISummarizer:
         async with self._slots:
             yield
 
-    async def _complete(self, ask: Ask, purpose: str) -> str | None:
-        """The answer's content; retries transient failures, falls back from json_schema once."""
+    async def _complete(self, ask: Ask, purpose: str) -> tuple[str | None, bool]:
+        """The answer's content and whether max_tokens cut it off; retries transient failures,
+        and after a 400 or 422 asks again in the next response format (or token parameter)."""
         attempt = 0
         while True:
+            response_format = FORMATS[0]
             try:
-                return await self._call(ask, purpose)
-            except openai.BadRequestError as exc:
-                if self.response_format != "json_schema":
+                async with self.capabilities.probing(ask.model):
+                    response_format = self.capabilities.response_format(ask.model)
+                    answer = await self._call(ask, purpose, response_format)
+                self.capabilities.confirm(ask.model)
+                return answer
+            except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
+                change = self.capabilities.another_way(ask.model, response_format, exc.message)
+                if change is None:
                     raise SummarizeError(f"summarize failed: {ask.who}: {_status(exc)}") from exc
-                log.info("%s rejected json_schema output; using json_object this run", self.where)
-                self.response_format = "json_object"
+                log.info("%s model %s: %s; asking with %s", self.where, ask.model, _status(exc),
+                         change)  # fmt: skip
             except (openai.APIStatusError, openai.APIConnectionError, TimeoutError) as exc:
                 delay = self._retry_delay(exc, ask.who)
                 if attempt >= self.config.max_retries:
@@ -276,30 +310,37 @@ class OpenAISummarizer:
             raise SummarizeError(f"summarize failed: {who}: {_status(exc)}")
         return retry_after_s(exc.response.headers, datetime.now(UTC), cap_s=RETRY_AFTER_CAP_S)
 
-    async def _call(self, ask: Ask, purpose: str) -> str | None:
+    async def _call(
+        self, ask: Ask, purpose: str, response_format: str
+    ) -> tuple[str | None, bool]:
         client = self._bind_to_running_loop()
         estimate = ask.tokens_in()
         reserved = self.spending.reserve(ask.model, estimate, ask.max_tokens)
+        reasoning = self.capabilities.token_param(ask.model) == "max_completion_tokens"
         started = time.monotonic()
         try:
             async with asyncio.timeout(self.config.timeout_s):
                 completion = await client.chat.completions.create(
                     model=ask.model,
                     messages=ask.messages,
-                    response_format=self._response_format(ask),
-                    max_tokens=ask.max_tokens,
+                    response_format=response_format_param(
+                        response_format, ask.schema_name, ask.schema
+                    ),
+                    max_tokens=openai.omit if reasoning else ask.max_tokens,
+                    max_completion_tokens=ask.max_tokens if reasoning else openai.omit,
                 )
         except BaseException:
             self.spending.settle(reserved, 0.0)
             self._record(ask, purpose, 0, 0, started, ok=False)
             raise
         usage = completion.usage
-        content = completion.choices[0].message.content if completion.choices else None
+        choice = completion.choices[0] if completion.choices else None
+        content = choice.message.content if choice else None
         tokens_in = usage.prompt_tokens if usage else estimate
         tokens_out = usage.completion_tokens if usage else count_tokens(content or "")
         cost = self._record(ask, purpose, tokens_in, tokens_out, started, ok=True)
         self.spending.settle(reserved, cost)
-        return content
+        return content, choice is not None and choice.finish_reason == "length"
 
     def _record(
         self, ask: Ask, purpose: str, tokens_in: int, tokens_out: int, started: float, *, ok: bool
@@ -313,14 +354,6 @@ class OpenAISummarizer:
             self._on_call(record)
         return cost
 
-    def _response_format(self, ask: Ask) -> ResponseFormat:
-        if self.response_format == "json_object":
-            return {"type": "json_object"}
-        return {
-            "type": "json_schema",
-            "json_schema": {"name": ask.schema_name, "strict": True, "schema": ask.schema},
-        }
-
     def _bind_to_running_loop(self) -> openai.AsyncOpenAI:
         """The client and the concurrency bound belong to the event loop that uses them."""
         loop = asyncio.get_running_loop()
@@ -328,6 +361,7 @@ class OpenAISummarizer:
             self._loop = loop
             self._slots = asyncio.Semaphore(self.config.concurrency)
             self._preparing = asyncio.Semaphore(1)
+            self.capabilities.rebind()
             self._client = openai.AsyncOpenAI(
                 api_key=self._api_key,
                 base_url=self._base_url,
@@ -335,6 +369,10 @@ class OpenAISummarizer:
                 max_retries=0,
             )
         return self._client
+
+
+def _unusable(ask: Ask, what: str, exc: ValueError) -> UnusableAnswer:
+    return UnusableAnswer(f"summarize failed: {ask.who}: {what}: {describe_invalid(exc)}")
 
 
 def _ask(purpose: Ask, instructions: str, data: str) -> Ask:

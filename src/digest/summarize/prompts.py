@@ -17,6 +17,9 @@ PROMPT_VERSION = "chat-2"
 # Chat formatting around each message, and room for the one repair turn, in tokens.
 MESSAGE_OVERHEAD_TOKENS = 8
 REPAIR_TURN_TOKENS = 60
+NOTE_ROLE = "You write short notes on saved web pages for a weekly reading digest."
+NOTE_FORMAT = 'Answer with only a JSON object: {"summary": "...", "key_points": ["..."], "tags": ["..."]}'
+ECHO_MARKERS = (NOTE_ROLE, NOTE_FORMAT[:30])  # an answer holding one echoed the prompt
 
 
 def new_delimiter() -> str:
@@ -51,13 +54,11 @@ def note_instructions(config: LLMConfig, request: NoteRequest, delimiter: str) -
         " marks what was left out.",
     }.get(request.basis, "")
     return (
-        "You write short notes on saved web pages for a weekly reading digest."
-        f" Summarise the text in {config.language}, in {length}: what it says and why it matters."
+        f"{NOTE_ROLE} Summarise the text in {config.language}, in {length}: what it says and why it matters."
         " Start with the substance: no preamble such as 'Here is a summary'. Add up to 5 short"
         f" key points and up to 5 short lower-case topic tags.{prefer}{basis}\n\n"
         f"{_fence_rule(delimiter, 'The text is')} Do not put URLs or links anywhere in your"
-        " answer.\n\n"
-        'Answer with only a JSON object: {"summary": "...", "key_points": ["..."], "tags": ["..."]}'
+        f" answer.\n\n{NOTE_FORMAT}"
     )
 
 

@@ -87,6 +87,14 @@ def words(text: str) -> list[str]:
     return [w for w in found if len(w) > 1 and not w.isdigit() and w not in STOPWORDS]
 
 
+def looks_english(text: str) -> bool:
+    """False for a text of some length with too few English function words to be English."""
+    tokens = re.findall(r"[^\W\d_]+", text.lower())
+    if len(tokens) < 8:
+        return True
+    return sum(token in STOPWORDS for token in tokens) / len(tokens) >= 0.15
+
+
 def shorten(text: str, limit: int) -> str:
     """Cut at a word boundary so that the result, with an ellipsis, fits in `limit` characters."""
     text = " ".join(text.split())

@@ -1,0 +1,309 @@
+"""Never pay twice: note attempts recorded on items and capped over runs, the response format
+found once per server and model, only the requested week noted, a kill costing at most the
+calls in flight, and a week overview that keeps what it can."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from click.testing import CliRunner
+
+from digest.cli import cli
+from digest.config import Config
+from digest.periods import parse_week
+from digest.pipeline import NotesScope, RunResult, run
+from fake_openai import USABLE_SHAPES, FakeOpenAI
+from test_notes import NOW, WEEK, config_for, db, digest_text, seed
+
+TOPICS = (
+    "compilers parsing grammars", "databases indexes transactions", "kernels schedulers threads",
+    "browsers layout rendering", "networks routing congestion", "graphics shaders textures",
+    "storage flash wearing", "editors buffers undo", "shells pipes signals", "caches eviction",
+)  # fmt: skip
+
+
+def pages(count: int, prefix: str = "https://site.example/") -> dict[str, str]:
+    return {
+        f"{prefix}{n}": f"Article {n} on {TOPICS[n % len(TOPICS)]}: how {TOPICS[n % 10]} work"
+        f" in practice, variant {n}, with measurements and advice for teams at {prefix}."
+        for n in range(count)
+    }
+
+
+def notes_run(config: Config, days_later: float = 0) -> RunResult:
+    moment = NOW + timedelta(days=days_later)
+    return run(config, "summarize", period=WEEK, stages=("notes",), clock=lambda: moment)
+
+
+def note_calls(fake_openai: FakeOpenAI) -> int:
+    return sum(1 for body in fake_openai.requests if "[" not in body["messages"][1]["content"][:80])
+
+
+def model_notes(config: Config) -> int:
+    with db(config) as conn:
+        query = "SELECT count(*) FROM items i JOIN notes n ON n.id = i.note_id WHERE n.model = 'm'"
+        return int(conn.execute(query).fetchone()[0])
+
+
+def test_three_runs_over_twenty_items_call_at_most_once_each_then_never(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    config = config_for(tmp_path, fake_openai, concurrency=4)
+    seed(config, pages(20))
+    fake_openai.responder = FakeOpenAI.mixed(USABLE_SHAPES)
+
+    counts = []
+    for later in (0, 2, 9):  # days: past any backoff
+        before = len(fake_openai.requests)
+        notes_run(config, later)
+        counts.append(len(fake_openai.requests) - before)
+
+    assert counts[0] <= 20 and counts[1:] == [0, 0]
+    assert model_notes(config) == 20
+
+
+def test_a_server_whose_every_answer_is_unusable_is_asked_at_most_max_attempts_times(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    config = config_for(tmp_path, fake_openai, max_attempts=3)
+    seed(config, pages(3))
+    fake_openai.responder = FakeOpenAI.shaped("refusal")
+
+    for later in (0, 2, 9):
+        result = notes_run(config, later)
+
+    assert len(fake_openai.requests) == 3 * 3
+    with db(config) as conn:
+        rows = conn.execute("SELECT note_attempts, note_error, note_next_attempt_at FROM items")
+        for attempts, error, _next in rows:
+            assert attempts == 3 and "placeholder or refusal" in error
+    assert result.failures == []  # nothing was tried in the last run
+    assert "(extractive summary)" in notes_and_digest(config)
+
+
+def notes_and_digest(config: Config) -> str:
+    run(config, "compose", period=WEEK, stages=("deliver",), clock=lambda: NOW)
+    return digest_text(config)
+
+
+def test_the_same_text_saved_again_later_is_not_asked_for_again(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    config = config_for(tmp_path, fake_openai)
+    text = next(iter(pages(1).values()))
+    seed(config, {"https://first.example/a": text})
+    fake_openai.responder = FakeOpenAI.shaped("refusal")
+    notes_run(config)
+    later = NOW + timedelta(days=8)
+    seed(config, {"https://second.example/b": text}, saved_at=later)
+
+    period = parse_week("2026-W48", ZoneInfo("UTC"))
+    assert period.start <= later < period.end
+    run(config, "now", period=period, stages=("notes",), clock=lambda: later,
+        notes=NotesScope(only_period=True))  # fmt: skip
+
+    assert len(fake_openai.requests) == 2  # the first item's call and repair, nothing since
+    with db(config) as conn:
+        assert conn.execute("SELECT count(*) FROM items WHERE note_id IS NULL").fetchone() == (0,)
+
+
+def test_a_failed_attempt_waits_out_its_backoff(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
+    config = config_for(tmp_path, fake_openai, max_attempts=3)
+    seed(config, pages(1))
+    fake_openai.script(FakeOpenAI.text(""), FakeOpenAI.text(""))
+
+    notes_run(config)
+    notes_run(config, 0.01)  # 15 minutes later: within the first backoff (30 min)
+    assert len(fake_openai.requests) == 2
+    with db(config) as conn:
+        (when,) = conn.execute("SELECT note_next_attempt_at FROM items").fetchone()
+    assert when == (NOW + timedelta(minutes=30)).isoformat()
+
+    notes_run(config, 1)
+    assert len(fake_openai.requests) == 3 and model_notes(config) == 1
+
+
+def test_json_schema_rejected_is_probed_once_and_remembered_for_later_runs(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    config = config_for(tmp_path, fake_openai, concurrency=4)
+    seed(config, pages(6))
+    fake_openai.reject_formats = {"json_schema": 400, "json_object": 422}
+
+    notes_run(config)
+    first = [_format(body) for body in fake_openai.requests]
+    seed(config, pages(4, "https://other.example/"))
+    notes_run(config)
+    second = [_format(body) for body in fake_openai.requests[len(first) :]]
+
+    assert first == ["json_schema", "json_object"] + ["plain"] * 6
+    assert second == ["plain"] * 4
+    assert model_notes(config) == 10
+    with db(config) as conn:
+        row = conn.execute("SELECT base_url, model, response_format FROM llm_formats").fetchone()
+    assert row == (fake_openai.base_url, "m", "plain")
+
+
+def _format(body: dict[str, Any]) -> str:
+    return str(body.get("response_format", {}).get("type", "plain"))
+
+
+def test_a_new_text_is_asked_for_again_after_its_old_text_ran_out_of_attempts(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    config = config_for(tmp_path, fake_openai)
+    ids = seed(config, pages(1))
+    fake_openai.script(FakeOpenAI.text("N/A"), FakeOpenAI.text("N/A"))
+    notes_run(config)
+    seed(config, {url: "A better copy about compilers and parsers." for url in ids})
+
+    notes_run(config)
+
+    assert len(fake_openai.requests) == 3 and model_notes(config) == 1
+
+
+def test_now_for_a_week_notes_only_that_weeks_items(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
+    config = config_for(tmp_path, fake_openai)
+    seed(config, pages(3))
+    seed(config, pages(4, "https://older.example/"), saved_at=NOW - timedelta(days=14))
+    path = tmp_path / "digest.toml"
+    path.write_text(
+        f'[digest]\ndata_dir = "data"\n\n[llm]\nprovider = "openai"\nmodel = "m"\n'
+        f'base_url = "{fake_openai.base_url}"\nmax_retries = 0\n'
+    )
+
+    dry = CliRunner().invoke(cli, ["now", "--dry-run", "--week", WEEK.label, "--config", str(path)])
+    result = CliRunner().invoke(cli, ["now", "--week", WEEK.label, "--config", str(path)])
+
+    assert dry.exit_code == 0 and "3 notes to write" in dry.stdout, dry.output
+    assert result.exit_code == 0, result.output
+    assert note_calls(fake_openai) == 3 and len(fake_openai.requests) == 4  # and the week's overview
+    with db(config) as conn:
+        unnoted = conn.execute("SELECT url FROM items WHERE note_id IS NULL ORDER BY url")
+        assert [url for (url,) in unnoted] == sorted(pages(4, "https://older.example/"))
+
+
+def test_dry_run_needs_no_api_key(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
+    config = config_for(tmp_path, fake_openai)
+    seed(config, pages(2))
+    path = tmp_path / "digest.toml"
+    path.write_text('[digest]\ndata_dir = "data"\n\n[llm]\nprovider = "openai"\nmodel = "m"\n')
+
+    dry = CliRunner().invoke(cli, ["now", "--dry-run", "--week", WEEK.label, "--config", str(path)])
+
+    assert dry.exit_code == 0, dry.output
+    assert "2 notes to write" in dry.stdout and "3 LLM calls" in dry.stdout
+    assert fake_openai.requests == []
+
+
+def test_a_kill_during_notes_costs_at_most_the_calls_in_flight(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    config = config_for(tmp_path, fake_openai, concurrency=2)
+    seed(config, pages(12))
+    path = tmp_path / "digest.toml"
+    path.write_text(
+        f'[digest]\ndata_dir = "data"\n\n[llm]\nprovider = "openai"\nmodel = "m"\n'
+        f'base_url = "{fake_openai.base_url}"\nconcurrency = 2\n'
+    )
+    fake_openai.delay_s = 0.3
+    command = [sys.executable, "-m", "digest", "summarize", "--config", str(path)]
+    env = {key: value for key, value in os.environ.items() if not key.startswith("OPENAI")}
+    child = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while len(fake_openai.requests) < 6 and time.monotonic() < deadline and child.poll() is None:
+        time.sleep(0.02)
+    child.send_signal(signal.SIGKILL)
+    child.wait(timeout=30)
+    before = len(fake_openai.requests)
+    noted_before = model_notes(config)
+    fake_openai.delay_s = 0.0
+
+    rerun = CliRunner().invoke(cli, ["summarize", "--config", str(path)])
+
+    assert rerun.exit_code == 0, rerun.output
+    assert 0 < noted_before < 12, "the kill came too late or too early to test anything"
+    assert before - noted_before <= 2  # lost: the calls in flight (llm.concurrency) at most
+    assert len(fake_openai.requests) - before == 12 - noted_before  # no note made is asked again
+    assert model_notes(config) == 12
+
+
+def test_week_overview_keeps_statements_with_valid_citations(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    config = config_for(tmp_path, fake_openai)
+    ids = list(seed(config, pages(2)).values())
+    notes_run(config)
+    overview = (
+        f"Sure! {{'statements': [{{'text': 'Compilers and databases meet.', 'items': ['{ids[0]}']}},"
+        " {'text': 'A claim about nothing.', 'items': [999]}, {'text': 'No citation.'},],"
+        f" 'must_read': [{ids[1]}, 999]}}"
+    )
+    fake_openai.script(FakeOpenAI.text(overview))
+
+    text = notes_and_digest(config)
+
+    assert "- Compilers and databases meet. ([0](https://site.example/0))" in text
+    assert "claim about nothing" not in text and "No citation" not in text
+    assert "**Must read:** [1](https://site.example/1)" in text
+
+
+def test_an_unusable_week_overview_leaves_the_offline_one_marked_and_is_not_asked_again(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    config = config_for(tmp_path, fake_openai)
+    seed(config, pages(2))
+    notes_run(config)
+    bad = '{"statements": [{"text": "Invented.", "items": [999]}], "must_read": []}'
+    fake_openai.script(FakeOpenAI.text(bad), FakeOpenAI.text(bad))
+
+    text = notes_and_digest(config)
+    calls = len(fake_openai.requests)
+    notes_and_digest(config)
+
+    assert "Week summary: from the notes' tags (offline, no LLM)." in text
+    assert "Invented" not in text
+    assert len(fake_openai.requests) == calls
+
+
+def test_a_note_in_another_language_is_kept_and_noted(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
+    config = config_for(tmp_path, fake_openai)
+    seed(config, pages(1))
+    fake_openai.responder = FakeOpenAI.shaped("other_language")
+
+    result = notes_run(config)
+
+    assert model_notes(config) == 1
+    assert any("in another language than English; kept" in line for line in result.reports[0].info)
+
+
+def test_summarize_retry_asks_again_for_items_whose_attempts_ran_out(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    config = config_for(tmp_path, fake_openai)
+    seed(config, pages(2))
+    path = tmp_path / "digest.toml"
+    path.write_text(
+        f'[digest]\ndata_dir = "data"\n\n[llm]\nprovider = "openai"\nmodel = "m"\n'
+        f'base_url = "{fake_openai.base_url}"\nmax_retries = 0\nconcurrency = 1\n'
+    )
+    fake_openai.responder = FakeOpenAI.shaped("refusal")
+    first = CliRunner().invoke(cli, ["summarize", "--config", str(path)])
+    again = CliRunner().invoke(cli, ["summarize", "--config", str(path)])
+    assert first.exit_code == again.exit_code == 0
+    assert "`digest summarize --retry` asks again" in first.stderr
+    assert len(fake_openai.requests) == 4  # two items, one repair each; the rerun asks nothing
+    fake_openai.responder = None
+
+    retried = CliRunner().invoke(cli, ["summarize", "--retry", "--config", str(path)])
+
+    assert retried.exit_code == 0, retried.output
+    assert len(fake_openai.requests) == 6 and model_notes(config) == 2
