@@ -10,7 +10,7 @@ import hashlib
 import re
 from collections import Counter
 from collections.abc import Container, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
 from functools import cache
 from urllib.parse import quote
@@ -20,17 +20,11 @@ import jinja2
 
 from digest.models import Item, ItemState, NoteBasis, Period, Usage, WeekSummary
 from digest.summarize.text import shorten, without_links
+from digest.unread import reason, unread_line
 
 OTHER = "Other"
 SAVED_CONTEXT_MARKER = "(from saved context — the page could not be read)"
-# Why a fetched page was not used (Item.quality), for the saved-context marker.
-QUALITY_REASONS = {
-    "blocked": "the page was a bot check",
-    "consent": "the page was a consent wall",
-    "login": "the page asked for a login",
-    "paywalled": "the page was a paywall",
-    "thin": "the page had too little text",
-}
+NOT_READ_MARKER = "(page not read yet; fetched on the next run)"
 EXTRACTIVE_MARKER = "(extractive summary)"
 EXCERPT_MARKER = "(from the central passages of a long page)"
 EMPTY_WEEK = "Nothing was saved this week."
@@ -57,6 +51,7 @@ class Entry:
     summary: str | None
     marker: str | None
     points: tuple[str, ...]
+    also: tuple[tuple[str, str], ...] = ()  # (site, url) of the same story elsewhere
 
 
 @dataclass
@@ -140,15 +135,18 @@ def content_hash(markdown: str) -> str:
     return hashlib.sha256(markdown.encode("utf-8")).hexdigest()
 
 
-def format_period(period: Period, zone: ZoneInfo) -> str:
-    """'17–23 November 2026'; months and years are named only where they change."""
+def format_period(period: Period, zone: ZoneInfo, *, short: bool = False) -> str:
+    """'17–23 November 2026' ('17–23 Nov 2026' if short); months and years are named only
+    where they change."""
     first = period.start.astimezone(zone).date()
     last = (period.end.astimezone(zone) - timedelta(days=1)).date()
+    months = [month[:3] for month in _MONTHS] if short else _MONTHS
+    start, end = (f"{day.day} {months[day.month - 1]}" for day in (first, last))
     if first.year != last.year:
-        return f"{_day(first)} {first.year} – {_day(last)} {last.year}"
+        return f"{start} {first.year} – {end} {last.year}"
     if first.month != last.month:
-        return f"{_day(first)} – {_day(last)} {last.year}"
-    return f"{first.day}–{last.day} {_MONTHS[last.month - 1]} {last.year}"
+        return f"{start} – {end} {last.year}"
+    return f"{first.day}–{end} {last.year}"
 
 
 def topic_of(item: Item, shared_tags: Container[str] | None = None) -> str:
@@ -200,13 +198,25 @@ def _entry(item: Item) -> Entry:
     if not item.url:
         return _note_entry(item)
     title = _collapse(item.display_title) or item.url
-    if note is None:
-        failed = item.state is ItemState.FAILED
-        context = _collapse(item.context or "") or None
-        return Entry(title, item.url, context, SAVED_CONTEXT_MARKER if failed else None, ())
-    summary = model_text(note.summary) or None
+    if note is None or _pretend(item):
+        # no note from the page: the user's own words, and why the page is not read
+        context = without_lead(_collapse(item.context or ""), title) or None
+        failed = item.state is ItemState.FAILED or _pretend(item)
+        return Entry(title, item.url, context, _unread_marker(item) if failed else None, ())
+    summary = without_lead(model_text(note.summary), title) or None
     points = tuple(point for point in map(model_text, note.key_points) if point)
     return Entry(title, item.url, summary, _note_marker(item), points)
+
+
+def _pretend(item: Item) -> bool:
+    """An offline note of a page never read restates the title and the saved text: none."""
+    note = item.note
+    return note is not None and note.extractive and note.basis is NoteBasis.SAVED_CONTEXT
+
+
+def _unread_marker(item: Item) -> str:
+    line = unread_line(item)
+    return f"({line[0].lower()}{line[1:].rstrip('.')})" if line else NOT_READ_MARKER
 
 
 def _note_entry(item: Item) -> Entry:
@@ -218,9 +228,27 @@ def _note_entry(item: Item) -> Entry:
         rest = context.removeprefix(text) if context.startswith(text) else context
         rest = rest.lstrip(" -–—:;,.")
         return Entry(text, None, rest if rest and rest != text else None, None, ())
-    summary = _collapse(item.note.summary) if item.note else None
+    summary = without_lead(_collapse(item.note.summary), text) if item.note else None
     points = item.note.key_points if item.note else ()
-    return Entry(text, None, None if summary == text else summary, None, points)
+    return Entry(text, None, summary or None, None, points)
+
+
+def without_lead(summary: str, title: str) -> str:
+    """The summary without the title it starts with (a post's title is its first line)."""
+    key = _comparable(title)
+    if not key or not _comparable(summary).startswith(key):
+        return summary
+    kept = 0  # how many characters of `summary` the title covers, counted on comparable text
+    while kept < len(summary) and len(_comparable(summary[:kept])) < len(key):
+        kept += 1
+    if summary[kept : kept + 1].isalnum():  # the title ends inside a word: not a repeat
+        return summary
+    rest = summary[kept:].lstrip(" -–—:;,.!?…\"'”’)")
+    return rest[:1].upper() + rest[1:]
+
+
+def _comparable(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\s]", "", text).casefold().split())
 
 
 def _note_marker(item: Item) -> str | None:
@@ -239,8 +267,8 @@ def model_text(text: str) -> str:
 
 def saved_context_marker(item: Item) -> str:
     """Say that the note rests on saved context, and why when the page was no article."""
-    reason = QUALITY_REASONS.get(item.quality or "")
-    return f"(from saved context — {reason})" if reason else SAVED_CONTEXT_MARKER
+    why = reason(item)
+    return f"(from saved context — {why})" if why else SAVED_CONTEXT_MARKER
 
 
 def _week_text(week_summary: WeekSummary, items: Sequence[Item], topics: Sequence[Topic]) -> str:
@@ -284,7 +312,12 @@ def _citations(ids: Sequence[int], by_id: dict[int, Item]) -> str:
 def footer_lines(provenance: Provenance, items: Sequence[Item]) -> list[str]:
     """Who wrote the notes and the week summary, the tokens and cost, what was skipped."""
     lines = []
-    notes = "; ".join(_by_model(entry, "note") for entry in provenance.notes)
+    pretend = sum(map(_pretend, items))  # offline "notes" of pages never read: not summaries
+    usages = [
+        replace(entry, count=max(0, entry.count - pretend)) if entry.model == "offline" else entry
+        for entry in provenance.notes
+    ]
+    notes = "; ".join(_by_model(entry, "note") for entry in usages if entry.count)
     if notes:
         lines.append(f"Notes: {notes}.")
     if provenance.week is not None:
@@ -314,15 +347,15 @@ def _usage_text(usage: Usage) -> str:
 
 
 def skipped_items(items: Sequence[Item]) -> dict[str, int]:
-    """Why items are shown without a note, with how many of each."""
+    """Why items are shown without a note from their page, with how many of each."""
     reasons: dict[str, int] = {}
     for item in items:
-        if item.note is not None:
+        if item.note is not None and not _pretend(item):
             continue
-        if item.state is ItemState.NEW and item.url:
+        if item.state is ItemState.NEW and item.url and item.note is None:
             why = "not fetched yet"
-        elif item.state is ItemState.FAILED:
-            why = "could not be fetched"
+        elif item.state is ItemState.FAILED or _pretend(item):
+            why = f"not read ({reason(item) or 'not fetched yet'})"
         else:
             why = "waiting for a note (the LLM was unavailable or the budget spent)"
         reasons[why] = reasons.get(why, 0) + 1

@@ -176,6 +176,7 @@ class Pipeline:
             self.clock(),
             allowed_urls=linkable_urls(items, backlog),
             sleep=sleep,
+            empty=not items,
         )
         self._write_item_notes(period, items, outcome)
         return outcome
@@ -245,7 +246,10 @@ def resolve_period(config: Config, week: str | None, now: datetime) -> Period:
         return current
     if week == "last":
         return previous_period(current, zone)
-    return parse_week(week, zone)
+    period = parse_week(week, zone)
+    if period.start > now:
+        raise ValueError(f"week {period.label} has not started yet (now is {current.label})")
+    return period
 
 
 STAGES = ("collect", "fetch", "notes", "deliver")  # "draft": the file only, no delivery
@@ -270,8 +274,9 @@ async def _run_stages(
         if "deliver" in stages:
             result.delivery = await pipeline.compose_and_deliver(period, summarizer, sleep)
             result.path = result.delivery.path
+            delivery = result.delivery
             result.reports.append(
-                StageReport("deliver", len(result.delivery.delivered), result.delivery.failures)
+                StageReport("deliver", len(delivery.delivered), delivery.failures, delivery.held)
             )
     finally:
         await summarizer.aclose()
