@@ -108,7 +108,9 @@ def locked(command: Callable[..., None]) -> Callable[..., None]:
     return click.option("--wait", is_flag=True, help="Wait for another run to finish.")(wrapper)
 
 
-def _run_stages(command: str, stages: Sequence[str], week: str | None) -> None:
+def _run_stages(
+    command: str, stages: Sequence[str], week: str | None, *, retry: bool = False
+) -> None:
     from digest.clock import utc_now
     from digest.pipeline import run
     from digest.progress import stage_progress
@@ -116,7 +118,7 @@ def _run_stages(command: str, stages: Sequence[str], week: str | None) -> None:
     cfg = config()
     period = _period(cfg, week, utc_now())
     with stage_progress() as progress:
-        result = run(cfg, command, period=period, stages=stages, progress=progress)
+        result = run(cfg, command, period=period, stages=stages, progress=progress, retry=retry)
     print_reports(result.reports)
     if result.path is not None:
         click.echo(str(result.path))
@@ -131,6 +133,9 @@ def _period(cfg: Config, week: str | None, now: datetime) -> Period:
         raise click.BadParameter(str(exc), param_hint="--week") from exc
 
 
+RETRY = click.option(
+    "--retry", is_flag=True, help="Fetch every failed item again now, not after its backoff."
+)
 WEEK = click.option(
     "--week", metavar="YYYY-Www|last", help="ISO week, or 'last' (default: the current one)."
 )
@@ -144,10 +149,23 @@ WEEK = click.option(
     help="Only estimate the LLM calls, tokens and cost of the run, from what is in the store"
     " now: nothing is collected, fetched, sent to the LLM, written or delivered.",
 )
+@click.option(
+    "--since", metavar="YYYY-Www", help="Every week with items from this one to now (backfill)."
+)
+@click.option("--all", "every_week", is_flag=True, help="Every week that has items (backfill).")
+@RETRY
 @common_options
 @locked
-def now(week: str | None, dry_run: bool) -> None:
-    """Collect, fetch, note, compose and deliver the digest of one week; print its path last."""
+def now(week: str | None, dry_run: bool, since: str | None, every_week: bool, retry: bool) -> None:
+    """Collect, fetch, note, compose and deliver the digest of one week; print its path last.
+
+    With --since or --all, write every week that has items, one line each; past weeks are
+    not mailed."""
+    if since or every_week:
+        if week or dry_run:
+            raise click.UsageError("--since/--all cannot go with --week or --dry-run")
+        _backfill(since, retry)
+        return
     if dry_run:
         from digest.clock import utc_now
         from digest.pipeline import estimate_run
@@ -156,7 +174,30 @@ def now(week: str | None, dry_run: bool) -> None:
         for line in estimate_run(cfg, _period(cfg, week, utc_now())).lines():
             click.echo(line)
         return
-    _run_stages("now", ("collect", "fetch", "notes", "deliver"), week)
+    _run_stages("now", ("collect", "fetch", "notes", "deliver"), week, retry=retry)
+
+
+def _backfill(since: str | None, retry: bool) -> None:
+    from digest.backfill import backfill
+    from digest.clock import utc_now
+    from digest.progress import stage_progress
+
+    cfg = config()
+    start = None
+    if since:
+        try:
+            start = _period(cfg, since, utc_now())
+        except click.BadParameter as exc:
+            raise click.BadParameter(exc.message, param_hint="--since") from exc
+    with stage_progress() as progress:
+        gathered, weeks = backfill(cfg, start, progress=progress, retry=retry)
+    print_reports(gathered.reports)
+    for week, result in weeks:
+        print_reports([r for r in result.reports if r.failures])
+        things = "item" if week.items == 1 else "items"
+        click.echo(f"{week.period.label}: {week.items} {things}, {result.path}")
+    if not weeks:
+        click.echo("no week has items" + (f" since {since}" if since else ""), err=True)
 
 
 @cli.command()
@@ -168,11 +209,12 @@ def collect() -> None:
 
 
 @cli.command()
+@RETRY
 @common_options
 @locked
-def extract() -> None:
+def extract(retry: bool) -> None:
     """Fetch and extract the text of items that are due."""
-    _run_stages("extract", ("fetch",), None)
+    _run_stages("extract", ("fetch",), None, retry=retry)
 
 
 @cli.command()

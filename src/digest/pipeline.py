@@ -30,6 +30,7 @@ from digest.periods import parse_week, period_containing, previous_period
 from digest.store import Store, open_store
 from digest.summarize import CallRecord, NoteRequest, Summarizer
 from digest.tasks import run_together
+from digest.unread import without_unresolved
 from digest.vault import write_item_notes
 
 log = logging.getLogger("digest")
@@ -63,6 +64,7 @@ class Pipeline:
         self.clock = clock
         self.progress = progress
         self.run_id: int | None = None
+        self.retry = False  # fetch every failed item now, whatever its backoff says
         self.notes = NotesStage(store, config, clock, note_request)
 
     async def _counted(
@@ -116,7 +118,7 @@ class Pipeline:
         return [
             item
             for item in self.store.fetch_candidates()
-            if not item.gave_up and policy.is_due(item.next_attempt_at, now)
+            if self.retry or (not item.gave_up and policy.is_due(item.next_attempt_at, now))
         ]
 
     async def fetch_and_extract(self) -> StageReport:
@@ -260,9 +262,9 @@ async def _run_stages(
 ) -> RunResult:
     result = RunResult(period)
     if "collect" in stages:
-        result.reports.extend(await pipeline.collect())
+        result.reports.extend(without_unresolved(r, "feeds") for r in await pipeline.collect())
     if "fetch" in stages:
-        result.reports.append(await pipeline.fetch_and_extract())
+        result.reports.append(without_unresolved(await pipeline.fetch_and_extract(), "pages"))
     if not {"notes", "draft", "deliver"} & set(stages):
         return result
     summarizer = pipeline.summarizer()
@@ -292,14 +294,17 @@ def run(
     clock: Clock = utc_now,
     progress: Progress = no_progress,
     sleep: Sleep = time.sleep,
+    retry: bool = False,
 ) -> RunResult:
     """Open the store, run the stages in order and record the run; the caller holds the run lock.
 
-    `sleep` is the pause between mail retries; a true result stops the retries.
+    `sleep` is the pause between mail retries; a true result stops the retries. With `retry`,
+    every failed item is fetched again now.
     """
     store = open_store(config.db_path)
     try:
         pipeline = Pipeline(config, store, clock=clock, progress=progress)
+        pipeline.retry = retry
         run_id = pipeline.run_id = store.start_run(command, clock())
         status, stats = "failed", dict[str, Any](period=period.label)
         try:
