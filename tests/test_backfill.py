@@ -10,7 +10,16 @@ from click.testing import CliRunner, Result
 
 from digest.cli import cli
 from digest.compose import ModelUsage, Provenance, compose
-from digest.models import Item, ItemKind, ItemState, Note, NoteBasis, StageReport, Usage, WeekSummary
+from digest.models import (
+    Item,
+    ItemKind,
+    ItemState,
+    Note,
+    NoteBasis,
+    StageReport,
+    Usage,
+    WeekSummary,
+)
 from digest.periods import parse_week
 from digest.store import open_store
 from digest.unread import without_unresolved
