@@ -9,16 +9,17 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
-from collections.abc import Container, Iterable, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
 from functools import cache
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 from zoneinfo import ZoneInfo
 
 import jinja2
 
 from digest.models import Item, ItemState, NoteBasis, Period, Usage, WeekSummary
+from digest.stories import same_stories
 from digest.summarize.text import shorten, without_links
 from digest.unread import reason, unread_line
 
@@ -110,7 +111,7 @@ def compose(
     a statement left citing nothing; links and URLs in its text are removed, and citations
     become links to the items' own URLs."""
     unique = _unique(items)
-    topics = group_by_topic(unique)
+    topics = group_by_topic(*_one_entry_per_story(unique))
     year_ago = _unique(backlog.year_ago)
     shown = {item.key for item in year_ago}
     unread = [item for item in backlog.unread if item.key not in shown]
@@ -164,20 +165,39 @@ def topic_of(item: Item, shared_tags: Container[str] | None = None) -> str:
     return OTHER
 
 
-def group_by_topic(items: Sequence[Item]) -> list[Topic]:
+def _one_entry_per_story(items: Sequence[Item]) -> tuple[list[Item], dict[str, list[Item]]]:
+    """The item shown for each story (the first with a note), and the other items of its story
+    by the shown item's key."""
+    shown, also = [], {}
+    for group in same_stories(items):
+        first = min(group, key=lambda i: (items[i].note is None, i))
+        shown.append(items[first])
+        if len(group) > 1:
+            also[items[first].key] = [items[i] for i in group if i != first]
+    return shown, also
+
+
+def group_by_topic(items: Sequence[Item], also: Mapping[str, Sequence[Item]] = {}) -> list[Topic]:
     """Topics by size (largest first) then name; Other, the catch-all, comes last. A tag
     names a section only when two or more items share it (as a tag or as their topic): one
-    item's tag is noise."""
+    item's tag is noise. `also`: other items of the same story, linked from the entry."""
     tagged = Counter(name for item in items for name in _topic_and_tags(item))
     shared = {tag for tag, count in tagged.items() if count >= 2}
     groups: dict[str, Topic] = {}
     for item in items:
         name = topic_of(item, shared)
-        groups.setdefault(name.casefold(), Topic(name)).entries.append(_entry(item))
+        sources = tuple((_site(other.url), other.url) for other in also.get(item.key, ()) if other.url)
+        entry = replace(_entry(item), also=sources)
+        groups.setdefault(name.casefold(), Topic(name)).entries.append(entry)
     return sorted(
         groups.values(),
         key=lambda t: (t.name == OTHER, -len(t.entries), t.name.casefold(), t.name),
     )
+
+
+def _site(url: str) -> str:
+    host = urlsplit(url).hostname or url
+    return host.removeprefix("www.")
 
 
 def _topic_and_tags(item: Item) -> set[str]:

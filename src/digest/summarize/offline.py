@@ -125,7 +125,7 @@ def pick_sentences(found: list[str], count: int, title: str | None = None) -> li
 
     The opening sentence comes first when it says something: writers summarise what the lead
     says (against human-written summaries, lead-3 beat a purely central pick)."""
-    vectors = _tfidf([words(s) for s in found])
+    vectors = tfidf([words(s) for s in found])
     order = rank_sentences(found, vectors, title)
     if found and _is_key_point(found[0]):
         order = [0, *(i for i in order if i != 0)]
@@ -133,7 +133,7 @@ def pick_sentences(found: list[str], count: int, title: str | None = None) -> li
     for i in order:
         if len(found[i]) > MAX_SENTENCE_CHARS and picked:  # a run-on block, not a sentence
             continue
-        if all(_cosine(vectors[i], vectors[j]) < NEAR_DUPLICATE for j in picked):
+        if all(cosine(vectors[i], vectors[j]) < NEAR_DUPLICATE for j in picked):
             picked.append(i)
             if len(picked) == count:
                 break
@@ -149,10 +149,10 @@ def rank_sentences(
     (writers put the news first), sentences sharing the title's words and sentences that
     say more."""
     bags = [words(s) for s in found]
-    vectors = vectors or _tfidf(bags)
+    vectors = vectors or tfidf(bags)
     count = len(found)
     edges: list[list[tuple[int, float]]] = [[] for _ in range(count)]
-    for (i, j), weight in _similarities(vectors).items():
+    for (i, j), weight in similarities(vectors).items():
         edges[i].append((j, weight))
         edges[j].append((i, weight))
     title_words = set(words(title or ""))
@@ -168,7 +168,7 @@ def rank_sentences(
     return sorted(range(count), key=lambda i: (-round(scores[i], 12), i))
 
 
-def _tfidf(documents: list[list[str]]) -> list[dict[str, float]]:
+def tfidf(documents: list[list[str]]) -> list[dict[str, float]]:
     """TF-IDF vectors of unit length, so that a dot product is the cosine similarity."""
     frequency = Counter(word for doc in documents for word in set(doc))
     count = len(documents)
@@ -181,13 +181,13 @@ def _tfidf(documents: list[list[str]]) -> list[dict[str, float]]:
     return vectors
 
 
-def _cosine(a: dict[str, float], b: dict[str, float]) -> float:
+def cosine(a: dict[str, float], b: dict[str, float]) -> float:
     if len(a) > len(b):
         a, b = b, a
     return sum(value * b.get(word, 0.0) for word, value in a.items())
 
 
-def _similarities(vectors: list[dict[str, float]]) -> dict[tuple[int, int], float]:
+def similarities(vectors: list[dict[str, float]]) -> dict[tuple[int, int], float]:
     """Cosine similarity of every pair (i < j) that shares a word, through a word index: only
     pairs with something in common cost anything."""
     postings: dict[str, list[tuple[int, float]]] = {}
