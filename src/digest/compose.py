@@ -18,7 +18,7 @@ from zoneinfo import ZoneInfo
 
 import jinja2
 
-from digest.models import Item, ItemState, NoteBasis, Period, Usage, WeekSummary
+from digest.models import Item, ItemState, NoteBasis, Period, Statement, Usage, WeekSummary
 from digest.stories import same_stories
 from digest.summarize.text import shorten, without_links
 from digest.unread import reason, unread_line
@@ -31,6 +31,9 @@ EXCERPT_MARKER = "(from the central passages of a long page)"
 EMPTY_WEEK = "Nothing was saved this week."
 SHORT_NOTE_CHARS = 280  # a saved note this short is shown as it is, not summarised
 CITED_TITLE_CHARS = 60
+URL_TITLE_CHARS = 60
+OVERVIEW_SECTIONS = 4
+OVERVIEW_CITES = 2
 _INLINE_CITATION = re.compile(r"\s*\[(\d+(?:\s*,\s*\d+)*)\]")
 
 _MONTHS = (
@@ -103,15 +106,21 @@ def compose(
     zone: ZoneInfo,
     backlog: Backlog = Backlog(),
     provenance: Provenance | None = None,
+    sections: Mapping[int, str] | None = None,
 ) -> str:
     """The digest of `period`: heading, the week's summary, the items grouped by topic,
     then the backlog sections that have items, then the provenance footer if given.
 
     A WeekSummary is checked against `items`: citations of other ids are dropped, and so is
     a statement left citing nothing; links and URLs in its text are removed, and citations
-    become links to the items' own URLs."""
+    become links to the items' own URLs. `sections` names the section of items without a
+    topic (most central first within a section); the offline week summary is then made of
+    the main sections, citing their most central items."""
     unique = _unique(items)
-    topics = group_by_topic(*_one_entry_per_story(unique))
+    sections = sections or {}
+    topics = group_by_topic(*_one_entry_per_story(unique), sections=sections)
+    if sections and week_summary.model == "offline":
+        week_summary = overview(sections, unique)
     year_ago = _unique(backlog.year_ago)
     shown = {item.key for item in year_ago}
     unread = [item for item in backlog.unread if item.key not in shown]
@@ -177,7 +186,11 @@ def _one_entry_per_story(items: Sequence[Item]) -> tuple[list[Item], dict[str, l
     return shown, also
 
 
-def group_by_topic(items: Sequence[Item], also: Mapping[str, Sequence[Item]] = {}) -> list[Topic]:
+def group_by_topic(
+    items: Sequence[Item],
+    also: Mapping[str, Sequence[Item]] | None = None,
+    sections: Mapping[int, str] | None = None,
+) -> list[Topic]:
     """Topics by size (largest first) then name; Other, the catch-all, comes last. A tag
     names a section only when two or more items share it (as a tag or as their topic): one
     item's tag is noise. `also`: other items of the same story, linked from the entry."""
@@ -185,14 +198,31 @@ def group_by_topic(items: Sequence[Item], also: Mapping[str, Sequence[Item]] = {
     shared = {tag for tag, count in tagged.items() if count >= 2}
     groups: dict[str, Topic] = {}
     for item in items:
-        name = topic_of(item, shared)
-        sources = tuple((_site(other.url), other.url) for other in also.get(item.key, ()) if other.url)
+        name = (sections or {}).get(item.id) or topic_of(item, shared)
+        others = (also or {}).get(item.key, ())
+        sources = tuple((_site(other.url), other.url) for other in others if other.url)
         entry = replace(_entry(item), also=sources)
         groups.setdefault(name.casefold(), Topic(name)).entries.append(entry)
     return sorted(
         groups.values(),
         key=lambda t: (t.name == OTHER, -len(t.entries), t.name.casefold(), t.name),
     )
+
+
+def overview(sections: Mapping[int, str], items: Sequence[Item]) -> WeekSummary:
+    """The main sections of the week (largest first, at most OVERVIEW_SECTIONS), each citing
+    its most central items."""
+    present = {item.id for item in items}
+    members: dict[str, list[int]] = {}
+    for item_id, name in sections.items():
+        if item_id in present:
+            members.setdefault(name, []).append(item_id)
+    largest = sorted(members, key=lambda name: (-len(members[name]), name))[:OVERVIEW_SECTIONS]
+    statements = tuple(
+        Statement(f"{name}: {len(members[name])} items", tuple(members[name][:OVERVIEW_CITES]))
+        for name in largest
+    )
+    return WeekSummary(statements, model="offline")
 
 
 def _site(url: str) -> str:
@@ -217,7 +247,7 @@ def _entry(item: Item) -> Entry:
     note = item.note
     if not item.url:
         return _note_entry(item)
-    title = _collapse(item.display_title) or item.url
+    title = _collapse(item.title or item.extracted_title or "") or url_title(item.url)
     if note is None or _pretend(item):
         # no note from the page: the user's own words, and why the page is not read
         context = without_lead(_collapse(item.context or ""), title) or None
@@ -226,6 +256,13 @@ def _entry(item: Item) -> Entry:
     summary = without_lead(model_text(note.summary), title) or None
     points = tuple(point for point in map(model_text, note.key_points) if point)
     return Entry(title, item.url, summary, _note_marker(item), points)
+
+
+def url_title(url: str) -> str:
+    """A link without a title is named by its address, short: host and path, no scheme."""
+    parts = urlsplit(url)
+    shown = (parts.hostname or "").removeprefix("www.") + parts.path.rstrip("/")
+    return shorten(shown, URL_TITLE_CHARS) if shown else url
 
 
 def _pretend(item: Item) -> bool:

@@ -30,6 +30,7 @@ from digest.periods import parse_week, period_containing, previous_period
 from digest.store import Store, open_store
 from digest.summarize import CallRecord, NoteRequest, Summarizer
 from digest.tasks import run_together
+from digest.topics import offline_sections
 from digest.unread import without_unresolved
 from digest.vault import write_item_notes
 
@@ -156,8 +157,15 @@ class Pipeline:
         provenance = Provenance(self.notes.notes_usage(period), self.notes.week_usage)
         backlog = backlog_for(self.store, self.config, period)
         zone = self.config.digest.zone
+        sections = offline_sections(items) if self.config.llm.provider == "offline" else None
         markdown = compose(
-            period, items, week_summary, zone=zone, backlog=backlog, provenance=provenance
+            period,
+            items,
+            week_summary,
+            zone=zone,
+            backlog=backlog,
+            provenance=provenance,
+            sections=sections,
         )
         return markdown, items, backlog
 

@@ -37,7 +37,7 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
 _FONT = "font-family: -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif;"
 _BODY_STYLE = (
     f"{_FONT} font-size: 16px; line-height: 1.5; color: #222222;"
-    " max-width: 42em; margin: 0 auto; padding: 16px;"
+    " max-width: 42em; margin: 0 auto; padding: 16px; overflow-wrap: anywhere;"
 )
 _STYLES = {
     "h1": "font-size: 24px; line-height: 1.25; margin: 0 0 8px 0; color: #111111;",
@@ -64,6 +64,7 @@ def markdown_to_html(markdown: str, *, title: str, allowed_urls: Iterable[str]) 
     """The digest as a small styled HTML page; links only to `allowed_urls`, kept as text else."""
     return (
         '<!DOCTYPE html>\n<html><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{html.escape(title)}</title></head>\n"
         f'<body style="{_BODY_STYLE}">\n{html_fragment(markdown, allowed_urls)}</body></html>\n'
     )
