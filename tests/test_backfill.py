@@ -135,7 +135,7 @@ def unread_item(note: Note | None) -> Item:
 
 def test_a_page_not_read_says_why_and_when_instead_of_a_pretend_note() -> None:
     pretend = Note(
-        "Saved link: Attention sinks. Read the appendix first.",
+        "Read the appendix first.",
         basis=NoteBasis.SAVED_CONTEXT,
         model="offline",
         prompt_version="extractive-2-s3",
@@ -144,9 +144,8 @@ def test_a_page_not_read_says_why_and_when_instead_of_a_pretend_note() -> None:
     markdown = compose(
         PERIOD, [unread_item(pretend)], WeekSummary(()), zone=ZONE, provenance=provenance
     )
-    assert "Saved link" not in markdown
     assert (
-        "  read the appendix first *(page not read yet: host unreachable;"
+        "  Read the appendix first. *(page not read yet: host unreachable;"
         " tried again on the next run)*\n"
     ) in markdown
     assert "extractive summar" not in markdown

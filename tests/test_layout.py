@@ -20,7 +20,7 @@ ZONE = ZoneInfo("UTC")
 PERIOD = parse_week("2026-W47", ZONE)
 
 
-def item(id: int, url: str | None, title: str, note: Note | None, **fields: object) -> Item:
+def item(id: int, url: str | None, title: str | None, note: Note | None, **fields: object) -> Item:
     values: dict[str, object] = dict(
         id=id,
         key=url or f"note:{id}",
@@ -92,3 +92,17 @@ def test_a_summary_that_merely_shares_a_first_word_keeps_it() -> None:
 def test_plain_text_never_raises_and_ends_with_one_newline(markdown: str) -> None:
     text = markdown_to_text(markdown)
     assert text.endswith("\n") and not text.endswith("\n\n")
+
+
+def test_a_consent_walls_title_does_not_replace_the_items() -> None:
+    walled = item(
+        5,
+        "https://news.example.com/story?id=7",
+        None,
+        Note("Saved from the feed."),
+        extracted_title="Before you continue",
+        quality="consent",
+    )
+    markdown = compose(PERIOD, [walled], WeekSummary(()), zone=ZONE)
+    assert "Before you continue" not in markdown
+    assert "**[news.example.com/story?id=7](https://news.example.com/story?id=7)**" in markdown

@@ -134,7 +134,7 @@ def test_offline_tags_reuse_known_tags_found_in_the_text_first() -> None:
 def test_offline_title_only_saved_context_becomes_a_saved_link_note() -> None:
     req = request(text="Safer compilers", basis=NoteBasis.SAVED_CONTEXT)
     note = run(OfflineSummarizer(LLMConfig()).note(req))
-    assert note.summary == "Saved link: Safer compilers."
+    assert note.summary == "Safer compilers."  # the digest shows the title once
     assert note.basis is NoteBasis.SAVED_CONTEXT
 
 
@@ -143,7 +143,7 @@ def test_offline_saved_context_keeps_the_line_saved_with_the_link() -> None:
         text="Safer compilers\n\nread this before the team meeting", basis=NoteBasis.SAVED_CONTEXT
     )
     note = run(OfflineSummarizer(LLMConfig()).note(req))
-    assert note.summary == "Saved link: Safer compilers. Read this before the team meeting."
+    assert note.summary == "Read this before the team meeting."
 
 
 def test_offline_note_without_a_link_says_what_was_saved_once() -> None:

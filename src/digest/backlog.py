@@ -17,16 +17,14 @@ def backlog_for(store: Store, config: Config, period: Period) -> Backlog:
     """The unread items from before `period` (oldest first, a few) and last year's same week,
     each only when the config asks for it."""
     settings = config.digest
-    unread = (
-        store.unread_saved_before(period.start, settings.backlog_unread)
-        if settings.backlog_unread
-        else []
-    )
     year_ago: list[Item] = []
     if settings.one_year_ago:
         earlier = year_earlier(period, settings.zone)
         year_ago = store.items_saved_between(earlier.start, earlier.end)
-    return Backlog(unread=unread, year_ago=year_ago)
+    wanted = settings.backlog_unread
+    # items also shown under "One year ago" are left out of "Still unread": fetch that many more
+    unread = store.unread_saved_before(period.start, wanted + len(year_ago)) if wanted else []
+    return Backlog(unread=unread, year_ago=year_ago, unread_limit=wanted or None)
 
 
 def linkable_urls(items: Iterable[Item], backlog: Backlog) -> set[str]:

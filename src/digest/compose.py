@@ -20,10 +20,11 @@ import jinja2
 
 from digest.models import Item, ItemState, NoteBasis, Period, Statement, Usage, WeekSummary
 from digest.stories import same_stories
-from digest.summarize.text import shorten, without_links
+from digest.summarize.text import shorten, url_title, without_links
 from digest.unread import reason, unread_line
 
 OTHER = "Other"
+WALLS = frozenset({"blocked", "consent", "login"})  # Item.quality of pages that hid the article
 SAVED_CONTEXT_MARKER = "(from saved context — the page could not be read)"
 NOT_READ_MARKER = "(page not read yet; fetched on the next run)"
 EXTRACTIVE_MARKER = "(extractive summary)"
@@ -31,7 +32,6 @@ EXCERPT_MARKER = "(from the central passages of a long page)"
 EMPTY_WEEK = "Nothing was saved this week."
 SHORT_NOTE_CHARS = 280  # a saved note this short is shown as it is, not summarised
 CITED_TITLE_CHARS = 60
-URL_TITLE_CHARS = 60
 OVERVIEW_SECTIONS = 4
 OVERVIEW_CITES = 2
 _INLINE_CITATION = re.compile(r"\s*\[(\d+(?:\s*,\s*\d+)*)\]")
@@ -70,6 +70,7 @@ class Backlog:
 
     unread: Sequence[Item] = ()  # not marked read, from earlier weeks, oldest first
     year_ago: Sequence[Item] = ()  # saved in the same ISO week a year earlier
+    unread_limit: int | None = None  # "Still unread" shows this many (not counting year_ago)
 
 
 @dataclass(frozen=True)
@@ -123,7 +124,7 @@ def compose(
         week_summary = overview(sections, unique)
     year_ago = _unique(backlog.year_ago)
     shown = {item.key for item in year_ago}
-    unread = [item for item in backlog.unread if item.key not in shown]
+    unread = [item for item in backlog.unread if item.key not in shown][: backlog.unread_limit]
     return _template().render(
         label=period.label,
         period_range=format_period(period, zone),
@@ -247,22 +248,19 @@ def _entry(item: Item) -> Entry:
     note = item.note
     if not item.url:
         return _note_entry(item)
-    title = _collapse(item.title or item.extracted_title or "") or url_title(item.url)
-    if note is None or _pretend(item):
-        # no note from the page: the user's own words, and why the page is not read
+    title = _collapse(item.title or _page_title(item) or "") or url_title(item.url)
+    if note is None:  # no note yet: the user's own words, and why the page is not read
         context = without_lead(_collapse(item.context or ""), title) or None
-        failed = item.state is ItemState.FAILED or _pretend(item)
+        failed = item.state is ItemState.FAILED
         return Entry(title, item.url, context, _unread_marker(item) if failed else None, ())
     summary = without_lead(model_text(note.summary), title) or None
     points = tuple(point for point in map(model_text, note.key_points) if point)
     return Entry(title, item.url, summary, _note_marker(item), points)
 
 
-def url_title(url: str) -> str:
-    """A link without a title is named by its address, short: host and path, no scheme."""
-    parts = urlsplit(url)
-    shown = (parts.hostname or "").removeprefix("www.") + parts.path.rstrip("/")
-    return shorten(shown, URL_TITLE_CHARS) if shown else url
+def _page_title(item: Item) -> str | None:
+    """The page's own title, unless the page was a wall ("Before you continue")."""
+    return None if item.quality in WALLS else item.extracted_title
 
 
 def _pretend(item: Item) -> bool:
@@ -311,7 +309,8 @@ def _comparable(text: str) -> str:
 def _note_marker(item: Item) -> str | None:
     assert item.note is not None
     if item.note.basis is NoteBasis.SAVED_CONTEXT:
-        return saved_context_marker(item)
+        failed = item.state is ItemState.FAILED
+        return _unread_marker(item) if failed else saved_context_marker(item)
     if item.note.extractive:
         return EXTRACTIVE_MARKER
     return EXCERPT_MARKER if item.note.basis is NoteBasis.EXCERPT else None

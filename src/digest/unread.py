@@ -23,11 +23,11 @@ _ERROR_REASONS = (
 )
 # Item.quality: why a fetched page was not the article
 QUALITY_REASONS = {
-    "blocked": "a bot check",
-    "consent": "a consent wall",
-    "login": "a login wall",
-    "paywalled": "paywalled",
-    "thin": "too little text on the page",
+    "blocked": "the page was a bot check",
+    "consent": "the page was a consent wall",
+    "login": "the page asked for a login",
+    "paywalled": "the page was a paywall",
+    "thin": "the page had too little text",
 }
 _UNRESOLVED = _ERROR_REASONS[0][0]
 
@@ -50,7 +50,7 @@ def unread_line(item: Item) -> str | None:
     if why is None:
         return None
     if item.quality in QUALITY_REASONS and not item.error:
-        return f"Page not read: {why}; shown from what was saved with it."
+        return f"Page not read: {why}; shown from what was saved with it."  # checked again later
     when = "not tried again" if item.gave_up else "tried again on the next run"
     return f"Page not read yet: {why}; {when}."
 

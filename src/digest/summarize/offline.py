@@ -12,7 +12,6 @@ import math
 import re
 from collections import Counter
 from functools import cache
-from urllib.parse import urlsplit
 
 import pysbd
 
@@ -26,11 +25,12 @@ from digest.summarize.text import (
     paragraphs,
     shorten,
     strip_trailing_punctuation,
+    url_title,
     without_links,
     words,
 )
 
-PROMPT_VERSION = "extractive-2"
+PROMPT_VERSION = "extractive-3"
 MAX_SENTENCE_CHARS = 320
 MAX_KEY_POINT_CHARS = 200  # a longer sentence is no point; points are never cut
 MAX_SENTENCES = 400  # the rest of a very long page rarely changes the note
@@ -253,30 +253,18 @@ def _fits_key_point(sentence: str, request: NoteRequest) -> bool:
     )
 
 
-def _host(url: str) -> str | None:
-    """The host to name a link by; without "www.", which reads as a URL and is taken out."""
-    host = urlsplit(url).hostname
-    return host.removeprefix("www.") if host else None
-
-
 def _saved_link_summary(request: NoteRequest, found: list[str]) -> str:
-    """What there is to say about a link whose page we did not read, or a note without one."""
-    title = strip_trailing_punctuation(without_links(clean(request.title or "")))
-    host = _host(request.url) if request.url else None
-    if not request.url:
-        head = f"{title}." if title else ""
-    elif title:
-        head = f"Saved link: {title}."
-    else:
-        head = f"Saved link from {host}." if host else "Saved link."
+    """A link whose page was not read, or a note without one: what was saved with it, never a
+    sentence pretending to summarise the page ("Saved link from arxiv.org.")."""
     context = shorten(" ".join(found), MAX_SENTENCE_CHARS * 2)
     if context:
         context = context[0].upper() + context[1:]
-        context += "" if context[-1] in ".!?…" else "."
-    parts = [part for part in (head, context) if part]
-    if not parts:
+        return context + ("" if context[-1] in ".!?…" else ".")
+    title = strip_trailing_punctuation(without_links(clean(request.title or "")))
+    title = title or (url_title(request.url) if request.url else "")
+    if not title:
         raise SummarizeError(f"item {request.item_id}: nothing to summarise")
-    return " ".join(parts)
+    return f"{title}."  # the digest shows the title once and leaves this out
 
 
 def week_summary_of(notes: list[tuple[int, str, Note]]) -> WeekSummary:
