@@ -150,3 +150,17 @@ def test_a_page_not_read_says_why_and_when_instead_of_a_pretend_note() -> None:
     ) in markdown
     assert "extractive summar" not in markdown
     assert "*Skipped: 1 item not read (host unreachable).*" in markdown
+
+
+def test_import_reports_the_dates_and_weeks_it_touched(tmp_path: Path) -> None:
+    (tmp_path / "journal.md").write_text("")
+    saved = tmp_path / "til.md"
+    saved.write_text(
+        "## 2025-09-30\n- [One](https://a.example/1)\n\n## 2025-11-7\n- [Two](https://a.example/2)\n"
+    )
+    result = invoke(write_config(tmp_path), "import", str(saved))
+    assert result.exit_code == 0, result.output
+    assert (
+        "  saved 2025-09-30 to 2025-11-07: 2 weeks, 2025-W40 to 2025-W45;"
+        " `digest now --since 2025-W40` writes them"
+    ) in result.output.splitlines()
