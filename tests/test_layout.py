@@ -11,10 +11,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from digest.compose import compose, without_lead
+from digest.backlog import linkable_urls
+from digest.compose import Backlog, compose, without_lead
 from digest.models import Item, ItemKind, ItemState, Note, WeekSummary
 from digest.periods import parse_week
-from digest.render import markdown_to_text
+from digest.render import markdown_to_html, markdown_to_text
 
 ZONE = ZoneInfo("UTC")
 PERIOD = parse_week("2026-W47", ZONE)
@@ -106,3 +107,18 @@ def test_a_consent_walls_title_does_not_replace_the_items() -> None:
     markdown = compose(PERIOD, [walled], WeekSummary(()), zone=ZONE)
     assert "Before you continue" not in markdown
     assert "**[news.example.com/story?id=7](https://news.example.com/story?id=7)**" in markdown
+
+
+def test_a_posts_links_are_listed_and_clickable_in_the_html_mail() -> None:
+    post = item(
+        6,
+        None,
+        "Thread on KV caches",
+        Note("Thread on KV caches. Worth reading for the diagrams."),
+        kind=ItemKind.POST,
+        links=("https://t.co/abc", "javascript:alert(1)"),
+    )
+    markdown = compose(PERIOD, [post], WeekSummary(()), zone=ZONE)
+    assert "*links: [t.co/abc](https://t.co/abc)*" in markdown
+    html = markdown_to_html(markdown, title="t", allowed_urls=linkable_urls([post], Backlog()))
+    assert 'href="https://t.co/abc">t.co/abc</a>' in html and "javascript" not in html

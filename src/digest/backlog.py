@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from datetime import datetime
 
-from digest.compose import Backlog
+from digest.compose import Backlog, post_links
 from digest.config import Config
 from digest.errors import DigestError
 from digest.models import Item, Period
@@ -29,7 +29,9 @@ def backlog_for(store: Store, config: Config, period: Period) -> Backlog:
 
 def linkable_urls(items: Iterable[Item], backlog: Backlog) -> set[str]:
     """The stored URLs a digest of `items` and `backlog` shows; the HTML links to no others."""
-    return {item.url for item in (*items, *backlog.unread, *backlog.year_ago) if item.url}
+    items = list(items)
+    posts = {url for item in items for url in post_links(item)}
+    return posts | {item.url for item in (*items, *backlog.unread, *backlog.year_ago) if item.url}
 
 
 def mark_read(store: Store, refs: Iterable[str], now: datetime) -> Iterator[str]:

@@ -18,7 +18,16 @@ from zoneinfo import ZoneInfo
 
 import jinja2
 
-from digest.models import Item, ItemState, NoteBasis, Period, Statement, Usage, WeekSummary
+from digest.models import (
+    Item,
+    ItemKind,
+    ItemState,
+    NoteBasis,
+    Period,
+    Statement,
+    Usage,
+    WeekSummary,
+)
 from digest.stories import same_stories
 from digest.summarize.text import shorten, url_title, without_links
 from digest.unread import reason, unread_line
@@ -56,6 +65,7 @@ class Entry:
     marker: str | None
     points: tuple[str, ...]
     also: tuple[tuple[str, str], ...] = ()  # (site, url) of the same story elsewhere
+    links: tuple[tuple[str, str], ...] = ()  # (name, url) of the links in a post's text
 
 
 @dataclass
@@ -202,7 +212,8 @@ def group_by_topic(
         name = (sections or {}).get(item.id) or topic_of(item, shared)
         others = (also or {}).get(item.key, ())
         sources = tuple((_site(other.url), other.url) for other in others if other.url)
-        entry = replace(_entry(item), also=sources)
+        links = tuple((url_title(url), url) for url in post_links(item))
+        entry = replace(_entry(item), also=sources, links=links)
         groups.setdefault(name.casefold(), Topic(name)).entries.append(entry)
     return sorted(
         groups.values(),
@@ -272,6 +283,13 @@ def _pretend(item: Item) -> bool:
 def _unread_marker(item: Item) -> str:
     line = unread_line(item)
     return f"({line[0].lower()}{line[1:].rstrip('.')})" if line else NOT_READ_MARKER
+
+
+def post_links(item: Item) -> tuple[str, ...]:
+    """The web links a post was saved with (stored, so the HTML may link to them)."""
+    if item.kind is not ItemKind.POST:
+        return ()
+    return tuple(url for url in item.links if url.startswith(("https://", "http://")))
 
 
 def _note_entry(item: Item) -> Entry:
