@@ -160,7 +160,10 @@ def _why_not_mailed(job: _Job) -> str | None:
         return None
     label = job.period.label
     if job.now < job.period.end:
-        return f"{label} is mailed once, when the week is over (email.send = \"once\")"
+        return (
+            f"{label} is mailed once, when the week is over: the daemon's weekly job or"
+            f" `digest now --week {label}` then mails it (email.send = \"once\")"
+        )
     mailed = job.store.deliveries(("sent", "unknown", "pending"))
     earlier = any(record.period == label and record.channel == "email" for record in mailed)
     if earlier and job.store.delivery(label, "email", job.digest_hash) is None:
