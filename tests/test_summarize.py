@@ -94,14 +94,15 @@ def test_offline_note_opens_with_the_lead_then_central_sentences_in_reading_orde
 def test_offline_sentences_survive_abbreviations_initials_and_decimals() -> None:
     text = (
         "The VW ID. Buzz costs more. Dr. J. R. R. Tolkien wrote e.g. letters at 3.5 pages a day."
-        " Mr. Smith paid $4.2m in the U.S. last year. Then it rained."
+        " Mr. Smith paid $4.2m in the U.S. last year. Then it rained. It was the US. He left."
     )
     assert segment(text) == [
-        "The VW ID.",
-        "Buzz costs more.",
+        "The VW ID. Buzz costs more.",
         "Dr. J. R. R. Tolkien wrote e.g. letters at 3.5 pages a day.",
         "Mr. Smith paid $4.2m in the U.S. last year.",
         "Then it rained.",
+        "It was the US.",
+        "He left.",
     ]
 
 

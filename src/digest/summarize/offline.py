@@ -45,6 +45,7 @@ KEY_POINT_MIN_WORDS = 3  # content words; fewer is a fragment, not a point
 COMMON_WORD_UNITS = 50  # a word in more units than this and than half of them is not counted
 
 
+_NAME_CUT = re.compile(r"(?:^|\s)[A-Z][A-Z0-9]{0,2}\.$")  # "ID.", "VW.": likely not an end
 _LIST_MARKER = re.compile(r"^\s*(?:[-*+•▪→>❯]|\d{1,3}[.)])\s")
 
 
@@ -109,10 +110,22 @@ def segment(text: str) -> list[str]:
     MAX_SENTENCES, which is all a note looks at."""
     found: list[str] = []
     for paragraph in paragraphs(text):
-        found.extend(" ".join(s.split()) for s in _segmenter().segment(paragraph) if s.strip())
+        pieces = [" ".join(s.split()) for s in _segmenter().segment(paragraph) if s.strip()]
+        found.extend(_rejoined(pieces))
         if len(found) >= MAX_SENTENCES:
             break
     return found[:MAX_SENTENCES]
+
+
+def _rejoined(pieces: list[str]) -> list[str]:
+    """Undo a split after a short capitalised name with a period ("The VW ID." + "Buzz…")."""
+    joined: list[str] = []
+    for piece in pieces:
+        if joined and _NAME_CUT.search(joined[-1]) and len(joined[-1].split()) <= 3:
+            joined[-1] = f"{joined[-1]} {piece}"
+        else:
+            joined.append(piece)
+    return joined
 
 
 @cache
