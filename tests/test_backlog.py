@@ -124,3 +124,23 @@ def test_digest_read_marks_items_and_names_those_it_cannot_find(
     assert missing.output.strip().splitlines() == [
         "digest: no saved item with id or URL 'https://a.example/nope'; ids are in `digest export`"
     ]
+
+
+def test_still_unread_shows_its_full_count_when_some_are_also_a_year_ago(
+    tmp_path: Path, store: Store
+) -> None:
+    last_year = parse_week("2025-W47", UTC_ZONE)
+    save(
+        store,
+        ("https://a.example/then", last_year.start + timedelta(days=1)),
+        ("https://a.example/older", W47.start - timedelta(days=30)),
+        ("https://a.example/old", W47.start - timedelta(days=20)),
+    )
+    settings = config(tmp_path, backlog_unread=2, one_year_ago=True)
+    backlog = backlog_for(store, settings, W47)
+    markdown = compose(W47, [], WeekSummary(()), zone=UTC_ZONE, backlog=backlog)
+    unread = markdown.split("## Still unread from earlier weeks\n\n", 1)[1].split("\n\n")[0]
+    assert unread.splitlines() == [
+        "- [older](https://a.example/older) (saved 17 October 2026)",
+        "- [old](https://a.example/old) (saved 27 October 2026)",
+    ]

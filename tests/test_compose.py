@@ -50,6 +50,8 @@ def make_item(
     context: str | None = None,
     state: ItemState = ItemState.NOTED,
     saved_at: datetime | None = None,
+    error: str | None = None,
+    next_attempt_at: datetime | None = None,
 ) -> Item:
     return Item(
         id=id,
@@ -62,8 +64,8 @@ def make_item(
         context=context,
         state=state,
         attempts=0,
-        error=None,
-        next_attempt_at=None,
+        error=error,
+        next_attempt_at=next_attempt_at,
         text=None,
         note=note,
     )
@@ -91,6 +93,10 @@ def _item(raw: dict[str, Any]) -> Item:
         context=raw.get("context"),
         state=ItemState(raw.get("state", "noted")),
         saved_at=datetime.fromisoformat(raw["saved_at"]),
+        error=raw.get("error"),
+        next_attempt_at=datetime.fromisoformat(raw["next_attempt_at"])
+        if raw.get("next_attempt_at")
+        else None,
         note=None
         if note is None
         else Note(
@@ -106,6 +112,17 @@ def links(markdown: str) -> list[tuple[str, str]]:
     """(text, href) of every link a CommonMark renderer finds."""
     html = MarkdownIt("commonmark").render(markdown)
     return [(text, href) for href, text in re.findall(r'<a href="([^"]*)">(.*?)</a>', html)]
+
+
+def sections(markdown: str) -> list[tuple[str, str]]:
+    """(heading, body) of each topic section, the body without its surrounding blank lines."""
+    parts = re.split(r"^## (.+)\n", markdown, flags=re.M)[3:]  # after the week's summary
+    return [(name, body.strip("\n") + "\n") for name, body in zip(parts[::2], parts[1::2], strict=True)]
+
+
+def entry(title: str, url: str, *blocks: str) -> str:
+    """One item as the composer lays it out: the linked title, then each block as a paragraph."""
+    return "".join([f"- **[{title}]({url})**\n", *(f"\n  {block}\n" for block in blocks)])
 
 
 @pytest.mark.parametrize("case", sorted(p.name for p in GOLDEN.iterdir() if p.is_dir()))
@@ -136,16 +153,15 @@ def test_heading_names_the_period_and_its_days() -> None:
 
 def test_items_are_grouped_by_topic_then_first_tag_then_other() -> None:
     items = [
-        make_item(1, "https://a.example/", "A", topic="Rust", note=Note("a", tags=("python",))),
-        make_item(2, "https://b.example/", "B", note=Note("b", tags=("rust", "db"))),
-        make_item(3, "https://c.example/", "C", note=Note("c")),
+        make_item(1, "https://a.example/", "A", topic="Rust", note=Note("note a", tags=("python",))),
+        make_item(2, "https://b.example/", "B", note=Note("note b", tags=("rust", "db"))),
+        make_item(3, "https://c.example/", "C", note=Note("note c")),
         make_item(4, "https://d.example/", "D"),
     ]
     markdown = compose(PERIOD, items, NO_SUMMARY, zone=ZONE)
-    sections = re.findall(r"^## (.+)\n\n((?:[ -].*\n)+)", markdown, flags=re.M)
-    assert sections == [
-        ("Rust", "- [A](https://a.example/)\n  a\n- [B](https://b.example/)\n  b\n"),
-        ("Other", "- [C](https://c.example/)\n  c\n- [D](https://d.example/)\n"),
+    assert sections(markdown) == [
+        ("Rust", entry("A", "https://a.example/", "note a") + "\n" + entry("B", "https://b.example/", "note b")),
+        ("Other", entry("C", "https://c.example/", "note c") + "\n" + entry("D", "https://d.example/")),
     ]
 
 
@@ -191,7 +207,7 @@ def test_note_without_url_is_shown_as_its_text_without_a_link() -> None:
         1, None, kind=ItemKind.NOTE, context="Call Ana about [the] talk", note=Note("A call.")
     )
     markdown = compose(PERIOD, [item], NO_SUMMARY, zone=ZONE)
-    assert "- Call Ana about \\[the\\] talk\n" in markdown
+    assert "- **Call Ana about \\[the\\] talk**\n" in markdown
     assert "A call." not in markdown  # the whole short text is the item line
     assert links(markdown) == []
 
@@ -213,7 +229,7 @@ def test_key_points_become_sub_bullets() -> None:
     markdown = compose(
         PERIOD, [make_item(1, "https://a.example/", "A", note=note)], NO_SUMMARY, zone=ZONE
     )
-    assert "- [A](https://a.example/)\n  Summary.\n  - first\n  - \\# not a heading\n" in markdown
+    assert entry("A", "https://a.example/", "Summary.", "- first\n  - \\# not a heading") in markdown
     html = MarkdownIt("commonmark").render(markdown)
     assert "<h1>" not in html.split("</h2>", 2)[-1]
 
@@ -317,15 +333,14 @@ def test_the_footer_says_who_wrote_what_at_what_cost_and_what_was_skipped() -> N
 
 def test_a_tag_no_other_item_shares_does_not_name_a_section() -> None:
     items = [
-        make_item(1, "https://a.example/", "A", note=Note("a", tags=("actually", "queues"))),
-        make_item(2, "https://b.example/", "B", note=Note("b", tags=("queues",))),
-        make_item(3, "https://c.example/", "C", note=Note("c", tags=("citizenship",))),
+        make_item(1, "https://a.example/", "A", note=Note("note a", tags=("actually", "queues"))),
+        make_item(2, "https://b.example/", "B", note=Note("note b", tags=("queues",))),
+        make_item(3, "https://c.example/", "C", note=Note("note c", tags=("citizenship",))),
     ]
     markdown = compose(PERIOD, items, NO_SUMMARY, zone=ZONE)
-    sections = re.findall(r"^## (.+)\n\n((?:[ -].*\n)+)", markdown, flags=re.M)
-    assert sections == [
-        ("queues", "- [A](https://a.example/)\n  a\n- [B](https://b.example/)\n  b\n"),
-        ("Other", "- [C](https://c.example/)\n  c\n"),
+    assert sections(markdown) == [
+        ("queues", entry("A", "https://a.example/", "note a") + "\n" + entry("B", "https://b.example/", "note b")),
+        ("Other", entry("C", "https://c.example/", "note c")),
     ]
     assert "## actually" not in markdown and "## citizenship" not in markdown
 
@@ -343,4 +358,4 @@ def test_short_note_without_url_is_shown_once_with_only_its_comment() -> None:
         ),
     ]
     markdown = compose(PERIOD, items, NO_SUMMARY, zone=ZONE)
-    assert "- LMSys\n- FlashInfer\n  Better Sampling\n" in markdown
+    assert "- **LMSys**\n\n- **FlashInfer**\n\n  Better Sampling\n" in markdown

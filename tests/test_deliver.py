@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import ssl
 from datetime import UTC, datetime, timedelta
+from email.header import decode_header, make_header
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -23,6 +24,7 @@ from digest.deliver import (
 )
 from digest.models import Period
 from digest.periods import parse_week
+from digest.render import markdown_to_text
 from digest.store import Store
 from loopback import free_port
 from mailrig import HangUpServer, Sink, elements, make_config, part
@@ -91,10 +93,11 @@ def test_email_has_plain_and_html_parts(
     assert outcome.delivered == ["file", "log", "feed", "email"]
     [message] = handler.messages()
     assert message.get_content_type() == "multipart/alternative"
-    assert part(message, "text/plain") == FIRST
+    assert part(message, "text/plain") == markdown_to_text(FIRST)
     assert ">Digest for 2026-W47</h1>" in part(message, "text/html")
     assert message["Message-ID"] == message_id_for("2026-W47", content_hash(FIRST))
-    assert message["Subject"] == "Your digest for 2026-W47"
+    subject = make_header(decode_header(message["Subject"]))
+    assert str(subject) == "Your digest, 16–22 Nov 2026"
     assert (message["From"], message["To"]) == ("digest@example.org", "me@example.org")
     assert message["Date"]
     assert handler.envelopes[0].rcpt_tos == ["me@example.org"]
@@ -118,7 +121,7 @@ def test_new_content_is_a_new_revision_delivered_once(
     tmp_path: Path, store: Store, sink: tuple[Sink, int]
 ) -> None:
     handler, port = sink
-    config = make_config(tmp_path, port)
+    config = make_config(tmp_path, port, send="every_revision")
     deliver_digest(store, config, PERIOD, FIRST, NOW)
     log_before = config.log_path.read_bytes()
     later = NOW + timedelta(days=1)
@@ -132,6 +135,48 @@ def test_new_content_is_a_new_revision_delivered_once(
     assert log_after.startswith(log_before)
     assert len(markers(config.log_path)) == 2
     assert log_after.decode("utf-8").endswith(SECOND)
+
+
+def test_a_week_is_mailed_once_and_later_revisions_update_files_log_and_feed(
+    tmp_path: Path, store: Store, sink: tuple[Sink, int]
+) -> None:
+    handler, port = sink
+    config = make_config(tmp_path, port)
+    first = deliver_digest(store, config, PERIOD, FIRST, NOW)
+    second = deliver_digest(store, config, PERIOD, SECOND, NOW + timedelta(days=1))
+    assert first.delivered == ["file", "log", "feed", "email"]
+    assert second.delivered == ["file", "log", "feed"]
+    assert second.held == ["2026-W47 was mailed before; this revision is in the files and the feed"]
+    assert len(handler.envelopes) == 1
+    assert "Two links." in (config.digests_dir / "feed.xml").read_text(encoding="utf-8")
+
+
+def test_a_week_still_running_is_not_mailed_until_it_is_over(
+    tmp_path: Path, store: Store, sink: tuple[Sink, int]
+) -> None:
+    handler, port = sink
+    config = make_config(tmp_path, port)
+    during = deliver_digest(store, config, PERIOD, FIRST, PERIOD.end - timedelta(days=1))
+    assert "email" not in during.delivered and during.held
+    after = deliver_digest(store, config, PERIOD, SECOND, PERIOD.end + timedelta(hours=8))
+    assert after.delivered[-1] == "email"
+    assert len(handler.envelopes) == 1
+
+
+@pytest.mark.parametrize("publish_empty", [False, True])
+def test_an_empty_week_is_mailed_and_fed_only_when_asked(
+    tmp_path: Path, store: Store, sink: tuple[Sink, int], publish_empty: bool
+) -> None:
+    handler, port = sink
+    config = make_config(tmp_path, port)
+    config = config.model_copy(
+        update={"digest": config.digest.model_copy(update={"publish_empty": publish_empty})}
+    )
+    outcome = deliver_digest(store, config, PERIOD, FIRST, NOW, empty=True)
+    assert (config.digests_dir / "2026-W47.md").exists()
+    assert ("email" in outcome.delivered) is publish_empty
+    assert (config.digests_dir / "feed.xml").exists() is publish_empty
+    assert len(handler.envelopes) == int(publish_empty)
 
 
 def test_html_part_keeps_only_links_to_stored_urls_and_no_active_content(

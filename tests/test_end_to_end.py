@@ -188,7 +188,7 @@ def test_now_writes_the_week_with_every_item_once_and_a_note(rig: Rig) -> None:
     assert digest_path == rig.data / "digests" / f"{WEEK}.md"
     text = rig.digest()
     for title in EXPECTED_TITLES:  # listed once (the week summary may cite it too)
-        assert text.count(f"\n- [{title}](") == 1, title
+        assert text.count(f"\n- **[{title}](") == 1, title
     assert "A book with no link" in text
     assert rig.log().count(f"digest {WEEK} revision 1") == 1
     with rig.db() as db:
@@ -205,7 +205,7 @@ def test_the_same_link_in_two_sources_is_one_item(rig: Rig) -> None:
             " WHERE i.key LIKE '%/posts/fusion' GROUP BY i.id"
         ).fetchall()
     assert len(rows) == 1 and rows[0][1] == 2  # saved by the rss feed and the journal
-    entries = [line for line in rig.digest().splitlines() if line.startswith("- [")]
+    entries = [line for line in rig.digest().splitlines() if line.startswith("- **[")]
     assert sum("/posts/fusion" in entry for entry in entries) == 1
 
 
@@ -318,7 +318,10 @@ class Mailbox:
         return "250 OK"
 
 
-def test_mail_is_sent_once_per_new_revision_with_both_parts(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("send", "mails"), [("every_revision", 2), ("once", 1)])
+def test_mail_is_sent_once_a_week_or_once_per_new_revision_with_both_parts(
+    tmp_path: Path, send: str, mails: int
+) -> None:
     mailbox = Mailbox()
     port = free_port()
     controller = Controller(mailbox, hostname="127.0.0.1", port=port)
@@ -328,6 +331,7 @@ def test_mail_is_sent_once_per_new_revision_with_both_parts(tmp_path: Path) -> N
             serve_site(server, RSS_ENTRIES)
             extra = (
                 f'[email]\nenabled = true\nhost = "127.0.0.1"\nport = {port}\nsecurity = "none"\n'
+                f'send = "{send}"\n'
             )
             rig = Rig(server, write_config(tmp_path, server, extra), tmp_path / "data")
             rig.run("now", "--week", WEEK)
@@ -339,10 +343,9 @@ def test_mail_is_sent_once_per_new_revision_with_both_parts(tmp_path: Path) -> N
     finally:
         controller.stop()
 
-    assert len(mailbox.messages) == 2
+    assert len(mailbox.messages) == mails
     for message in mailbox.messages:
         parts = {part.get_content_type() for part in message.walk()}
         assert {"text/plain", "text/html"} <= parts
-    assert (
-        "Prefix caching" in mailbox.messages[1].get_payload()[0].get_payload(decode=True).decode()
-    )
+    latest = mailbox.messages[-1].get_payload()[0].get_payload(decode=True).decode()
+    assert ("Prefix caching" in latest) is (send == "every_revision")

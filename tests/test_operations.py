@@ -173,7 +173,8 @@ def test_status_reports_an_unknown_delivery_and_what_to_do(
 ) -> None:
     config = write_config(
         tmp_path,
-        f'[email]\nenabled = true\nhost = "127.0.0.1"\nport = {hangup.port}\nsecurity = "none"\n',
+        f'publish_empty = true\n[email]\nenabled = true\nhost = "127.0.0.1"\nport = {hangup.port}\n'
+        'security = "none"\n',
     )
     assert invoke(config, "now", "--week", "2026-W47").exit_code == 3  # written, not delivered
     table = invoke(config, "status")
@@ -199,7 +200,8 @@ def test_resend_mails_the_week_again_and_says_so(tmp_path: Path, sink: tuple[Sin
     handler, port = sink
     config = write_config(
         tmp_path,
-        f'[email]\nenabled = true\nhost = "127.0.0.1"\nport = {port}\nsecurity = "none"\n',
+        f'publish_empty = true\n[email]\nenabled = true\nhost = "127.0.0.1"\nport = {port}\n'
+        'security = "none"\n',
     )
     assert invoke(config, "now", "--week", "2026-W47").exit_code == 0
     result = invoke(config, "resend", "--week", "2026-W47")

@@ -357,8 +357,8 @@ def refusing_port() -> Iterator[int]:
 def test_a_refused_mail_exits_3_with_the_digest_written(tmp_path: Path, refusing_port: int) -> None:
     config = tmp_path / "digest.toml"
     config.write_text(
-        '[digest]\ndata_dir = "data"\n[email]\nenabled = true\nhost = "127.0.0.1"\n'
-        f'port = {refusing_port}\nsecurity = "none"\nretries = 0\n'
+        '[digest]\ndata_dir = "data"\npublish_empty = true\n[email]\nenabled = true\n'
+        f'host = "127.0.0.1"\nport = {refusing_port}\nsecurity = "none"\nretries = 0\n'
     )
 
     result = digest("now", "--week", "2026-W02", "--config", str(config))
@@ -379,7 +379,7 @@ def test_exit_codes_are_in_the_help() -> None:
 
 def test_digests_the_log_and_the_feed_follow_a_022_umask(tmp_path: Path) -> None:
     config = tmp_path / "digest.toml"
-    config.write_text('[digest]\ndata_dir = "data"\n')
+    config.write_text('[digest]\ndata_dir = "data"\npublish_empty = true\n')
     previous = os.umask(0o022)
     try:
         result = digest("now", "--week", "2026-w02", "--config", str(config))  # any case

@@ -21,7 +21,7 @@ from digest.summarize import (
     note_cache_key,
 )
 from digest.summarize.answers import AnswerContext, parse_note_answer, parse_week_answer
-from digest.summarize.offline import summary_sentences
+from digest.summarize.offline import segment, summary_sentences
 from digest.summarize.text import sentences
 from digest.summarize.tokens import count_tokens, tokenizer_name
 from fake_openai import FakeOpenAI, Reply
@@ -81,14 +81,41 @@ def test_sentences_survive_abbreviations_initials_and_decimals() -> None:
     ]
 
 
-def test_offline_note_picks_central_sentences_in_reading_order() -> None:
-    note = run(OfflineSummarizer(LLMConfig(note_sentences=2)).note(request()))
+def test_offline_note_opens_with_the_lead_then_central_sentences_in_reading_order() -> None:
+    note = run(OfflineSummarizer(LLMConfig(note_sentences=3)).note(request()))
     lines = ARTICLE.splitlines()
-    assert note.summary == f"{lines[3]} {lines[5]}"
+    assert note.summary == f"{lines[0]} {lines[3]} {lines[5]}"
     assert "dog" not in note.summary and "Lunch" not in note.summary
     assert note.basis is NoteBasis.FULL_TEXT
     assert note.model == "offline"
     assert 1 <= len(note.key_points) <= 3
+
+
+def test_offline_sentences_survive_abbreviations_initials_and_decimals() -> None:
+    text = (
+        "The VW ID. Buzz costs more. Dr. J. R. R. Tolkien wrote e.g. letters at 3.5 pages a day."
+        " Mr. Smith paid $4.2m in the U.S. last year. Then it rained. It was the US. He left."
+    )
+    assert segment(text) == [
+        "The VW ID. Buzz costs more.",
+        "Dr. J. R. R. Tolkien wrote e.g. letters at 3.5 pages a day.",
+        "Mr. Smith paid $4.2m in the U.S. last year.",
+        "Then it rained.",
+        "It was the US.",
+        "He left.",
+    ]
+
+
+def test_offline_key_points_are_whole_sentences_never_the_title_never_cut() -> None:
+    title = "Rust compilers now check memory safety"
+    body = "\n".join(
+        [f"{title} before a program ever runs.", *ARTICLE.splitlines(), "x " * 150 + "end."]
+    )
+    note = run(OfflineSummarizer(LLMConfig(note_sentences=1)).note(request(text=body, title=title)))
+    assert note.key_points
+    for point in note.key_points:
+        assert point in body and not point.endswith("…") and title not in point
+    assert list(note.key_points) == sorted(note.key_points, key=body.index)
 
 
 def test_offline_note_is_deterministic() -> None:
@@ -108,7 +135,7 @@ def test_offline_tags_reuse_known_tags_found_in_the_text_first() -> None:
 def test_offline_title_only_saved_context_becomes_a_saved_link_note() -> None:
     req = request(text="Safer compilers", basis=NoteBasis.SAVED_CONTEXT)
     note = run(OfflineSummarizer(LLMConfig()).note(req))
-    assert note.summary == "Saved link: Safer compilers."
+    assert note.summary == "Safer compilers."  # the digest shows the title once
     assert note.basis is NoteBasis.SAVED_CONTEXT
 
 
@@ -117,7 +144,7 @@ def test_offline_saved_context_keeps_the_line_saved_with_the_link() -> None:
         text="Safer compilers\n\nread this before the team meeting", basis=NoteBasis.SAVED_CONTEXT
     )
     note = run(OfflineSummarizer(LLMConfig()).note(req))
-    assert note.summary == "Saved link: Safer compilers. Read this before the team meeting."
+    assert note.summary == "Read this before the team meeting."
 
 
 def test_offline_note_without_a_link_says_what_was_saved_once() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from datetime import datetime
 
-from digest.compose import Backlog
+from digest.compose import Backlog, post_links
 from digest.config import Config
 from digest.errors import DigestError
 from digest.models import Item, Period
@@ -17,21 +17,21 @@ def backlog_for(store: Store, config: Config, period: Period) -> Backlog:
     """The unread items from before `period` (oldest first, a few) and last year's same week,
     each only when the config asks for it."""
     settings = config.digest
-    unread = (
-        store.unread_saved_before(period.start, settings.backlog_unread)
-        if settings.backlog_unread
-        else []
-    )
     year_ago: list[Item] = []
     if settings.one_year_ago:
         earlier = year_earlier(period, settings.zone)
         year_ago = store.items_saved_between(earlier.start, earlier.end)
-    return Backlog(unread=unread, year_ago=year_ago)
+    wanted = settings.backlog_unread
+    # items also shown under "One year ago" are left out of "Still unread": fetch that many more
+    unread = store.unread_saved_before(period.start, wanted + len(year_ago)) if wanted else []
+    return Backlog(unread=unread, year_ago=year_ago, unread_limit=wanted or None)
 
 
 def linkable_urls(items: Iterable[Item], backlog: Backlog) -> set[str]:
     """The stored URLs a digest of `items` and `backlog` shows; the HTML links to no others."""
-    return {item.url for item in (*items, *backlog.unread, *backlog.year_ago) if item.url}
+    items = list(items)
+    posts = {url for item in items for url in post_links(item)}
+    return posts | {item.url for item in (*items, *backlog.unread, *backlog.year_ago) if item.url}
 
 
 def mark_read(store: Store, refs: Iterable[str], now: datetime) -> Iterator[str]:

@@ -150,18 +150,31 @@ def locked(command: Callable[..., None]) -> Callable[..., None]:
 
 
 def _run_stages(
-    command: str, stages: Sequence[str], week: str | None, *, only_period: bool = False,
-    retry: bool = False,
-) -> None:  # fmt: skip
+    command: str,
+    stages: Sequence[str],
+    week: str | None,
+    *,
+    only_period: bool = False,
+    retry_fetch: bool = False,
+    retry_notes: bool = False,
+) -> None:
     from digest.clock import utc_now
     from digest.pipeline import NotesScope, run
     from digest.progress import stage_progress
 
     cfg = config()
     period = _period(cfg, week, utc_now())
-    notes = NotesScope(only_period=only_period, retry=retry)
+    notes = NotesScope(only_period=only_period, retry=retry_notes)
     with stage_progress() as progress:
-        result = run(cfg, command, period=period, stages=stages, progress=progress, notes=notes)
+        result = run(
+            cfg,
+            command,
+            period=period,
+            stages=stages,
+            progress=progress,
+            notes=notes,
+            retry_fetch=retry_fetch,
+        )
     print_reports(result.reports)
     if result.path is not None:
         click.echo(str(result.path))
@@ -178,6 +191,12 @@ def _period(cfg: Config, week: str | None, now: datetime) -> Period:
         raise click.BadParameter(str(exc), param_hint="--week") from exc
 
 
+RETRY = click.option(
+    "--retry",
+    is_flag=True,
+    help="Retry what failed now, not after its backoff: fetches (and, with `now`, notes"
+    " whose attempts ran out).",
+)
 WEEK = click.option(
     "--week", metavar="YYYY-Www|last", help="ISO week, or 'last' (default: the current one)."
 )
@@ -191,10 +210,23 @@ WEEK = click.option(
     help="Only estimate the LLM calls, tokens and cost of the run, from what is in the store"
     " now: nothing is collected, fetched, sent to the LLM, written or delivered.",
 )
+@click.option(
+    "--since", metavar="YYYY-Www", help="Every week with items from this one to now (backfill)."
+)
+@click.option("--all", "every_week", is_flag=True, help="Every week that has items (backfill).")
+@RETRY
 @common_options
 @locked
-def now(week: str | None, dry_run: bool) -> None:
-    """Collect, fetch, note, compose and deliver the digest of one week; print its path last."""
+def now(week: str | None, dry_run: bool, since: str | None, every_week: bool, retry: bool) -> None:
+    """Collect, fetch, note, compose and deliver the digest of one week; print its path last.
+
+    With --since or --all, write every week that has items, one line each; past weeks are
+    not mailed."""
+    if since or every_week:
+        if week or dry_run:
+            raise click.UsageError("--since/--all cannot go with --week or --dry-run")
+        _backfill(since, retry)
+        return
     if dry_run:
         from digest.clock import utc_now
         from digest.pipeline import estimate_run
@@ -203,7 +235,37 @@ def now(week: str | None, dry_run: bool) -> None:
         for line in estimate_run(cfg, _period(cfg, week, utc_now())).lines():
             click.echo(line)
         return
-    _run_stages("now", ("collect", "fetch", "notes", "deliver"), week, only_period=True)
+    _run_stages(
+        "now",
+        ("collect", "fetch", "notes", "deliver"),
+        week,
+        only_period=True,
+        retry_fetch=retry,
+        retry_notes=retry,
+    )
+
+
+def _backfill(since: str | None, retry: bool) -> None:
+    from digest.backfill import backfill
+    from digest.clock import utc_now
+    from digest.progress import stage_progress
+
+    cfg = config()
+    start = None
+    if since:
+        try:
+            start = _period(cfg, since, utc_now())
+        except click.BadParameter as exc:
+            raise click.BadParameter(exc.message, param_hint="--since") from exc
+    with stage_progress() as progress:
+        gathered, weeks = backfill(cfg, start, progress=progress, retry=retry)
+    print_reports(gathered.reports)
+    for week, result in weeks:
+        print_reports([r for r in result.reports if r.failures])
+        things = "item" if week.items == 1 else "items"
+        click.echo(f"{week.period.label}: {week.items} {things}, {result.path}")
+    if not weeks:
+        click.echo("no week has items" + (f" since {since}" if since else ""), err=True)
 
 
 @cli.command()
@@ -215,11 +277,12 @@ def collect() -> None:
 
 
 @cli.command()
+@RETRY
 @common_options
 @locked
-def extract() -> None:
+def extract(retry: bool) -> None:
     """Fetch and extract the text of items that are due."""
-    _run_stages("extract", ("fetch",), None)
+    _run_stages("extract", ("fetch",), None, retry_fetch=retry)
 
 
 @cli.command()
@@ -232,7 +295,7 @@ def extract() -> None:
 @locked
 def summarize(retry: bool) -> None:
     """Write notes for items that have none, or whose text changed."""
-    _run_stages("summarize", ("notes",), None, retry=retry)
+    _run_stages("summarize", ("notes",), None, retry_notes=retry)
 
 
 @cli.command()

@@ -9,33 +9,40 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
-from collections.abc import Container, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Container, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
 from functools import cache
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 from zoneinfo import ZoneInfo
 
 import jinja2
 
-from digest.models import Item, ItemState, NoteBasis, Period, Usage, WeekSummary
-from digest.summarize.text import shorten, without_links
+from digest.models import (
+    Item,
+    ItemKind,
+    ItemState,
+    NoteBasis,
+    Period,
+    Statement,
+    Usage,
+    WeekSummary,
+)
+from digest.stories import same_stories
+from digest.summarize.text import shorten, url_title, without_links
+from digest.unread import reason, unread_line
 
 OTHER = "Other"
+WALLS = frozenset({"blocked", "consent", "login"})  # Item.quality of pages that hid the article
 SAVED_CONTEXT_MARKER = "(from saved context — the page could not be read)"
-# Why a fetched page was not used (Item.quality), for the saved-context marker.
-QUALITY_REASONS = {
-    "blocked": "the page was a bot check",
-    "consent": "the page was a consent wall",
-    "login": "the page asked for a login",
-    "paywalled": "the page was a paywall",
-    "thin": "the page had too little text",
-}
+NOT_READ_MARKER = "(page not read yet; fetched on the next run)"
 EXTRACTIVE_MARKER = "(extractive summary)"
 EXCERPT_MARKER = "(from the central passages of a long page)"
 EMPTY_WEEK = "Nothing was saved this week."
 SHORT_NOTE_CHARS = 280  # a saved note this short is shown as it is, not summarised
 CITED_TITLE_CHARS = 60
+OVERVIEW_SECTIONS = 4
+OVERVIEW_CITES = 2
 _INLINE_CITATION = re.compile(r"\s*\[(\d+(?:\s*,\s*\d+)*)\]")
 
 _MONTHS = (
@@ -57,6 +64,8 @@ class Entry:
     summary: str | None
     marker: str | None
     points: tuple[str, ...]
+    also: tuple[tuple[str, str], ...] = ()  # (site, url) of the same story elsewhere
+    links: tuple[tuple[str, str], ...] = ()  # (name, url) of the links in a post's text
 
 
 @dataclass
@@ -71,6 +80,7 @@ class Backlog:
 
     unread: Sequence[Item] = ()  # not marked read, from earlier weeks, oldest first
     year_ago: Sequence[Item] = ()  # saved in the same ISO week a year earlier
+    unread_limit: int | None = None  # "Still unread" shows this many (not counting year_ago)
 
 
 @dataclass(frozen=True)
@@ -107,18 +117,24 @@ def compose(
     zone: ZoneInfo,
     backlog: Backlog = Backlog(),
     provenance: Provenance | None = None,
+    sections: Mapping[int, str] | None = None,
 ) -> str:
     """The digest of `period`: heading, the week's summary, the items grouped by topic,
     then the backlog sections that have items, then the provenance footer if given.
 
     A WeekSummary is checked against `items`: citations of other ids are dropped, and so is
     a statement left citing nothing; links and URLs in its text are removed, and citations
-    become links to the items' own URLs."""
+    become links to the items' own URLs. `sections` names the section of items without a
+    topic (most central first within a section); the offline week summary is then made of
+    the main sections, citing their most central items."""
     unique = _unique(items)
-    topics = group_by_topic(unique)
+    sections = sections or {}
+    topics = group_by_topic(*_one_entry_per_story(unique), sections=sections)
+    if sections and week_summary.model == "offline":
+        week_summary = overview(sections, unique)
     year_ago = _unique(backlog.year_ago)
     shown = {item.key for item in year_ago}
-    unread = [item for item in backlog.unread if item.key not in shown]
+    unread = [item for item in backlog.unread if item.key not in shown][: backlog.unread_limit]
     return _template().render(
         label=period.label,
         period_range=format_period(period, zone),
@@ -140,15 +156,18 @@ def content_hash(markdown: str) -> str:
     return hashlib.sha256(markdown.encode("utf-8")).hexdigest()
 
 
-def format_period(period: Period, zone: ZoneInfo) -> str:
-    """'17–23 November 2026'; months and years are named only where they change."""
+def format_period(period: Period, zone: ZoneInfo, *, short: bool = False) -> str:
+    """'17–23 November 2026' ('17–23 Nov 2026' if short); months and years are named only
+    where they change."""
     first = period.start.astimezone(zone).date()
     last = (period.end.astimezone(zone) - timedelta(days=1)).date()
+    months = [month[:3] for month in _MONTHS] if short else _MONTHS
+    start, end = (f"{day.day} {months[day.month - 1]}" for day in (first, last))
     if first.year != last.year:
-        return f"{_day(first)} {first.year} – {_day(last)} {last.year}"
+        return f"{start} {first.year} – {end} {last.year}"
     if first.month != last.month:
-        return f"{_day(first)} – {_day(last)} {last.year}"
-    return f"{first.day}–{last.day} {_MONTHS[last.month - 1]} {last.year}"
+        return f"{start} – {end} {last.year}"
+    return f"{first.day}–{end} {last.year}"
 
 
 def topic_of(item: Item, shared_tags: Container[str] | None = None) -> str:
@@ -166,20 +185,61 @@ def topic_of(item: Item, shared_tags: Container[str] | None = None) -> str:
     return OTHER
 
 
-def group_by_topic(items: Sequence[Item]) -> list[Topic]:
+def _one_entry_per_story(items: Sequence[Item]) -> tuple[list[Item], dict[str, list[Item]]]:
+    """The item shown for each story (the first with a note), and the other items of its story
+    by the shown item's key."""
+    shown, also = [], {}
+    for group in same_stories(items):
+        first = min(group, key=lambda i: (items[i].note is None, i))
+        shown.append(items[first])
+        if len(group) > 1:
+            also[items[first].key] = [items[i] for i in group if i != first]
+    return shown, also
+
+
+def group_by_topic(
+    items: Sequence[Item],
+    also: Mapping[str, Sequence[Item]] | None = None,
+    sections: Mapping[int, str] | None = None,
+) -> list[Topic]:
     """Topics by size (largest first) then name; Other, the catch-all, comes last. A tag
     names a section only when two or more items share it (as a tag or as their topic): one
-    item's tag is noise."""
+    item's tag is noise. `also`: other items of the same story, linked from the entry."""
     tagged = Counter(name for item in items for name in _topic_and_tags(item))
     shared = {tag for tag, count in tagged.items() if count >= 2}
     groups: dict[str, Topic] = {}
     for item in items:
-        name = topic_of(item, shared)
-        groups.setdefault(name.casefold(), Topic(name)).entries.append(_entry(item))
+        name = (sections or {}).get(item.id) or topic_of(item, shared)
+        others = (also or {}).get(item.key, ())
+        sources = tuple((_site(other.url), other.url) for other in others if other.url)
+        links = tuple((url_title(url), url) for url in post_links(item))
+        entry = replace(_entry(item), also=sources, links=links)
+        groups.setdefault(name.casefold(), Topic(name)).entries.append(entry)
     return sorted(
         groups.values(),
         key=lambda t: (t.name == OTHER, -len(t.entries), t.name.casefold(), t.name),
     )
+
+
+def overview(sections: Mapping[int, str], items: Sequence[Item]) -> WeekSummary:
+    """The main sections of the week (largest first, at most OVERVIEW_SECTIONS), each citing
+    its most central items."""
+    present = {item.id for item in items}
+    members: dict[str, list[int]] = {}
+    for item_id, name in sections.items():
+        if item_id in present:
+            members.setdefault(name, []).append(item_id)
+    largest = sorted(members, key=lambda name: (-len(members[name]), name))[:OVERVIEW_SECTIONS]
+    statements = tuple(
+        Statement(f"{name}: {len(members[name])} items", tuple(members[name][:OVERVIEW_CITES]))
+        for name in largest
+    )
+    return WeekSummary(statements, model="offline")
+
+
+def _site(url: str) -> str:
+    host = urlsplit(url).hostname or url
+    return host.removeprefix("www.")
 
 
 def _topic_and_tags(item: Item) -> set[str]:
@@ -199,14 +259,37 @@ def _entry(item: Item) -> Entry:
     note = item.note
     if not item.url:
         return _note_entry(item)
-    title = _collapse(item.display_title) or item.url
-    if note is None:
+    title = _collapse(item.title or _page_title(item) or "") or url_title(item.url)
+    if note is None:  # no note yet: the user's own words, and why the page is not read
+        context = without_lead(_collapse(item.context or ""), title) or None
         failed = item.state is ItemState.FAILED
-        context = _collapse(item.context or "") or None
-        return Entry(title, item.url, context, SAVED_CONTEXT_MARKER if failed else None, ())
-    summary = model_text(note.summary) or None
+        return Entry(title, item.url, context, _unread_marker(item) if failed else None, ())
+    summary = without_lead(model_text(note.summary), title) or None
     points = tuple(point for point in map(model_text, note.key_points) if point)
     return Entry(title, item.url, summary, _note_marker(item), points)
+
+
+def _page_title(item: Item) -> str | None:
+    """The page's own title, unless the page was a wall ("Before you continue")."""
+    return None if item.quality in WALLS else item.extracted_title
+
+
+def _pretend(item: Item) -> bool:
+    """An offline note of a page never read restates the title and the saved text: none."""
+    note = item.note
+    return note is not None and note.extractive and note.basis is NoteBasis.SAVED_CONTEXT
+
+
+def _unread_marker(item: Item) -> str:
+    line = unread_line(item)
+    return f"({line[0].lower()}{line[1:].rstrip('.')})" if line else NOT_READ_MARKER
+
+
+def post_links(item: Item) -> tuple[str, ...]:
+    """The web links a post was saved with (stored, so the HTML may link to them)."""
+    if item.kind is not ItemKind.POST:
+        return ()
+    return tuple(url for url in item.links if url.startswith(("https://", "http://")))
 
 
 def _note_entry(item: Item) -> Entry:
@@ -218,15 +301,34 @@ def _note_entry(item: Item) -> Entry:
         rest = context.removeprefix(text) if context.startswith(text) else context
         rest = rest.lstrip(" -–—:;,.")
         return Entry(text, None, rest if rest and rest != text else None, None, ())
-    summary = _collapse(item.note.summary) if item.note else None
+    summary = without_lead(_collapse(item.note.summary), text) if item.note else None
     points = item.note.key_points if item.note else ()
-    return Entry(text, None, None if summary == text else summary, None, points)
+    return Entry(text, None, summary or None, None, points)
+
+
+def without_lead(summary: str, title: str) -> str:
+    """The summary without the title it starts with (a post's title is its first line)."""
+    key = _comparable(title)
+    if not key or not _comparable(summary).startswith(key):
+        return summary
+    kept = 0  # how many characters of `summary` the title covers, counted on comparable text
+    while kept < len(summary) and len(_comparable(summary[:kept])) < len(key):
+        kept += 1
+    if summary[kept : kept + 1].isalnum():  # the title ends inside a word: not a repeat
+        return summary
+    rest = summary[kept:].lstrip(" -–—:;,.!?…\"'”’)")
+    return rest[:1].upper() + rest[1:]
+
+
+def _comparable(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\s]", "", text).casefold().split())
 
 
 def _note_marker(item: Item) -> str | None:
     assert item.note is not None
     if item.note.basis is NoteBasis.SAVED_CONTEXT:
-        return saved_context_marker(item)
+        failed = item.state is ItemState.FAILED
+        return _unread_marker(item) if failed else saved_context_marker(item)
     if item.note.extractive:
         return EXTRACTIVE_MARKER
     return EXCERPT_MARKER if item.note.basis is NoteBasis.EXCERPT else None
@@ -239,8 +341,8 @@ def model_text(text: str) -> str:
 
 def saved_context_marker(item: Item) -> str:
     """Say that the note rests on saved context, and why when the page was no article."""
-    reason = QUALITY_REASONS.get(item.quality or "")
-    return f"(from saved context — {reason})" if reason else SAVED_CONTEXT_MARKER
+    why = reason(item)
+    return f"(from saved context — {why})" if why else SAVED_CONTEXT_MARKER
 
 
 def _week_text(week_summary: WeekSummary, items: Sequence[Item], topics: Sequence[Topic]) -> str:
@@ -284,7 +386,12 @@ def _citations(ids: Sequence[int], by_id: dict[int, Item]) -> str:
 def footer_lines(provenance: Provenance, items: Sequence[Item]) -> list[str]:
     """Who wrote the notes and the week summary, the tokens and cost, what was skipped."""
     lines = []
-    notes = "; ".join(_by_model(entry, "note") for entry in provenance.notes)
+    pretend = sum(map(_pretend, items))  # offline "notes" of pages never read: not summaries
+    usages = [
+        replace(entry, count=max(0, entry.count - pretend)) if entry.model == "offline" else entry
+        for entry in provenance.notes
+    ]
+    notes = "; ".join(_by_model(entry, "note") for entry in usages if entry.count)
     if notes:
         lines.append(f"Notes: {notes}.")
     if provenance.week is not None:
@@ -314,15 +421,15 @@ def _usage_text(usage: Usage) -> str:
 
 
 def skipped_items(items: Sequence[Item]) -> dict[str, int]:
-    """Why items are shown without a note, with how many of each."""
+    """Why items are shown without a note from their page, with how many of each."""
     reasons: dict[str, int] = {}
     for item in items:
-        if item.note is not None:
+        if item.note is not None and not _pretend(item):
             continue
-        if item.state is ItemState.NEW and item.url:
+        if item.state is ItemState.NEW and item.url and item.note is None:
             why = "not fetched yet"
-        elif item.state is ItemState.FAILED:
-            why = "could not be fetched"
+        elif item.state is ItemState.FAILED or _pretend(item):
+            why = f"not read ({reason(item) or 'not fetched yet'})"
         else:
             why = "waiting for a note (the LLM was unavailable or the budget spent)"
         reasons[why] = reasons.get(why, 0) + 1

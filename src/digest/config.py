@@ -47,6 +47,7 @@ class DigestSection(_Section):
     week_start: Literal["monday"] = "monday"  # ISO weeks start on Monday
     backlog_unread: int = Field(0, ge=0, le=50)  # "Still unread from earlier weeks"; 0: off
     one_year_ago: bool = False  # "One year ago": items saved in the same ISO week last year
+    publish_empty: bool = False  # mail and put in the feed weeks with nothing saved
 
     @field_validator("timezone")
     @classmethod
@@ -171,7 +172,8 @@ class EmailConfig(_Section):
     password_env: str = "DIGEST_SMTP_PASSWORD"
     sender: str = Field("digest@example.org", alias="from")
     to: list[str] = Field(default_factory=lambda: ["me@example.org"])
-    subject: str = "Your digest for {period}"
+    subject: str = "Your digest, {dates}"  # {dates}: "16–22 Nov 2026"; {period}: "2026-W47"
+    send: Literal["once", "every_revision"] = "once"  # once: when the week is over
     timeout_s: float = Field(30, gt=0)
     ca_file: Path | None = None  # trust this certificate (self-signed servers)
     retries: int = Field(3, ge=0, le=10)  # a 4xx reply is retried this often within a run

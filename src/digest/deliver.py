@@ -41,6 +41,7 @@ class DeliveryOutcome:
     revision: int | None  # None: this content was recorded before
     delivered: list[str] = field(default_factory=list)  # channels delivered this time
     failures: list[str] = field(default_factory=list)
+    held: list[str] = field(default_factory=list)  # channels left out on purpose, and why
 
 
 # -- files -------------------------------------------------------------------
@@ -122,12 +123,15 @@ def deliver_digest(
     *,
     allowed_urls: Collection[str] = (),
     sleep: Sleep = time.sleep,
+    empty: bool = False,
 ) -> DeliveryOutcome:
     """Write the digest file, then deliver each channel at most once per content.
 
     `allowed_urls` are the stored URLs the HTML (email, feed) may link to; other links
     keep their text only. Per-channel failures are recorded and listed in the outcome,
-    never raised; only a digest file that cannot be written raises DeliveryError.
+    never raised; only a digest file that cannot be written raises DeliveryError. An
+    `empty` week goes to the feed and the mail only with digest.publish_empty; a week is
+    mailed once, when it is over, unless email.send = "every_revision".
     """
     job = _Job(store, config, period, markdown, allowed_urls, now, sleep)
     path = digest_path(config, period)
@@ -135,10 +139,36 @@ def deliver_digest(
     revision = store.record_digest(period.label, job.digest_hash, str(path), now)
     outcome = DeliveryOutcome(period.label, path, revision, ["file"] if changed else [])
     _deliver_log(job, outcome)
+    if empty and not config.digest.publish_empty:
+        outcome.held.append(
+            f"{period.label} is empty: not put in the feed or mailed (digest.publish_empty)"
+        )
+        return outcome
     _deliver_feed(job, outcome)
     if config.email.enabled:
-        _deliver_email(job, outcome)
+        held = _why_not_mailed(job)
+        if held:
+            outcome.held.append(held)
+        else:
+            _deliver_email(job, outcome)
     return outcome
+
+
+def _why_not_mailed(job: _Job) -> str | None:
+    """Under email.send = "once": a week is mailed when it is over, and only once."""
+    if job.config.email.send == "every_revision":
+        return None
+    label = job.period.label
+    if job.now < job.period.end:
+        return (
+            f"{label} is mailed once, when the week is over: the daemon's weekly job or"
+            f" `digest now --week {label}` then mails it (email.send = \"once\")"
+        )
+    mailed = job.store.deliveries(("sent", "unknown", "pending"))
+    earlier = any(record.period == label and record.channel == "email" for record in mailed)
+    if earlier and job.store.delivery(label, "email", job.digest_hash) is None:
+        return f"{label} was mailed before; this revision is in the files and the feed"
+    return None
 
 
 def write_draft(config: Config, period: Period, markdown: str) -> Path:

@@ -30,6 +30,8 @@ from digest.periods import parse_week, period_containing, previous_period
 from digest.store import Store, open_store
 from digest.summarize import CallRecord, NoteRequest, Summarizer
 from digest.tasks import run_together
+from digest.topics import offline_sections
+from digest.unread import without_unresolved
 from digest.vault import write_item_notes
 
 log = logging.getLogger("digest")
@@ -69,6 +71,7 @@ class Pipeline:
         self.clock = clock
         self.progress = progress
         self.run_id: int | None = None
+        self.retry = False  # fetch every failed item now, whatever its backoff says
         self.notes = NotesStage(store, config, clock, note_request)
 
     async def _counted(
@@ -122,7 +125,7 @@ class Pipeline:
         return [
             item
             for item in self.store.fetch_candidates()
-            if not item.gave_up and policy.is_due(item.next_attempt_at, now)
+            if self.retry or (not item.gave_up and policy.is_due(item.next_attempt_at, now))
         ]
 
     async def fetch_and_extract(self) -> StageReport:
@@ -162,8 +165,15 @@ class Pipeline:
         provenance = Provenance(self.notes.notes_usage(period), self.notes.week_usage)
         backlog = backlog_for(self.store, self.config, period)
         zone = self.config.digest.zone
+        sections = offline_sections(items) if self.config.llm.provider == "offline" else None
         markdown = compose(
-            period, items, week_summary, zone=zone, backlog=backlog, provenance=provenance
+            period,
+            items,
+            week_summary,
+            zone=zone,
+            backlog=backlog,
+            provenance=provenance,
+            sections=sections,
         )
         return markdown, items, backlog
 
@@ -184,6 +194,7 @@ class Pipeline:
             self.clock(),
             allowed_urls=linkable_urls(items, backlog),
             sleep=sleep,
+            empty=not items,
         )
         self._write_item_notes(period, items, outcome)
         return outcome
@@ -255,7 +266,10 @@ def resolve_period(config: Config, week: str | None, now: datetime) -> Period:
         return current
     if week == "last":
         return previous_period(current, zone)
-    return parse_week(week, zone)
+    period = parse_week(week, zone)
+    if period.start > now:
+        raise ValueError(f"week {period.label} has not started yet (now is {current.label})")
+    return period
 
 
 STAGES = ("collect", "fetch", "notes", "deliver")  # "draft": the file only, no delivery
@@ -279,9 +293,9 @@ async def _run_stages(
 ) -> RunResult:
     result = RunResult(period)
     if "collect" in stages:
-        result.reports.extend(await pipeline.collect())
+        result.reports.extend(without_unresolved(r, "feeds") for r in await pipeline.collect())
     if "fetch" in stages:
-        result.reports.append(await pipeline.fetch_and_extract())
+        result.reports.append(without_unresolved(await pipeline.fetch_and_extract(), "pages"))
     if not {"notes", "draft", "deliver"} & set(stages):
         return result
     summarizer = pipeline.summarizer()
@@ -296,8 +310,9 @@ async def _run_stages(
         if "deliver" in stages:
             result.delivery = await pipeline.compose_and_deliver(period, summarizer, sleep)
             result.path = result.delivery.path
+            delivery = result.delivery
             result.reports.append(
-                StageReport("deliver", len(result.delivery.delivered), result.delivery.failures)
+                StageReport("deliver", len(delivery.delivered), delivery.failures, delivery.held)
             )
     finally:
         await summarizer.aclose()
@@ -315,14 +330,17 @@ def run(
     progress: Progress = no_progress,
     sleep: Sleep = time.sleep,
     notes: NotesScope = NotesScope(),
+    retry_fetch: bool = False,
 ) -> RunResult:
     """Open the store, run the stages in order and record the run; the caller holds the run lock.
 
-    `sleep` is the pause between mail retries; a true result stops the retries.
+    `sleep` is the pause between mail retries; a true result stops the retries. With
+    `retry_fetch`, every failed item is fetched again now.
     """
     store = open_store(config.db_path)
     try:
         pipeline = Pipeline(config, store, clock=clock, progress=progress)
+        pipeline.retry = retry_fetch
         run_id = pipeline.run_id = store.start_run(command, clock())
         status, stats = "failed", dict[str, Any](period=period.label)
         try:

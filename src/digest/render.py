@@ -11,16 +11,18 @@ import email.utils
 import html
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from email.message import EmailMessage
 from email.policy import SMTP as SMTP_POLICY
 from functools import cache
+from zoneinfo import ZoneInfo
 
 import nh3
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from digest.compose import md_url
+from digest.compose import format_period, md_url
 from digest.config import EmailConfig
 from digest.errors import DeliveryError
 from digest.models import Period
@@ -35,7 +37,7 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
 _FONT = "font-family: -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif;"
 _BODY_STYLE = (
     f"{_FONT} font-size: 16px; line-height: 1.5; color: #222222;"
-    " max-width: 42em; margin: 0 auto; padding: 16px;"
+    " max-width: 42em; margin: 0 auto; padding: 16px; overflow-wrap: anywhere;"
 )
 _STYLES = {
     "h1": "font-size: 24px; line-height: 1.25; margin: 0 0 8px 0; color: #111111;",
@@ -62,6 +64,7 @@ def markdown_to_html(markdown: str, *, title: str, allowed_urls: Iterable[str]) 
     """The digest as a small styled HTML page; links only to `allowed_urls`, kept as text else."""
     return (
         '<!DOCTYPE html>\n<html><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{html.escape(title)}</title></head>\n"
         f'<body style="{_BODY_STYLE}">\n{html_fragment(markdown, allowed_urls)}</body></html>\n'
     )
@@ -122,9 +125,12 @@ def clean_header(value: str) -> str:
 
 
 def email_subject(template: str, period: Period) -> str:
-    """config.subject with {period} filled in, as a clean one-line header value."""
+    """config.subject with {period} (the week's label) and {dates} ("16–22 Nov 2026", in the
+    period's own time zone) filled in, as a clean one-line header value."""
+    zone = period.start.tzinfo
+    dates = format_period(period, zone if isinstance(zone, ZoneInfo) else ZoneInfo("UTC"), short=True)
     try:
-        subject = template.format(period=period.label)
+        subject = template.format(period=period.label, dates=dates)
     except (KeyError, IndexError, ValueError) as exc:
         raise DeliveryError(f"email.subject: cannot fill in {template!r}: {exc!r}") from exc
     return clean_header(subject)
@@ -140,7 +146,7 @@ def render_email(
     full_copy: str,
     date: datetime | None = None,
 ) -> EmailMessage:
-    """A multipart/alternative message: the markdown as text/plain, sanitised HTML beside it.
+    """A multipart/alternative message: the digest as plain text, sanitised HTML beside it.
 
     `full_copy` is where the whole digest can be read (a URL or a path); the HTML part
     points to it when the digest is cut to stay under Gmail's clipping limit.
@@ -156,7 +162,7 @@ def render_email(
     except ValueError as exc:  # an address from the config that does not parse
         raise DeliveryError(f"email: bad address in config: {exc}") from exc
     message["MIME-Version"] = "1.0"
-    message.set_content(markdown, cte="quoted-printable")
+    message.set_content(markdown_to_text(markdown), cte="quoted-printable")
     allowed = [*allowed_urls, full_copy]
     message.add_alternative(
         _html_within_limit(markdown, subject, allowed, full_copy),
@@ -196,3 +202,87 @@ def _fits(page: str) -> bool:
     assert isinstance(payload, str)
     size = len(payload) + payload.count("\n") - payload.count("\r\n")  # lines travel as CRLF
     return size <= MAX_HTML_PART_BYTES
+
+
+# -- plain text ----------------------------------------------------------------------------------
+
+
+@dataclass
+class _PlainText:
+    """Plain text built block by block from markdown-it's tokens."""
+
+    lines: list[str] = field(default_factory=list)
+    lists: list[int] = field(default_factory=list)  # per open list: its next number, 0 if bullets
+    indent: list[str] = field(default_factory=list)  # per open list item: its content's indent
+    marker: str = ""  # the list marker the next block line starts with
+    gap: bool = False  # a blank line before the next block
+    heading: str = ""
+
+    def block(self, text: str) -> None:
+        if self.gap and self.lines:
+            self.lines.append("")
+        self.gap = False
+        inside = "".join(self.indent)
+        first = inside[: len(inside) - len(self.marker)] + self.marker if self.marker else inside
+        self.marker = ""
+        for number, line in enumerate(text.split("\n")):
+            self.lines.append(f"{first if number == 0 else inside}{line}".rstrip())
+
+    def open_item(self) -> None:
+        number = self.lists[-1]
+        self.marker = f"{number}. " if number else "- "
+        self.lists[-1] += 1 if number else 0
+        self.indent.append(" " * len(self.marker))
+
+
+def markdown_to_text(markdown: str) -> str:
+    """The digest as plain text for the text/plain part: no markdown escapes or syntax left,
+    links as `title <url>`, headings underlined, lists kept."""
+    out = _PlainText()
+    for token in _renderer().parse(markdown):
+        _plain_block(out, token)
+    return "\n".join(out.lines).strip("\n") + "\n"
+
+
+def _plain_block(out: _PlainText, token: Token) -> None:
+    kind = token.type
+    if kind == "heading_open":
+        out.heading, out.gap = token.tag, True
+    elif kind == "inline":
+        text = _plain_inline(token.children or [])
+        if out.heading in ("h1", "h2"):
+            text += "\n" + ("=" if out.heading == "h1" else "-") * min(len(text), 72)
+        out.heading = ""
+        out.block(text)
+    elif kind == "paragraph_open" and not token.hidden:
+        out.gap = True
+    elif kind in ("bullet_list_open", "ordered_list_open"):
+        out.lists.append(int(token.attrGet("start") or 1) if kind == "ordered_list_open" else 0)
+        out.gap = True
+    elif kind in ("bullet_list_close", "ordered_list_close"):
+        out.lists.pop()
+        out.gap = True
+    elif kind == "list_item_open":
+        out.open_item()
+    elif kind == "list_item_close":
+        out.indent.pop()
+    elif kind in ("fence", "code_block", "hr"):
+        out.gap = True
+        out.block(token.content.rstrip("\n") if kind != "hr" else "-" * 24)
+
+
+def _plain_inline(children: Sequence[Token]) -> str:
+    parts: list[str] = []
+    link_start, href = 0, ""
+    for child in children:
+        if child.type == "link_open":
+            link_start, href = len(parts), str(child.attrGet("href") or "")
+        elif child.type == "link_close" and href:
+            text = "".join(parts[link_start:]).strip()
+            parts[link_start:] = [f"<{href}>" if text in (href, "") else f"{text} <{href}>"]
+            href = ""
+        elif child.type in ("text", "code_inline"):
+            parts.append(child.content)
+        elif child.type in ("softbreak", "hardbreak"):
+            parts.append("\n" if child.type == "hardbreak" else " ")
+    return "".join(parts)

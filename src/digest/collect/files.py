@@ -13,7 +13,7 @@ from __future__ import annotations
 import codecs
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import Path
 from typing import TypeVar
 from zoneinfo import ZoneInfo
@@ -31,6 +31,7 @@ from digest.collect.importers.opml import is_opml
 from digest.config import IMPORT_SOURCE, MANUAL_SOURCE, SourceConfig
 from digest.errors import ImportFormatError, SourceError
 from digest.models import ItemKind, Rejected, SavedItem
+from digest.periods import week_label
 from digest.store import Store
 from digest.summarize.text import shorten
 
@@ -50,6 +51,8 @@ class FileReport:
     notes: int  # items without a URL
     rejected: list[Rejected]  # lines not understood
     skipped: list[Rejected]  # deliberately not imported (javascript: links, headings…)
+    dates: tuple[date, ...] = ()  # the days its dated items were saved, sorted
+    weeks: tuple[str, ...] = ()  # the ISO weeks they fall in, sorted
 
 
 @dataclass(frozen=True)
@@ -83,6 +86,12 @@ def describe(report: FileReport | FeedListReport) -> list[str]:
         f"  skipped {len(where)} ({_line_list(where)}): {reason}"
         for reason, where in _skip_reasons(report.skipped)
     ]
+    if len(report.weeks) > 1:  # a journal spanning weeks: say which, and how to write them
+        lines.append(
+            f"  saved {report.dates[0]} to {report.dates[-1]}: {len(report.weeks)} weeks,"
+            f" {report.weeks[0]} to {report.weeks[-1]};"
+            f" `digest now --since {report.weeks[0]}` writes them"
+        )
     return lines
 
 
@@ -197,6 +206,8 @@ def save(
         notes=sum(1 for item in items if item.url is None),
         rejected=result.rejected,
         skipped=result.skipped,
+        dates=tuple(sorted({i.saved_at.astimezone(zone).date() for i in items if i.saved_at})),
+        weeks=tuple(sorted({week_label(i.saved_at, zone) for i in items if i.saved_at})),
     )
 
 

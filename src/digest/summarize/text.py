@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from urllib.parse import urlsplit
 
 # Zero-width and bidi controls (U+200B-U+200F, U+202A-U+202E, U+2060-U+2069, U+FEFF) and
 # C0 controls other than tab and newline: invisible to a reader, visible to a model.
@@ -118,3 +119,14 @@ def without_links(text: str) -> str:
 
 def strip_trailing_punctuation(text: str) -> str:
     return text.strip().rstrip(".!?:;,").strip()
+
+
+URL_TITLE_CHARS = 60
+
+
+def url_title(url: str) -> str:
+    """A link without a title, named by its address, short: host, path and query, no scheme."""
+    parts = urlsplit(url)
+    query = f"?{parts.query}" if parts.query else ""
+    shown = (parts.hostname or "").removeprefix("www.") + parts.path.rstrip("/") + query
+    return shorten(shown, URL_TITLE_CHARS) if shown else url

@@ -1,0 +1,157 @@
+"""Sections for the offline digest: related items grouped and named without an LLM.
+
+Each item's text is embedded with WordLlama (its wheel ships the embeddings: loaded from the
+package folder with downloads disabled, so nothing leaves the machine), the embeddings are
+grouped by spherical k-means (about one section per SECTION_ITEMS items, 3 to 10), and each
+section is named by the words that tell it from the others (class-based TF-IDF over the
+items' titles and openings). Deterministic: a fixed seed, ties broken by order.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections import Counter
+from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from digest.models import Item
+from digest.stories import story_text
+from digest.summarize.tags import is_tag_word
+from digest.summarize.text import words
+
+MIN_ITEMS = 6  # fewer items are one short list: no sections to find
+SECTION_ITEMS = 7  # about this many items per section
+MIN_SECTIONS, MAX_SECTIONS = 3, 10
+EMBEDDED_CHARS = 5_000  # the opening of a text says what it is about
+NAME_WORDS = 2
+RESTARTS = 10
+ITERATIONS = 50
+
+
+def offline_sections(items: Sequence[Item]) -> dict[int, str]:
+    """Item id -> section name for the items that have no topic of their own, most central
+    first within each section (the overview cites those); {} when too few to group."""
+    loose = [item for item in items if not item.topic]
+    if len(loose) < MIN_ITEMS:
+        return {}
+    texts = [f"{item.display_title}\n{story_text(item)}"[:EMBEDDED_CHARS] for item in loose]
+    count = min(MAX_SECTIONS, max(MIN_SECTIONS, round(len(loose) / SECTION_ITEMS)))
+    vectors = features(texts)
+    labels = cluster(vectors, count)
+    names = section_names(texts, labels)
+    centres = {label: vectors[[n for n, x in enumerate(labels) if x == label]].mean(axis=0)
+               for label in set(labels)}  # fmt: skip
+    closeness = [float(vectors[n] @ centres[label]) for n, label in enumerate(labels)]
+    order = sorted(range(len(loose)), key=lambda n: (labels[n], -closeness[n], n))
+    return {loose[n].id: names[labels[n]] for n in order}
+
+
+def features(texts: Sequence[str]) -> np.ndarray[Any, Any]:
+    """What a text is about: its embedding (centred on the week's, so that what all items
+    share does not count) beside its TF-IDF vector over the words two or more texts use;
+    unit length, the two halves weighted alike."""
+    meaning = embed(texts)
+    meaning = _unit(meaning - meaning.mean(axis=0))
+    return np.hstack([meaning, _word_vectors(texts)]) / math.sqrt(2)
+
+
+def _word_vectors(texts: Sequence[str]) -> np.ndarray[Any, Any]:
+    bags = [Counter(words(text)) for text in texts]
+    frequency = Counter(word for bag in bags for word in bag)
+    vocabulary = {word: n for n, word in enumerate(w for w, df in frequency.items() if df >= 2)}
+    matrix = np.zeros((len(texts), max(1, len(vocabulary))))
+    for row, bag in enumerate(bags):
+        for word, count in bag.items():
+            if word in vocabulary:
+                idf = math.log(len(texts) / frequency[word])
+                matrix[row, vocabulary[word]] = (1 + math.log(count)) * idf
+    return _unit(matrix)
+
+
+def _unit(matrix: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return matrix / np.where(norms == 0, 1.0, norms)
+
+
+def embed(texts: Sequence[str]) -> np.ndarray[Any, Any]:
+    """Unit-length embeddings, one row per text."""
+    return _unit(np.asarray(_model().embed(list(texts), norm=True), dtype=np.float64))
+
+
+@cache
+def _model() -> Any:
+    import wordllama  # loaded on first use: importing this module stays cheap
+
+    logging.getLogger("kmeans_logger").setLevel(logging.WARNING)
+    folder = Path(wordllama.__file__).parent
+    return wordllama.WordLlama.load(cache_dir=folder, disable_download=True)
+
+
+def cluster(vectors: np.ndarray[Any, Any], count: int) -> list[int]:
+    """Spherical k-means, the best of RESTARTS seeded runs; labels renumbered by first item."""
+    count = min(count, len(vectors))
+    best, best_fit = np.zeros(len(vectors), dtype=int), -math.inf
+    for seed in range(RESTARTS):
+        labels, fit = _kmeans(vectors, count, np.random.RandomState(seed))
+        if fit > best_fit + 1e-9:
+            best, best_fit = labels, fit
+    order = {label: n for n, label in enumerate(dict.fromkeys(best.tolist()))}
+    return [order[label] for label in best.tolist()]
+
+
+def _kmeans(
+    vectors: np.ndarray[Any, Any], count: int, random: np.random.RandomState
+) -> tuple[np.ndarray[Any, Any], float]:
+    centres = [vectors[random.randint(len(vectors))]]
+    for _ in range(count - 1):  # k-means++: far from the centres so far
+        distance = np.maximum(0.0, 1.0 - np.max(vectors @ np.array(centres).T, axis=1))
+        total = distance.sum()
+        pick = random.choice(len(vectors), p=distance / total) if total > 0 else 0
+        centres.append(vectors[pick])
+    matrix = np.array(centres)
+    labels = np.zeros(len(vectors), dtype=int)
+    for _ in range(ITERATIONS):
+        labels = np.argmax(vectors @ matrix.T, axis=1)
+        for k in range(count):
+            members = vectors[labels == k]
+            if len(members):
+                centre = members.sum(axis=0)
+                matrix[k] = centre / (np.linalg.norm(centre) or 1.0)
+    return labels, float(np.sum(vectors * matrix[labels]))
+
+
+def section_names(texts: Sequence[str], labels: Sequence[int]) -> dict[int, str]:
+    """Each section's name: its NAME_WORDS most telling words (class-based TF-IDF), capitalised."""
+    bags = [set(filter(is_tag_word, words(text))) for text in texts]
+    per_section: dict[int, Counter[str]] = {}
+    for bag, label in zip(bags, labels, strict=True):
+        per_section.setdefault(label, Counter()).update(bag)
+    sections_with = Counter(word for counts in per_section.values() for word in counts)
+    sizes = Counter(labels)
+    names: dict[int, str] = {}
+    for label, counts in per_section.items():
+        score = {
+            word: n / sizes[label] * math.log(1 + len(per_section) / sections_with[word])
+            for word, n in counts.items()
+            if n >= 2 or sizes[label] == 1
+        }
+        best: list[str] = []
+        for word in sorted(score, key=lambda word: (-score[word], word)):
+            if len(best) < NAME_WORDS and not any(word[:5] == kept[:5] for kept in best):
+                best.append(word)  # "Chart", not "Chart, Charts"
+        names[label] = ", ".join(word.capitalize() for word in best) or f"Section {label + 1}"
+    return _distinct(names)
+
+
+def _distinct(names: dict[int, str]) -> dict[int, str]:
+    seen: Counter[str] = Counter()
+    named = {}
+    for label, name in sorted(names.items()):
+        seen[name] += 1
+        named[label] = name if seen[name] == 1 else f"{name} ({seen[name]})"
+    return named

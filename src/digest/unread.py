@@ -1,0 +1,65 @@
+"""Why a page was not read, in a reader's words, and one line for a run with no network (pure).
+
+Fetch errors are recorded as `fetch failed: 'url': <why>`; the digest says what that means
+for the reader ("the host could not be reached") and when the page is tried again.
+"""
+
+from __future__ import annotations
+
+import re
+
+from digest.models import Item, StageReport
+
+# (pattern in the recorded error, what it means for the reader); the first match wins
+_ERROR_REASONS = (
+    (re.compile(r"cannot resolve|Name or service not known|getaddrinfo", re.I), "host unreachable"),
+    (re.compile(r"refused|ConnectError|Connection reset", re.I), "connection refused"),
+    (re.compile(r"timeout|timed out|took longer", re.I), "the site did not answer in time"),
+    (re.compile(r"HTTP (401|402|403)\b"), "access denied or paywalled"),
+    (re.compile(r"HTTP (404|410)\b"), "page not found"),
+    (re.compile(r"HTTP 429\b"), "the site asked us to slow down"),
+    (re.compile(r"HTTP 5\d\d\b"), "the site had an error"),
+    (re.compile(r"too large|larger than", re.I), "the page is too large"),
+)
+# Item.quality: why a fetched page was not the article
+QUALITY_REASONS = {
+    "blocked": "the page was a bot check",
+    "consent": "the page was a consent wall",
+    "login": "the page asked for a login",
+    "paywalled": "the page was a paywall",
+    "thin": "the page had too little text",
+}
+_UNRESOLVED = _ERROR_REASONS[0][0]
+
+
+def reason(item: Item) -> str | None:
+    """Why the item's page is not read, or None when it was read (or is not a link)."""
+    if item.quality in QUALITY_REASONS:
+        return QUALITY_REASONS[item.quality or ""]
+    if not item.url or not item.error:
+        return None
+    for pattern, why in _ERROR_REASONS:
+        if pattern.search(item.error):
+            return why
+    return "the page could not be fetched"
+
+
+def unread_line(item: Item) -> str | None:
+    """'Page not read yet: host unreachable; tried again on the next run.' or None."""
+    why = reason(item)
+    if why is None:
+        return None
+    if item.quality in QUALITY_REASONS and not item.error:
+        return f"Page not read: {why}; shown from what was saved with it."  # checked again later
+    when = "not tried again" if item.gave_up else "tried again on the next run"
+    return f"Page not read yet: {why}; {when}."
+
+
+def without_unresolved(report: StageReport, noun: str) -> StageReport:
+    """A report whose failures are all unresolvable hosts, with nothing done, becomes one line:
+    the run had no network; the pages are left for the next run."""
+    failures = report.failures
+    if report.done or not failures or not all(_UNRESOLVED.search(line) for line in failures):
+        return report
+    line = f"no network: {len(failures)} {noun} left for the next run"
+    return StageReport(report.stage, 0, [line], report.info)

@@ -1,0 +1,124 @@
+"""The digest as a subscriber reads it: blocks that survive any CommonMark renderer, plain text
+without markdown, a post's first line shown once."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from zoneinfo import ZoneInfo
+
+from hypothesis import given
+from hypothesis import strategies as st
+from markdown_it import MarkdownIt
+
+from digest.backlog import linkable_urls
+from digest.compose import Backlog, compose, without_lead
+from digest.models import Item, ItemKind, ItemState, Note, WeekSummary
+from digest.periods import parse_week
+from digest.render import markdown_to_html, markdown_to_text
+
+ZONE = ZoneInfo("UTC")
+PERIOD = parse_week("2026-W47", ZONE)
+
+
+def item(id: int, url: str | None, title: str | None, note: Note | None, **fields: object) -> Item:
+    values: dict[str, object] = dict(
+        id=id,
+        key=url or f"note:{id}",
+        url=url,
+        title=title,
+        kind=ItemKind.LINK,
+        saved_at=PERIOD.start + timedelta(hours=id),
+        topic=None,
+        context=None,
+        state=ItemState.NOTED,
+        attempts=0,
+        error=None,
+        next_attempt_at=None,
+        text=None,
+        note=note,
+    )
+    return Item(**(values | fields))  # type: ignore[arg-type]
+
+
+WEEK = [
+    item(1, "https://a.example/p", "Disagg Prefill-Decode", Note("Lot of good fundamentals here.")),
+    item(
+        2,
+        "https://b.example/q",
+        "1) Numbered *title* - with escapes",
+        Note("A note with 1) a list-like start.", key_points=("- a dash point", "Another point")),
+    ),
+]
+
+
+def test_title_and_note_are_separate_blocks_in_commonmark() -> None:
+    html = MarkdownIt("commonmark").render(compose(PERIOD, WEEK, WeekSummary(()), zone=ZONE))
+    assert re.search(
+        r'<p><strong><a href="https://a.example/p">Disagg Prefill-Decode</a></strong></p>\s*'
+        r"<p>Lot of good fundamentals here.</p>",
+        html,
+    )
+    assert "Prefill-Decode Lot" not in html
+
+
+def test_plain_text_part_has_no_markdown_escapes_and_links_as_title_then_url() -> None:
+    text = markdown_to_text(compose(PERIOD, WEEK, WeekSummary(()), zone=ZONE))
+    assert "Disagg Prefill-Decode <https://a.example/p>\n\n  Lot of good fundamentals here." in text
+    assert "1) Numbered *title* - with escapes <https://b.example/q>" in text
+    assert "\\" not in text and "](" not in text and "**" not in text
+    assert "  - - a dash point\n  - Another point" in text
+
+
+def test_a_posts_first_line_is_shown_once() -> None:
+    post = item(
+        3,
+        None,
+        "IN 1986 MIT FILMED a lecture series",
+        Note("IN 1986 MIT FILMED a lecture series. It is still the best intro to SICP."),
+        kind=ItemKind.POST,
+        context="IN 1986 MIT FILMED a lecture series. " + "It is still the best intro. " * 20,
+    )
+    markdown = compose(PERIOD, [post], WeekSummary(()), zone=ZONE)
+    assert markdown.count("IN 1986 MIT FILMED") == 1
+    assert "It is still the best intro to SICP." in markdown
+
+
+def test_a_summary_that_merely_shares_a_first_word_keeps_it() -> None:
+    assert without_lead("Rustacean news this week.", "Rust") == "Rustacean news this week."
+    assert without_lead("Rust: a new release.", "Rust") == "A new release."
+
+
+@given(st.text(max_size=300))
+def test_plain_text_never_raises_and_ends_with_one_newline(markdown: str) -> None:
+    text = markdown_to_text(markdown)
+    assert text.endswith("\n") and not text.endswith("\n\n")
+
+
+def test_a_consent_walls_title_does_not_replace_the_items() -> None:
+    walled = item(
+        5,
+        "https://news.example.com/story?id=7",
+        None,
+        Note("Saved from the feed."),
+        extracted_title="Before you continue",
+        quality="consent",
+    )
+    markdown = compose(PERIOD, [walled], WeekSummary(()), zone=ZONE)
+    assert "Before you continue" not in markdown
+    assert "**[news.example.com/story?id=7](https://news.example.com/story?id=7)**" in markdown
+
+
+def test_a_posts_links_are_listed_and_clickable_in_the_html_mail() -> None:
+    post = item(
+        6,
+        None,
+        "Thread on KV caches",
+        Note("Thread on KV caches. Worth reading for the diagrams."),
+        kind=ItemKind.POST,
+        links=("https://t.co/abc", "javascript:alert(1)"),
+    )
+    markdown = compose(PERIOD, [post], WeekSummary(()), zone=ZONE)
+    assert "*links: [t.co/abc](https://t.co/abc)*" in markdown
+    html = markdown_to_html(markdown, title="t", allowed_urls=linkable_urls([post], Backlog()))
+    assert 'href="https://t.co/abc">t.co/abc</a>' in html and "javascript" not in html
