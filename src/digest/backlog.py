@@ -25,7 +25,7 @@ def backlog_for(store: Store, config: Config, period: Period) -> Backlog:
     year_ago: list[Item] = []
     if settings.one_year_ago:
         earlier = year_earlier(period, settings.zone)
-        year_ago = store.items_saved_between(earlier.start, earlier.end)
+        year_ago = store.items_saved_between(earlier.start, earlier.end, page_text=False)
     return Backlog(unread=unread, year_ago=year_ago)
 
 

@@ -10,14 +10,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from digest import __version__
-from digest.config import Config, load_config
 from digest.errors import DeliveryError, DigestError
 from digest.models import Period, StageReport
+
+if TYPE_CHECKING:  # config pulls in pydantic: imported when a command needs it
+    from digest.config import Config
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -68,7 +69,17 @@ def settings() -> Settings:
 
 
 def config() -> Config:
+    from digest.config import load_config
+
     return load_config(settings().config_path)
+
+
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        from digest import __version__
+
+        click.echo(f"digest, version {__version__}")
+        ctx.exit()
 
 
 def _setup_logging(level: int) -> None:
@@ -78,7 +89,14 @@ def _setup_logging(level: int) -> None:
 
 
 @click.group(cls=DigestGroup)
-@click.version_option(__version__, prog_name="digest")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show the version and exit.",
+)
 @common_options
 def cli() -> None:
     """Turn what you saved this week into a weekly digest you actually read."""
