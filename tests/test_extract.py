@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -335,3 +337,12 @@ def test_feed_xml_is_skipped_as_unsupported() -> None:
         ExtractError, match=r"^skipped: .*unsupported content \(application/rss\+xml\)"
     ):
         extract(feed, url=URL, content_type="application/rss+xml")
+
+
+def test_a_process_that_only_fetches_does_not_load_the_extractors() -> None:
+    probe = "import sys, digest.pipeline; print(' '.join(sorted(sys.modules)))"
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+
+    loaded = {name.split(".")[0] for name in result.stdout.split()}
+    assert "digest" in loaded
+    assert loaded & {"trafilatura", "lxml", "readability", "pypdf", "htmldate"} == set()
