@@ -23,7 +23,8 @@ The figures:
 - the server's CPU during each run, since it shares the cores;
 - the peak memory of each run's whole process tree (the sum of the resident sets of the
   process and all its descendants, sampled every 50 ms; shared pages count once per
-  process, so it overstates).
+  process, so it overstates), and the sum of their proportional set sizes (PSS: a page
+  shared by n processes counts 1/n in each), which does not.
 
 Each runs in its own process, so that CPU and peak memory are its own.
 """
@@ -238,25 +239,27 @@ def in_child(*args: str) -> dict[str, Any]:
     child = subprocess.Popen(
         [sys.executable, __file__, *args], stdout=subprocess.PIPE, text=True
     )
-    peak = [0]
-    sampler = threading.Thread(target=sample_tree_rss, args=(child, peak), daemon=True)
+    peak = [0, 0]
+    sampler = threading.Thread(target=sample_tree_memory, args=(child, peak), daemon=True)
     sampler.start()
     stdout, _ = child.communicate()
     sampler.join()
     if child.returncode:
         raise SystemExit(f"child {args[-1]} failed with exit {child.returncode}")
     result: dict[str, Any] = json.loads(stdout.strip().splitlines()[-1])
-    return result | {"tree_peak_mb": peak[0] / 2**20}
+    return result | {"tree_peak_mb": peak[0] / 2**20, "tree_peak_pss_mb": peak[1] / 2**20}
 
 
-def sample_tree_rss(child: subprocess.Popen[str], peak: list[int]) -> None:
+def sample_tree_memory(child: subprocess.Popen[str], peak: list[int]) -> None:
     while child.poll() is None:
-        peak[0] = max(peak[0], tree_rss(child.pid))
+        rss, pss = tree_memory(child.pid)
+        peak[:] = [max(peak[0], rss), max(peak[1], pss)]
         time.sleep(SAMPLE_EVERY_S)
 
 
-def tree_rss(root: int) -> int:
-    """Bytes resident in `root` and its descendants (Linux /proc)."""
+def tree_memory(root: int) -> tuple[int, int]:
+    """Bytes resident in `root` and its descendants (Linux /proc): the sum of their resident
+    sets, and of their proportional sets (a page shared by n processes counts 1/n each)."""
     tree, frontier = {root}, [root]
     while frontier:
         pid = frontier.pop()
@@ -265,11 +268,13 @@ def tree_rss(root: int) -> int:
                 found = [int(child) for child in (task / "children").read_text().split()]
                 tree.update(found)
                 frontier.extend(found)
-    total = 0
+    rss = pss = 0
     for pid in tree:
         with contextlib.suppress(OSError, IndexError, ValueError):
-            total += int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE_BYTES
-    return total
+            rss += int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE_BYTES
+            rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
+            pss += int(rollup.split("\nPss:", 1)[1].split()[0]) * 1024
+    return rss, pss
 
 
 def in_child_beside(server_pid: int, *args: str) -> dict[str, Any]:
@@ -362,19 +367,26 @@ def report(
         f"digest:      {ours['wall_s']:6.1f} s  {rate:6.1f} pages/s  ({ours['pages']} extracted,"
         f" {ours['failures']} failed)  CPU {ours['parent_cpu_s']:.1f} s parent +"
         f" {ours['workers_cpu_s']:.1f} s workers  peak {ours['parent_peak_mb']:.0f} MB parent,"
-        f" {ours['worker_peak_mb']:.0f} MB largest worker, {ours['tree_peak_mb']:.0f} MB whole"
-        f" tree (goal < 250); server CPU {ours['server_cpu_s']:.1f} s"
+        f" {ours['worker_peak_mb']:.0f} MB largest worker; whole tree {ours['tree_peak_mb']:.0f} MB"
+        f" RSS, {ours['tree_peak_pss_mb']:.0f} MB PSS (goal < 250); server CPU"
+        f" {ours['server_cpu_s']:.1f} s"
     )
     if theirs is not None:
         their_rate = theirs["pages"] / theirs["wall_s"]
         print(
             f"trafilatura: {theirs['wall_s']:6.1f} s  {their_rate:6.1f} pages/s"
             f"  ({theirs['pages']} extracted, exit {theirs['exit']})  CPU {theirs['cpu_s']:.1f} s"
-            f"  peak {theirs['peak_mb']:.0f} MB largest process, {theirs['tree_peak_mb']:.0f} MB"
-            f" whole tree; server CPU {theirs['server_cpu_s']:.1f} s"
+            f"  peak {theirs['peak_mb']:.0f} MB largest process; whole tree"
+            f" {theirs['tree_peak_mb']:.0f} MB RSS, {theirs['tree_peak_pss_mb']:.0f} MB PSS;"
+            f" server CPU {theirs['server_cpu_s']:.1f} s"
         )
         print(f"  command: {theirs['command']}")
         print(f"  digest / trafilatura: {rate / their_rate:.2f}x  (goal >= 2)")
+        ours_cpu = ours["parent_cpu_s"] + ours["workers_cpu_s"]
+        print(
+            f"  CPU per page: digest {1000 * ours_cpu / ours['pages']:.1f} ms, trafilatura"
+            f" {1000 * theirs['cpu_s'] / theirs['pages']:.1f} ms (the load does not inflate these)"
+        )
     if floor is not None:
         floor_s = floor["trafilatura_cpu_s"] / cores
         print(
