@@ -47,9 +47,9 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from process_tree import sample_tree_memory
+
 TRAFILATURA_PARALLEL = 16
-PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
-SAMPLE_EVERY_S = 0.05  # the tree's memory
 
 
 # -- the loopback hosts ---------------------------------------------------------------------
@@ -248,33 +248,6 @@ def in_child(*args: str) -> dict[str, Any]:
         raise SystemExit(f"child {args[-1]} failed with exit {child.returncode}")
     result: dict[str, Any] = json.loads(stdout.strip().splitlines()[-1])
     return result | {"tree_peak_mb": peak[0] / 2**20, "tree_peak_pss_mb": peak[1] / 2**20}
-
-
-def sample_tree_memory(child: subprocess.Popen[str], peak: list[int]) -> None:
-    while child.poll() is None:
-        rss, pss = tree_memory(child.pid)
-        peak[:] = [max(peak[0], rss), max(peak[1], pss)]
-        time.sleep(SAMPLE_EVERY_S)
-
-
-def tree_memory(root: int) -> tuple[int, int]:
-    """Bytes resident in `root` and its descendants (Linux /proc): the sum of their resident
-    sets, and of their proportional sets (a page shared by n processes counts 1/n each)."""
-    tree, frontier = {root}, [root]
-    while frontier:
-        pid = frontier.pop()
-        with contextlib.suppress(OSError):
-            for task in Path(f"/proc/{pid}/task").iterdir():
-                found = [int(child) for child in (task / "children").read_text().split()]
-                tree.update(found)
-                frontier.extend(found)
-    rss = pss = 0
-    for pid in tree:
-        with contextlib.suppress(OSError, IndexError, ValueError):
-            rss += int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE_BYTES
-            rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
-            pss += int(rollup.split("\nPss:", 1)[1].split()[0]) * 1024
-    return rss, pss
 
 
 def in_child_beside(server_pid: int, *args: str) -> dict[str, Any]:
