@@ -15,10 +15,16 @@ The figures:
 - trafilatura: the same URL list through `trafilatura -i LIST --parallel 16 --json`, its
   config file setting SLEEP_TIME (its per-host delay) to the same delay, SSRF protection
   off for the loopback hosts;
-- the floor: the CPU time of extracting every page once, in one process, ÷ the cores;
-  and beside it the wall time of that extraction split over one process per core (no
-  fetching), which is what the cores really give when both work at once;
-- the server's CPU during each run, since it shares the cores.
+- the floor: the CPU time of extracting the pages in one process, ÷ the cores, with plain
+  `trafilatura.extract` (the issue's floor) and with ours (each distinct page timed
+  once, weighted by how often the list holds it); and beside it the wall time of our
+  extraction of every page split over one process per core (no fetching), which is
+  what the cores really give when both work at once;
+- the server's CPU during each run, since it shares the cores;
+- the peak memory of each run's whole process tree (the sum of the resident sets of the
+  process and all its descendants, sampled every 50 ms; shared pages count once per
+  process, so it overstates), and the sum of their proportional set sizes (PSS: a page
+  shared by n processes counts 1/n in each), which does not.
 
 Each runs in its own process, so that CPU and peak memory are its own.
 """
@@ -35,10 +41,13 @@ import resource
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
+
+from process_tree import sample_tree_memory
 
 TRAFILATURA_PARALLEL = 16
 
@@ -141,9 +150,24 @@ def stop_fork_server() -> None:
 
 def run_floor(data_dir: Path, pages: int) -> dict[str, Any]:
     """Extraction alone: in one process (CPU time), then split over every core (wall time)."""
-    started = time.process_time()
-    extract_share(data_dir, pages, 0, 1)
-    cpu_s = time.process_time() - started
+    import trafilatura
+
+    from digest.errors import ExtractError
+    from digest.extract import extract
+
+    def ours(body: bytes) -> None:
+        with contextlib.suppress(ExtractError):
+            extract(body, url="http://x.test/page", content_type=None)
+
+    bodies = load_pages(data_dir)
+    times = {"trafilatura_cpu_s": lambda b: trafilatura.extract(b), "cpu_s": ours}
+    figures: dict[str, Any] = {name: 0.0 for name in times}
+    for n, body in enumerate(bodies):
+        served = len(range(n, pages, len(bodies)))  # how often the URL list holds page n
+        for name, run in times.items():
+            started = time.process_time()
+            run(body)
+            figures[name] += served * (time.process_time() - started)
     cores = os.cpu_count() or 1
     with ProcessPoolExecutor(cores) as pool:
         list(pool.map(time.sleep, [0.1] * cores))  # the workers exist before the clock starts
@@ -151,7 +175,7 @@ def run_floor(data_dir: Path, pages: int) -> dict[str, Any]:
         shares = [(data_dir, pages, share, cores) for share in range(cores)]
         list(pool.map(extract_share, *zip(*shares, strict=True)))
         parallel_s = time.perf_counter() - started
-    return {"cpu_s": cpu_s, "parallel_wall_s": parallel_s}
+    return figures | {"parallel_wall_s": parallel_s}
 
 
 def extract_share(data_dir: Path, pages: int, share: int, shares: int) -> None:
@@ -211,11 +235,19 @@ def utc_now() -> Any:
 
 
 def in_child(*args: str) -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, __file__, *args], capture_output=True, text=True, check=True
+    """Run this script with `args` in a child; its JSON figures and its tree's peak memory."""
+    child = subprocess.Popen(
+        [sys.executable, __file__, *args], stdout=subprocess.PIPE, text=True
     )
-    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return result
+    peak = [0, 0]
+    sampler = threading.Thread(target=sample_tree_memory, args=(child, peak), daemon=True)
+    sampler.start()
+    stdout, _ = child.communicate()
+    sampler.join()
+    if child.returncode:
+        raise SystemExit(f"child {args[-1]} failed with exit {child.returncode}")
+    result: dict[str, Any] = json.loads(stdout.strip().splitlines()[-1])
+    return result | {"tree_peak_mb": peak[0] / 2**20, "tree_peak_pss_mb": peak[1] / 2**20}
 
 
 def in_child_beside(server_pid: int, *args: str) -> dict[str, Any]:
@@ -308,24 +340,38 @@ def report(
         f"digest:      {ours['wall_s']:6.1f} s  {rate:6.1f} pages/s  ({ours['pages']} extracted,"
         f" {ours['failures']} failed)  CPU {ours['parent_cpu_s']:.1f} s parent +"
         f" {ours['workers_cpu_s']:.1f} s workers  peak {ours['parent_peak_mb']:.0f} MB parent,"
-        f" {ours['worker_peak_mb']:.0f} MB largest worker; server CPU {ours['server_cpu_s']:.1f} s"
+        f" {ours['worker_peak_mb']:.0f} MB largest worker; whole tree {ours['tree_peak_mb']:.0f} MB"
+        f" RSS, {ours['tree_peak_pss_mb']:.0f} MB PSS (goal < 250); server CPU"
+        f" {ours['server_cpu_s']:.1f} s"
     )
     if theirs is not None:
         their_rate = theirs["pages"] / theirs["wall_s"]
         print(
             f"trafilatura: {theirs['wall_s']:6.1f} s  {their_rate:6.1f} pages/s"
             f"  ({theirs['pages']} extracted, exit {theirs['exit']})  CPU {theirs['cpu_s']:.1f} s"
-            f"  peak {theirs['peak_mb']:.0f} MB; server CPU {theirs['server_cpu_s']:.1f} s"
+            f"  peak {theirs['peak_mb']:.0f} MB largest process; whole tree"
+            f" {theirs['tree_peak_mb']:.0f} MB RSS, {theirs['tree_peak_pss_mb']:.0f} MB PSS;"
+            f" server CPU {theirs['server_cpu_s']:.1f} s"
         )
         print(f"  command: {theirs['command']}")
         print(f"  digest / trafilatura: {rate / their_rate:.2f}x  (goal >= 2)")
-    if floor is not None:
-        floor_s = floor["cpu_s"] / cores
+        ours_cpu = ours["parent_cpu_s"] + ours["workers_cpu_s"]
         print(
-            f"CPU floor:   {floor_s:6.1f} s  (single-process extraction {floor['cpu_s']:.1f} s"
-            f" CPU / {cores} cores)"
+            f"  CPU per page: digest {1000 * ours_cpu / ours['pages']:.1f} ms, trafilatura"
+            f" {1000 * theirs['cpu_s'] / theirs['pages']:.1f} ms (the load does not inflate these)"
+        )
+    if floor is not None:
+        floor_s = floor["trafilatura_cpu_s"] / cores
+        print(
+            f"CPU floor:   {floor_s:6.1f} s  (trafilatura.extract over the pages, one process,"
+            f" {floor['trafilatura_cpu_s']:.1f} s CPU / {cores} cores)"
         )
         print(f"  digest / floor: {ours['wall_s'] / floor_s:.2f}x  (goal <= 1.25)")
+        print(
+            f"our extraction's own floor: {floor['cpu_s'] / cores:.1f} s"
+            f" ({floor['cpu_s']:.1f} s CPU / {cores} cores; digest / that:"
+            f" {ours['wall_s'] * cores / floor['cpu_s']:.2f}x)"
+        )
         print(
             f"extraction alone on {cores} processes at once: {floor['parallel_wall_s']:.1f} s"
             f"  (digest / that: {ours['wall_s'] / floor['parallel_wall_s']:.2f}x)"

@@ -124,6 +124,24 @@ def test_python_dash_m_digest_runs_the_cli() -> None:
     assert "now" in result.stdout and "import" in result.stdout
 
 
+def test_help_starts_without_importing_the_heavy_libraries() -> None:
+    probe = "import sys; from digest.cli import main; print(' '.join(sorted(sys.modules)))"
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+
+    loaded = {name.split(".")[0] for name in result.stdout.split()}
+    assert "click" in loaded
+    heavy = {"openai", "trafilatura", "lxml", "pydantic", "jinja2", "httpx", "importlib_metadata"}
+    assert loaded & heavy == set()
+    assert "importlib.metadata" not in result.stdout.split()
+
+
+def test_version_is_printed_from_the_installed_package() -> None:
+    result = CliRunner().invoke(cli, ["--version"])
+
+    assert result.exit_code == 0
+    assert result.output.startswith("digest, version ")
+
+
 def test_a_source_named_like_a_built_in_one_is_a_config_error(tmp_path: Path) -> None:
     config = tmp_path / "digest.toml"
     config.write_text('[[sources]]\nname = "manual"\nkind = "file"\npath = "saved.txt"\n')

@@ -1,12 +1,16 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+import trafilatura
 
 from digest.errors import ExtractError
 from digest.extract import decode_html, extract, is_probably_binary
+from digest.extract.html import Candidates, ChoiceSettings, choose_text
 
 PAGES = Path(__file__).parent / "fixtures" / "pages"
 URL = "https://example.org/post"
@@ -335,3 +339,24 @@ def test_feed_xml_is_skipped_as_unsupported() -> None:
         ExtractError, match=r"^skipped: .*unsupported content \(application/rss\+xml\)"
     ):
         extract(feed, url=URL, content_type="application/rss+xml")
+
+
+def test_a_process_that_only_fetches_does_not_load_the_extractors() -> None:
+    probe = "import sys, digest.pipeline; print(' '.join(sorted(sys.modules)))"
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+
+    loaded = {name.split(".")[0] for name in result.stdout.split()}
+    assert "digest" in loaded
+    assert loaded & {"trafilatura", "lxml", "readability", "pypdf", "htmldate"} == set()
+
+
+def test_the_choice_drops_only_the_boilerplate_rules_it_is_given() -> None:
+    paragraphs = "".join(f"<p>{GERMAN_PARAGRAPH} Absatz {n}.</p>" for n in range(4))
+    body = f"<article><h1>Der Platz</h1>{paragraphs}<p>Read more: Seven cafés ranked</p></article>"
+    page = Candidates(trafilatura.load_html(html_page(body, lang="de")), URL)
+
+    shipped, _ = choose_text(page, ChoiceSettings())
+    no_rules, _ = choose_text(page, ChoiceSettings(boilerplate_rules=frozenset()))
+
+    assert "Absatz 3." in shipped and "Seven cafés ranked" not in shipped
+    assert no_rules.endswith("Read more: Seven cafés ranked")

@@ -6,6 +6,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from sqlite_utils import Database
 
 from digest.errors import StoreConflict, StoreLocked
 from digest.migrations import migrations
-from digest.models import SavedItem
+from digest.models import Extracted, SavedItem
 from digest.store import open_store
 
 NOW = datetime(2026, 11, 18, 12, tzinfo=UTC)
@@ -67,6 +68,21 @@ def test_an_item_saved_twice_keeps_its_earliest_save_and_both_sources(tmp_path: 
     assert item.title == "Journal title"  # the earliest save's title
     assert item.url == "https://A.example:443/p?utm_source=x#top"  # as first saved, for display
     assert sorted(item.sources) == ["feed", "journal"]
+
+
+def test_a_week_read_without_page_text_holds_everything_else(tmp_path: Path) -> None:
+    store = open_store(tmp_path / "digest.db")
+    feed = store.ensure_source("feed", "feed", url="https://f.example/rss")
+    store.save_items(feed, [SavedItem("https://a.example/p", "Title", NOW, topic="Rust")], NOW)
+    (saved,) = store.all_items()
+    store.record_fetched(saved.id, Extracted("The page's long text."), "hash", NOW)
+    week = (NOW - timedelta(days=1), NOW + timedelta(days=1))
+
+    (full,) = store.items_saved_between(*week)
+    (light,) = store.items_saved_between(*week, page_text=False)
+
+    assert full.text == "The page's long text." and light.text is None
+    assert light == replace(full, text=None, linked_text=None)
 
 
 def test_items_without_url_are_kept_once_by_their_text(tmp_path: Path) -> None:

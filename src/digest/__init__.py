@@ -1,8 +1,15 @@
 """digest: saved links and feeds in, a dated weekly digest out."""
 
-from importlib.metadata import PackageNotFoundError, version
+from __future__ import annotations
 
-try:
-    __version__ = version("digest")
-except PackageNotFoundError:  # running from a source tree that was not installed
-    __version__ = "0+unknown"
+
+def __getattr__(name: str) -> str:
+    # importlib.metadata costs a tenth of a second: read the version only when asked
+    if name != "__version__":
+        raise AttributeError(f"module 'digest' has no attribute {name!r}")
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("digest")
+    except PackageNotFoundError:  # running from a source tree that was not installed
+        return "0+unknown"

@@ -11,14 +11,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from digest import __version__
-from digest.config import Config, ConfigLocation, load_config, locate_config
 from digest.errors import ConfigError, DeliveryError, DigestError
 from digest.models import Period, StageReport
+
+if TYPE_CHECKING:  # config pulls in pydantic: imported when a command needs it
+    from digest.config import Config, ConfigLocation
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -89,6 +90,8 @@ def settings() -> Settings:
 
 def config() -> Config:
     """The config in use, loaded once; under --verbose, say which and where the data goes."""
+    from digest.config import load_config, locate_config
+
     current = settings()
     if current.loaded is None:
         current.loaded = load_config(current.config_path)
@@ -103,6 +106,14 @@ def _describe_location(location: ConfigLocation, cfg: Config) -> str:
     return f"config {where}; data {cfg.data_dir}"
 
 
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        from digest import __version__
+
+        click.echo(f"digest, version {__version__}")
+        ctx.exit()
+
+
 def _setup_logging(level: int) -> None:
     from digest.logs import configure_logging
 
@@ -110,7 +121,14 @@ def _setup_logging(level: int) -> None:
 
 
 @click.group(cls=DigestGroup)
-@click.version_option(__version__, prog_name="digest")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show the version and exit.",
+)
 @common_options
 def cli() -> None:
     """Turn what you saved this week into a weekly digest you actually read.
@@ -501,6 +519,8 @@ def config_group() -> None:
 @common_options
 def config_path() -> None:
     """Print the config file in use (and how it was found) and the data folder."""
+    from digest.config import locate_config
+
     location = locate_config(settings().config_path)
     cfg = config()
     click.echo(f"config: {location.path or '-'} ({location.found_by})")

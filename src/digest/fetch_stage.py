@@ -12,6 +12,7 @@ bounded whatever the size of the batch.
 from __future__ import annotations
 
 import asyncio
+import gc
 import hashlib
 import io
 import itertools
@@ -40,6 +41,7 @@ from digest.summarize.text import paragraphs, shorten
 from digest.tasks import run_together
 from digest.urls import is_shortener, normalize_url
 
+EXTRACTOR_MODULES = ("digest.extract.html", "digest.extract.documents")  # imported on use
 PROCESS_POOL_THRESHOLD = 8  # fewer pages than this are extracted in-process
 EXTRACT_TIMEOUT_S = 120.0  # a worker longer than this on one page is stuck: replaced
 MAX_POST_LINKS = 5  # links followed per post
@@ -141,8 +143,9 @@ def _start_workers(workers: int) -> ProcessPoolExecutor:
     # daemon's scheduler) held at that moment and can hang on one for ever. The fork
     # server imports the extractors once; each pool's workers are then forked from it.
     context = get_context("forkserver")
-    context.set_forkserver_preload(["__main__", "digest.extract"])
-    executor = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+    context.set_forkserver_preload(["__main__", *EXTRACTOR_MODULES])
+    # gc.freeze: the collector leaves the inherited objects alone, so their pages stay shared
+    executor = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=gc.freeze)
     executor.submit(int)  # start the workers while the first pages are being fetched
     return executor
 

@@ -160,7 +160,7 @@ class Pipeline:
         self, period: Period, summarizer: Summarizer
     ) -> tuple[str, list[Item], Backlog]:
         """The period's markdown as the store stands, with its items and backlog."""
-        items = self.store.items_saved_between(period.start, period.end)
+        items = self.store.items_saved_between(period.start, period.end, page_text=False)
         week_summary = await self.notes.week_summary(period, items, summarizer)
         provenance = Provenance(self.notes.notes_usage(period), self.notes.week_usage)
         backlog = backlog_for(self.store, self.config, period)

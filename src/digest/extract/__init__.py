@@ -10,13 +10,15 @@
 
 `Extracted.quality` marks what is not the article (quality.py): a bot wall,
 consent or login wall, paywall stub, or too little text.
+
+The readers (trafilatura, lxml, readability, pypdf: 40 MB and half a second) are
+imported on first use, so that a process which only fetches (the fetch stage's
+parent, whose workers extract) does not carry them.
 """
 
 from __future__ import annotations
 
 from digest.errors import ExtractError
-from digest.extract.documents import MIN_TEXT_CHARS, extract_pdf, extract_plain
-from digest.extract.html import extract_html
 from digest.extract.sniff import (
     HTML_TYPES,
     PLAIN_TYPES,
@@ -31,7 +33,6 @@ from digest.extract.sniff import (
 from digest.models import Extracted
 
 __all__ = [
-    "MIN_TEXT_CHARS",
     "SNIFF_BYTES",
     "decode_html",
     "extract",
@@ -49,14 +50,20 @@ def extract(content: bytes, *, url: str, content_type: str | None) -> Extracted:
     media_type, charset = parse_content_type(content_type)
     head = content[:SNIFF_BYTES]
     if looks_like_pdf(head) or (media_type == "application/pdf" and b"%PDF-" in head):
+        from digest.extract.documents import extract_pdf
+
         return extract_pdf(content, url)
     if is_probably_binary(content_type, head):
         label = sniff_binary(head) or media_type or "unknown type"
         raise ExtractError(f"skipped: {url!r}: binary content ({label})")
     if media_type in HTML_TYPES or looks_like_html(head):
+        from digest.extract.html import extract_html
+
         return extract_html(content, url, charset)
     if media_type == "application/pdf":
         raise ExtractError(f"extract failed: {url!r}: declared PDF but not a PDF file")
     if media_type is None or media_type in PLAIN_TYPES:
+        from digest.extract.documents import extract_plain
+
         return extract_plain(content, charset, markdown="markdown" in (media_type or ""))
     raise ExtractError(f"skipped: {url!r}: unsupported content ({media_type})")

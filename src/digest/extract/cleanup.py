@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Iterable
 
 from lxml import etree
 from lxml.html import HtmlElement
@@ -21,30 +22,26 @@ _BLOCK_TAGS = frozenset({
 # fmt: on
 _UNSEEN_TAGS = frozenset({"script", "style", "noscript", "template", "svg", "button"})
 _WORD = re.compile(r"\w+")
-# Lines a site wraps around every article: newsletter and follow prompts, share and comment
-# calls, "Related:"/"Read more:" teasers, copyright, wire-copy credits. English only;
-# matched on whole lines.
-_BOILERPLATE_LINE = re.compile(
-    r"""^(?:
-      (?:sign\ up|subscribe)\b.{0,120}\b(?:newsletters?|inbox|e-?mails?)\b.{0,120}
-     |.{0,80}\bnewsletters?\b.{0,80}\b(?:sign\ up|subscribe|inbox|delivered)\b.{0,80}
-     |(?:get|start)\ (?:the|your)\b.{0,60}\b(?:newsletter|inbox|delivered)\b.{0,80}
-     |follow\ (?:us|\S+(?:\ \S+){0,4})\ on\ (?:facebook|twitter|instagram|youtube|linkedin)\b.{0,120}
-     |like\ this\ (?:story|article)\?.{0,60}
-     |share\ (?:this|it)\b.{0,60}
-     |(?:related(?:\ (?:articles?|stories|posts?|content|coverage))?|read\ (?:more|next|also)
-        |see\ (?:more|also)|also\ read|more|don'?t\ miss|you\ (?:may|might)\ also\ like
-        |recommended(?:\ for\ you)?|more\ from\ \S+|filed\ under)
-        \s*(?:(?::|\.\.\.|…|\|).{0,150})?
-     |(?:\d+\ )?comments?
-     |(?:tell\ us|let\ us\ know)\ what\ you\ think.{0,60}
-     |(?:©|\(c\)|copyright\b).{0,120}
-     |\(?(?:additional\ )?(?:reporting|writing|editing)\ by\b.{0,200}
-     |.{0,80}\bcontributed\ (?:reporting|to\ this\ (?:report|article))\b.{0,80}
-     |source:\ .{0,60}
-    )$""",
-    re.I | re.X,
-)
+# Lines sites wrap around articles, one named rule per kind; English only; whole lines.
+# A rule earns its place on the pages of more than one site (bench/cross_validation.py
+# selects rules that way): a phrase read off one site's pages says nothing of pages
+# nobody has seen, so the rules that matched only one site were dropped.
+BOILERPLATE_RULES: dict[str, re.Pattern[str]] = {
+    name: re.compile(f"^(?:{pattern})$", re.I | re.X)
+    for name, pattern in {
+        "sign up for newsletter": r"(?:sign\ up|subscribe)\b.{0,120}\b(?:newsletters?|inbox|e-?mails?)\b.{0,120}",
+        "newsletter prompt": r".{0,80}\bnewsletters?\b.{0,80}\b(?:sign\ up|subscribe|inbox|delivered)\b.{0,80}",
+        "share this": r"share\ (?:this|it)\b.{0,60}",
+        "teaser": r"""
+            (?:related(?:\ (?:articles?|stories|posts?|content|coverage))?|read\ (?:more|next|also)
+              |see\ (?:more|also)|also\ read|more|don'?t\ miss|you\ (?:may|might)\ also\ like
+              |recommended(?:\ for\ you)?|more\ from\ \S+|filed\ under)
+            \s*(?:(?::|\.\.\.|…|\|).{0,150})?""",
+        "comment count": r"(?:\d+\ )?comments?",
+        "copyright": r"(?:©|\(c\)|copyright\b).{0,120}",
+        "reporting by": r"\(?(?:additional\ )?(?:reporting|writing|editing)\ by\b.{0,200}",
+    }.items()
+}
 
 
 def clean(text: str | None) -> str:
@@ -91,17 +88,22 @@ def block_text(element: HtmlElement) -> str:
     return "\n".join(line for line in lines if line)
 
 
-def strip_site_furniture(text: str, title: str | None) -> str:
-    """Drop the headline repeated at the top and whole lines of site boilerplate."""
+def strip_site_furniture(
+    text: str, title: str | None, rules: Collection[str] = frozenset(BOILERPLATE_RULES)
+) -> str:
+    """Drop the headline repeated at the top and whole lines matching the named `rules`."""
     lines = text.split("\n")
     lines = _without_title(lines, title) if title else lines
-    kept = [line for line in lines if not is_boilerplate_line(line)]
+    patterns = [BOILERPLATE_RULES[name] for name in rules]
+    kept = [line for line in lines if not is_boilerplate_line(line, patterns)]
     return clean("\n".join(kept))
 
 
-def is_boilerplate_line(line: str) -> bool:
+def is_boilerplate_line(line: str, patterns: Iterable[re.Pattern[str]]) -> bool:
     line = line.strip()
-    return 0 < len(line) <= MAX_BOILERPLATE_CHARS and bool(_BOILERPLATE_LINE.match(line))
+    if not 0 < len(line) <= MAX_BOILERPLATE_CHARS:
+        return False
+    return any(pattern.match(line) for pattern in patterns)
 
 
 def _without_title(lines: list[str], title: str) -> list[str]:

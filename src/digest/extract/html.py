@@ -16,7 +16,8 @@
 from __future__ import annotations
 
 import copy
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from functools import cached_property
 
 import trafilatura
 from lxml.etree import ParserError
@@ -27,12 +28,13 @@ from trafilatura.settings import Document
 from digest.errors import ExtractError
 from digest.extract import quality
 from digest.extract.cleanup import (
+    BOILERPLATE_RULES,
     block_text,
     clean,
     share_contained,
     strip_site_furniture,
 )
-from digest.extract.metadata import page_language, page_metadata
+from digest.extract.metadata import PageMetadata, page_language, page_metadata
 from digest.extract.sites import site_reader
 from digest.extract.sniff import decode_html
 from digest.models import Extracted
@@ -40,9 +42,52 @@ from digest.models import Extracted
 MIN_ARTICLE_CHARS = 200  # below this trafilatura's text counts as thin; try the fallbacks
 PROSE_PARAGRAPH_CHARS = 80  # a <p> this long with few links is article prose
 MAX_LINK_SHARE = 0.3
-RESCUE_BELOW_SHARE = 0.6  # trafilatura kept less than this share of the prose: ask readability
-RESCUE_LONGER = 1.5  # readability's text must be this much longer...
-RESCUE_COVERS = 0.9  # ...and hold this share of trafilatura's
+
+
+@dataclass(frozen=True)
+class ChoiceSettings:
+    """The tunable part of choosing a page's text; bench/extraction_quality.py cross-validates it.
+
+    Defaults are what the benchmark's development pages select (see docs/benchmarks.md).
+    """
+
+    rescue_below_share: float = 0.5  # trafilatura kept less of the prose: ask readability
+    rescue_longer: float = 1.2  # readability's text must be this much longer...
+    rescue_covers: float = 0.8  # ...and hold this share of trafilatura's
+    boilerplate_rules: frozenset[str] = frozenset(BOILERPLATE_RULES)
+    drop_title: bool = True
+
+
+class Candidates:
+    """The texts a page offers, each read the first time it is asked for."""
+
+    def __init__(self, tree: HtmlElement, url: str) -> None:
+        self.tree, self.url = tree, url
+
+    @cached_property
+    def trafilatura(self) -> str:
+        document = _run_trafilatura(self.tree, self.url)
+        return clean(document.text) if document is not None else ""
+
+    @cached_property
+    def readability(self) -> str:
+        return _readability_text(self.tree)
+
+    @cached_property
+    def baseline(self) -> str:
+        return _baseline_text(self.tree)
+
+    @cached_property
+    def meta_description(self) -> str:
+        return _meta_description(self.tree)
+
+    @cached_property
+    def prose_chars(self) -> int:
+        return _prose_chars(self.tree)
+
+    @cached_property
+    def metadata(self) -> PageMetadata:
+        return page_metadata(self.tree, self.url)
 
 
 def extract_html(content: bytes, url: str, http_charset: str | None) -> Extracted:
@@ -53,24 +98,30 @@ def extract_html(content: bytes, url: str, http_charset: str | None) -> Extracte
     reader = site_reader(url)
     found = reader(tree, url, html) if reader is not None else None
     if found is None:
-        found = _article(tree, url)
+        found = _article(Candidates(tree, url))
     return _with_quality(found, tree, html, url)
 
 
-def _article(tree: HtmlElement, url: str) -> Extracted:
-    document = _run_trafilatura(tree, url) or Document()
-    text, extractor = clean(document.text), "trafilatura"
-    if len(text) < RESCUE_BELOW_SHARE * _prose_chars(tree):
-        text, extractor = _readability_rescue(tree, text)
+def choose_text(page: Candidates, settings: ChoiceSettings) -> tuple[str, str]:
+    """The page's article text, cleaned, and the name of the extractor it came from."""
+    text, extractor = page.trafilatura, "trafilatura"
+    if len(text) < settings.rescue_below_share * page.prose_chars:
+        text, extractor = _readability_rescue(page, settings)
     if len(text) < MIN_ARTICLE_CHARS:
-        text, extractor = _fallback_text(tree, text)
-    metadata = page_metadata(tree, url)
+        text, extractor = _fallback_text(page, text, extractor)
+    title = page.metadata.title if settings.drop_title else None
+    return strip_site_furniture(text, title, settings.boilerplate_rules), extractor
+
+
+def _article(page: Candidates) -> Extracted:
+    text, extractor = choose_text(page, ChoiceSettings())
+    metadata = page.metadata
     return Extracted(
-        text=strip_site_furniture(text, metadata.title),
+        text=text,
         title=metadata.title,
         author=metadata.author,
         published=metadata.published,
-        language=page_language(tree),
+        language=page_language(page.tree),
         extractor=extractor,
     )
 
@@ -110,11 +161,11 @@ def _prose_chars(tree: HtmlElement) -> int:
     return total
 
 
-def _readability_rescue(tree: HtmlElement, text: str) -> tuple[str, str]:
-    """readability's text when it is much longer than `text` and contains it, else `text`."""
-    rescued = _readability_text(tree)
-    if len(rescued) >= RESCUE_LONGER * len(text) and (
-        not text or share_contained(text, rescued) >= RESCUE_COVERS
+def _readability_rescue(page: Candidates, settings: ChoiceSettings) -> tuple[str, str]:
+    """readability's text when it is much longer than trafilatura's and contains it."""
+    text, rescued = page.trafilatura, page.readability
+    if len(rescued) >= settings.rescue_longer * len(text) and (
+        not text or share_contained(text, rescued) >= settings.rescue_covers
     ):
         return rescued, "readability"
     return text, "trafilatura"
@@ -128,14 +179,14 @@ def _readability_text(tree: HtmlElement) -> str:
         return ""
 
 
-def _fallback_text(tree: HtmlElement, main_text: str) -> tuple[str, str]:
-    """The longest of trafilatura's thin text, readability's, trafilatura's baseline extractor
-    and the meta description."""
+def _fallback_text(page: Candidates, text: str, extractor: str) -> tuple[str, str]:
+    """The longest of the thin text, readability's, trafilatura's baseline extractor's and
+    the meta description."""
     candidates = [
-        (main_text, "trafilatura"),
-        (_readability_text(tree), "readability"),
-        (_baseline_text(tree), "trafilatura-baseline"),
-        (_meta_description(tree), "meta-description"),
+        (text, extractor),
+        (page.readability, "readability"),
+        (page.baseline, "trafilatura-baseline"),
+        (page.meta_description, "meta-description"),
     ]
     return max(candidates, key=lambda candidate: len(candidate[0]))
 

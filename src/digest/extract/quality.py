@@ -17,9 +17,10 @@ pages cost nothing here.
 from __future__ import annotations
 
 import re
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from lxml.html import HtmlElement
+if TYPE_CHECKING:
+    from lxml.html import HtmlElement
 
 BLOCKED: Final = "blocked"
 CONSENT: Final = "consent"

@@ -108,10 +108,15 @@ class ItemsStore(StoreBase):
             "WHERE i.note_id IS NULL OR i.state = 'fetched' OR (i.kind != 'link' AND i.state = 'new')"
         )
 
-    def items_saved_between(self, start: datetime, end: datetime) -> list[Item]:
+    def items_saved_between(
+        self, start: datetime, end: datetime, *, page_text: bool = True
+    ) -> list[Item]:
+        """The items saved in [start, end), oldest first; without `page_text` their `text` and
+        `linked_text` are left unread (None), which composing a week does not need."""
         return self._items(
             "WHERE i.saved_at >= ? AND i.saved_at < ? ORDER BY i.saved_at, i.id",
             (iso(start), iso(end)),
+            page_text=page_text,
         )
 
     def all_items(self) -> list[Item]:
@@ -141,9 +146,11 @@ class ItemsStore(StoreBase):
     def count_items(self) -> int:
         return int(self._query("SELECT count(*) FROM items")[0][0])
 
-    def _items(self, where: str, params: Sequence[Any] = ()) -> list[Item]:
+    def _items(
+        self, where: str, params: Sequence[Any] = (), *, page_text: bool = True
+    ) -> list[Item]:
         rows = self._query(
-            "SELECT i.*, n.summary, n.key_points, n.tags, n.basis, n.model, n.prompt_version,"
+            f"SELECT {'i.*' if page_text else _ITEM_COLUMNS_BUT_PAGE_TEXT}, n.summary, n.key_points, n.tags, n.basis, n.model, n.prompt_version,"
             " (SELECT group_concat(s.name, char(31)) FROM item_sources x"
             "  JOIN sources s ON s.id = x.source_id WHERE x.item_id = i.id) AS source_names"
             f" FROM items i LEFT JOIN notes n ON n.id = i.note_id {where}",
@@ -331,6 +338,15 @@ def item_key(item: SavedItem) -> str:
         return normalize_url(item.url)
     text = " ".join((item.context or item.title or "").split())
     return "note:" + hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+# What _item_from_row reads, with the page's text (tens of kilobytes an item) left out.
+_ITEM_COLUMNS_BUT_PAGE_TEXT = (
+    "i.id, i.key, i.url, i.title, i.kind, i.saved_at, i.topic, i.context, i.state, i.attempts,"
+    " i.failures, i.error, i.next_attempt_at, NULL AS text, i.extracted_title, i.links,"
+    " NULL AS linked_text, i.quality, i.read_at, i.note_key, i.note_attempts, i.note_failures,"
+    " i.note_error, i.note_next_attempt_at"
+)
 
 
 def _item_from_row(row: sqlite3.Row) -> Item:

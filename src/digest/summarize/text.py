@@ -108,13 +108,17 @@ def shorten(text: str, limit: int) -> str:
 _MARKDOWN_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _AUTOLINK = re.compile(r"<(?:https?|ftp|mailto):[^>]*>", re.IGNORECASE)
 URL = re.compile(r"\b(?:https?://|ftp://|www\.)\S+", re.IGNORECASE)
+_MAY_HOLD_LINK = re.compile(r"\]\(|<|://|www\.", re.IGNORECASE)
+_SPACE_BEFORE_PUNCTUATION = re.compile(r"\s+([.,;:!?])")
 
 
 def without_links(text: str) -> str:
     """Model text with every link and URL taken out: `[text](url)` keeps only its text."""
+    if not _MAY_HOLD_LINK.search(text):  # most notes: no regex pass needed (compose speed)
+        return _SPACE_BEFORE_PUNCTUATION.sub(r"\1", " ".join(text.split()))
     text = _MARKDOWN_LINK.sub(lambda m: m[1], text)
     text = URL.sub("", _AUTOLINK.sub("", text))
-    return re.sub(r"\s+([.,;:!?])", r"\1", " ".join(text.split()))
+    return _SPACE_BEFORE_PUNCTUATION.sub(r"\1", " ".join(text.split()))
 
 
 def strip_trailing_punctuation(text: str) -> str:
