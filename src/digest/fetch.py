@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -143,7 +144,7 @@ class Fetcher:
                 moved = hop_url if permanent and hops > 0 else None
                 return replace(hop, url=url, permanent_redirect=moved)
             permanent = permanent and hop.status in PERMANENT_REDIRECTS
-            hop_url = _redirect_target(hop_url, location)
+            hop_url = _no_downgrade(hop_url, _redirect_target(hop_url, location))
             if hop_url in seen:
                 raise FetchError(
                     f"fetch failed: {url!r}: redirect loop at {hop_url!r}", permanent=True
@@ -245,6 +246,16 @@ def _redirect_target(current: str, location: str) -> str:
         return str(httpx.URL(current).join(location.strip()))
     except httpx.InvalidURL as exc:
         raise FetchError(f"fetch failed: {current!r}: bad redirect to {location!r}") from exc
+
+
+def _no_downgrade(current: str, target: str) -> str:
+    """`target`, unless it leaves https for plain http: refused for good, never requested."""
+    if urlsplit(current).scheme.lower() == "https" and urlsplit(target).scheme.lower() == "http":
+        raise FetchError(
+            f"fetch refused: {current!r}: redirect from https down to http ({target!r})",
+            permanent=True,
+        )
+    return target
 
 
 def describe_error(problem: object) -> str:
