@@ -18,6 +18,7 @@ from digest import __version__
 from digest.config import Config, load_config
 from digest.errors import DeliveryError, DigestError
 from digest.models import Period, StageReport
+from digest.urls import redact_secrets
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -59,7 +60,7 @@ class DigestGroup(click.Group):
         except DigestError as exc:
             if ctx.ensure_object(Settings).debug:
                 traceback.print_exc()
-            click.echo(f"digest: {exc}", err=True)
+            click.echo(redact_secrets(f"digest: {exc}"), err=True)
             ctx.exit(1)
 
 
@@ -90,9 +91,9 @@ def print_reports(reports: Sequence[StageReport]) -> None:
     for report in reports:
         click.echo(f"{report.stage}: {report.done} done, {len(report.failures)} failed", err=True)
         for line in report.info:
-            click.echo(f"  {line}", err=True)
+            click.echo(redact_secrets(f"  {line}"), err=True)
         for line in report.failures:
-            click.echo(f"  ! {line}", err=True)
+            click.echo(redact_secrets(f"  ! {line}"), err=True)
 
 
 def locked(command: Callable[..., None]) -> Callable[..., None]:
@@ -221,7 +222,7 @@ def import_(files: tuple[Path, ...], forced_format: str | None) -> None:
         store.close()
     for report in reports:
         for line in describe(report):
-            click.echo(line)
+            click.echo(redact_secrets(line))
 
 
 @cli.group()
@@ -244,7 +245,7 @@ def sources_list() -> None:
     finally:
         store.close()
     columns = ("name", "kind", "origin", "status", "items", "location")
-    table = [columns, *(tuple(str(row[c]) for c in columns) for row in rows)]
+    table = [columns, *(tuple(redact_secrets(str(row[c])) for c in columns) for row in rows)]
     widths = [max(len(line[i]) for line in table) for i in range(len(columns) - 1)]
     for line in table:
         click.echo("  ".join([*(v.ljust(w) for v, w in zip(line, widths, strict=False)), line[-1]]))
@@ -294,7 +295,8 @@ def add(url: str, title: str | None, note: str | None, saved_at: datetime | None
         is_new = add_url(store, url, title=title, note=note, saved_at=when, now=utc_now())
     finally:
         store.close()
-    click.echo(f"saved {url}" if is_new else f"already saved: {url}")
+    shown = redact_secrets(url)
+    click.echo(f"saved {shown}" if is_new else f"already saved: {shown}")
 
 
 @cli.command()
@@ -335,7 +337,7 @@ def read(refs: tuple[str, ...]) -> None:
     store = open_store(config().db_path)
     try:
         for line in mark_read(store, refs, utc_now()):
-            click.echo(line)
+            click.echo(redact_secrets(line))
     finally:
         store.close()
 

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from digest.store import Store
+from digest.urls import redact_secrets
 
 ATTENTION = ("unknown", "rejected", "failed", "pending")
 HINTS = {
@@ -35,8 +36,7 @@ def gather_status(store: Store) -> dict[str, Any]:
 
 def render_status(data: dict[str, Any], *, as_json: bool) -> None:
     if as_json:
-        json.dump(data, sys.stdout, indent=2, default=str)
-        sys.stdout.write("\n")
+        sys.stdout.write(redact_secrets(json.dumps(data, indent=2, default=str)) + "\n")
         return
     console = Console(soft_wrap=False)
     console.print(
@@ -88,5 +88,5 @@ def _table(title: str, rows: list[dict[str, Any]], columns: list[str]) -> Table:
     for column in columns:
         table.add_column(column.replace("_", " "), overflow="fold")
     for row in rows:
-        table.add_row(*("" if row.get(c) is None else str(row.get(c)) for c in columns))
+        table.add_row(*("" if row.get(c) is None else redact_secrets(str(row[c])) for c in columns))
     return table

@@ -145,3 +145,30 @@ def is_shortener(url: str, hosts: Collection[str] = SHORTENER_HOSTS) -> bool:
     """Whether `url` is on a link shortener (`hosts`), to be followed to its target."""
     host = (urlsplit(url.strip()).hostname or "").removeprefix("www.")
     return host in hosts
+
+
+# -- display ---------------------------------------------------------------------
+
+REDACTED = "***"
+_USERINFO = re.compile(r"(?P<scheme>\b[a-z][a-z0-9+.\-]*://)[^/\s@?#'\"<>]+@", re.IGNORECASE)
+# A query parameter whose name says it carries a secret: `token`, `api_key`, `X-Amz-Signature`.
+_SECRET_PARAM = re.compile(
+    r"(?P<name>[?&;](?:[a-z0-9._-]*[_-])?"
+    r"(?:token|key|apikey|password|passwd|pwd|secret|sig|signature|auth|credential|session)=)"
+    r"[^&;#\s'\"<>()\[\]]+",
+    re.IGNORECASE,
+)
+
+
+def redact_secrets(text: str) -> str:
+    """`text` (a URL, or any message quoting URLs) fit to show: the userinfo of every URL
+    and the values of secret-looking query parameters replaced by `***`.
+
+    Every output (stderr, status, error text stored, digest, log, feed, mail) goes through
+    this; the stored URL keeps what is needed to fetch.
+    """
+    if "@" in text:
+        text = _USERINFO.sub(rf"\g<scheme>{REDACTED}@", text)
+    if "=" in text:
+        text = _SECRET_PARAM.sub(rf"\g<name>{REDACTED}", text)
+    return text

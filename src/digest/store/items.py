@@ -21,7 +21,7 @@ from digest.models import (
     Usage,
 )
 from digest.store.base import BATCH, SaveReport, StoreBase, from_iso, iso
-from digest.urls import normalize_url
+from digest.urls import normalize_url, redact_secrets
 
 
 class ItemsStore(StoreBase):
@@ -98,7 +98,7 @@ class ItemsStore(StoreBase):
                 "UPDATE items SET state = 'failed', error = ?, attempts = attempts + 1,"
                 " failures = failures + 1,"
                 " next_attempt_at = ? WHERE id = ?",
-                (error, iso(next_attempt_at) if next_attempt_at else None, item_id),
+                (redact_secrets(error), iso(next_attempt_at) if next_attempt_at else None, item_id),
             )
 
     def note_candidates(self) -> list[Item]:
