@@ -10,7 +10,8 @@
     ├── SourceError          a feed or file source could not be read
     ├── ImportFormatError    a file's format is unknown or was forced wrongly
     ├── FetchError           a page could not be fetched
-    │   └── BlockedAddress   the URL resolves to an address the guard refuses
+    │   ├── BlockedAddress   the URL resolves to an address the guard refuses
+    │   └── SkippedContent   binary: closed after its first bytes, never fetched again
     ├── ExtractError         fetched bytes held no usable text
     ├── SummarizeError       the LLM could not give a valid note
     │   └── LLMUnavailable   stop the stage for this run (quota, auth, model)
@@ -70,6 +71,13 @@ class FetchError(DigestError):
 
 
 class BlockedAddress(FetchError):
+    def __init__(self, message: str):
+        super().__init__(message, permanent=True)
+
+
+class SkippedContent(FetchError):
+    """Not worth reading (an image, a video, an archive): final, never retried."""
+
     def __init__(self, message: str):
         super().__init__(message, permanent=True)
 

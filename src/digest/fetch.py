@@ -21,7 +21,8 @@ from urllib.parse import urlsplit
 import httpx
 
 from digest.config import FetchConfig
-from digest.errors import BlockedAddress, FetchError
+from digest.errors import BlockedAddress, FetchError, SkippedContent
+from digest.extract.sniff import SNIFF_BYTES, is_probably_binary, parse_content_type, sniff_binary
 from digest.netguard import AddressPolicy, AddressRefused, GuardedTransport, UnresolvedHost
 from digest.policy import retry_after_s
 
@@ -85,6 +86,7 @@ class Fetcher:
         self._slots = asyncio.Semaphore(config.concurrency)
         self._host_slots: dict[str, asyncio.Semaphore] = {}
         self._unresolved: dict[str, str] = {}  # host -> why DNS failed, earlier in this run
+        self._held_off: dict[str, float] = {}  # host -> loop time its Retry-After ends
         self._host_next_start: dict[str, float] = {}
         self._clients: list[httpx.AsyncClient] = []
         self._client_slots: list[asyncio.Semaphore] = []
@@ -119,11 +121,19 @@ class Fetcher:
             await client.aclose()
 
     async def get(
-        self, url: str, headers: Mapping[str, str] | None = None, *, sink: Sink | None = None
+        self,
+        url: str,
+        headers: Mapping[str, str] | None = None,
+        *,
+        sink: Sink | None = None,
+        skip_binary: bool = False,
     ) -> FetchResult:
         """GET `url`, following redirects; any HTTP status is a result, see check_status.
 
         With a `sink`, the final body is written there as it arrives, not kept in memory.
+        With `skip_binary`, a body whose headers and first bytes say binary is not read on:
+        SkippedContent. A host that answered 429 or 503 with Retry-After gets no request
+        until that time: FetchError at once, carrying what is left of the wait.
         """
         if not self._clients:
             raise RuntimeError("use Fetcher as an async context manager")
@@ -136,9 +146,11 @@ class Fetcher:
             # the host's slot first: a queue for one busy host must not hold global slots
             async with self._host_slot(host):
                 await self._space_out(host)
+                self._check_held_off(url, host)
                 async with self._slots:
-                    hop, spent = await self._hop(hop_url, host, headers, budget, sink)
+                    hop, spent = await self._hop(hop_url, host, headers, budget, sink, skip_binary)
             budget -= spent
+            self._hold_off_if_asked(host, hop)
             location = _redirect_location(hop)
             if location is None:
                 moved = hop_url if permanent and hops > 0 else None
@@ -161,6 +173,22 @@ class Fetcher:
             slot = self._host_slots[host] = asyncio.Semaphore(self.config.per_host_concurrency)
         return slot
 
+    def _check_held_off(self, url: str, host: str) -> None:
+        left = self._held_off.get(host, 0.0) - asyncio.get_running_loop().time()
+        if left > 0:
+            raise FetchError(
+                f"fetch postponed: {url!r}: {host} asked to wait {left:.0f} s more (Retry-After)",
+                retry_after=left,
+            )
+
+    def _hold_off_if_asked(self, host: str, hop: FetchResult) -> None:
+        """A 429 or 503 with Retry-After holds back the whole host for the time asked."""
+        if hop.status not in (429, 503):
+            return
+        wait = retry_after_s(hop.headers, datetime.now(UTC), cap_s=MAX_RETRY_AFTER_S)
+        if wait:
+            self._held_off[host] = asyncio.get_running_loop().time() + wait
+
     async def _space_out(self, host: str) -> None:
         """Wait until `per_host_delay_s` has passed since the last request to `host` began."""
         now = asyncio.get_running_loop().time()
@@ -176,6 +204,7 @@ class Fetcher:
         headers: Mapping[str, str] | None,
         budget: float,
         sink: Sink | None,
+        skip_binary: bool,
     ) -> tuple[FetchResult, float]:
         """One request and its body; also the seconds it took, for the fetch's deadline."""
         index = zlib.crc32(host.encode()) % len(self._clients)
@@ -184,7 +213,7 @@ class Fetcher:
             async with self._client_slots[index]:  # queue here, not in the pool (PoolTimeout)
                 started = clock()
                 async with asyncio.timeout(max(budget, 0.0)):
-                    result = await self._request(client, url, headers, sink)
+                    result = await self._request(client, url, headers, sink, skip_binary)
                 return result, clock() - started
         except AddressRefused as exc:
             raise BlockedAddress(f"fetch refused: {url!r}: {exc}") from exc
@@ -204,15 +233,47 @@ class Fetcher:
         url: str,
         headers: Mapping[str, str] | None,
         sink: Sink | None,
+        skip_binary: bool,
     ) -> FetchResult:
         async with client.stream("GET", url, headers=dict(headers or {})) as response:
             response_headers = {k.lower(): v for k, v in response.headers.items()}
             status = response.status_code
             kept = io.BytesIO()
             redirect = status in REDIRECT_STATUSES and "location" in response_headers
-            target = kept if sink is None or redirect else sink
+            target: Sink = kept if sink is None or redirect else sink
+            if skip_binary and not redirect and 200 <= status < 300:
+                target = _BinaryGate(url, response_headers.get("content-type"), target)
             await _read_capped(response, url, self.config.max_bytes, target.write)
+            if isinstance(target, _BinaryGate):
+                target.close()
             return FetchResult(url, url, status, response_headers, kept.getvalue(), None)
+
+
+class _BinaryGate:
+    """Holds back a body's first SNIFF_BYTES; raises SkippedContent (which hangs up) when
+    they and the Content-Type say binary, else passes everything on to `sink`."""
+
+    def __init__(self, url: str, content_type: str | None, sink: Sink) -> None:
+        self.url, self.content_type, self.sink = url, content_type, sink
+        self.head: bytearray | None = bytearray()
+
+    def write(self, data: bytes) -> None:
+        if self.head is None:
+            self.sink.write(data)
+            return
+        self.head += data
+        if len(self.head) >= SNIFF_BYTES:
+            self.close()
+
+    def close(self) -> None:
+        """Decide on what came so far (the whole body, when short)."""
+        if self.head is None:
+            return
+        head, self.head = bytes(self.head), None
+        if is_probably_binary(self.content_type, head[:SNIFF_BYTES]):
+            label = sniff_binary(head) or parse_content_type(self.content_type)[0] or "unknown"
+            raise SkippedContent(f"skipped: {self.url!r}: binary content ({label}), not downloaded")
+        self.sink.write(head)
 
 
 def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:

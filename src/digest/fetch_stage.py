@@ -31,7 +31,7 @@ from urllib.parse import urlsplit
 from digest import policy
 from digest.clock import Clock, Progress
 from digest.config import FetchConfig
-from digest.errors import DigestError, ExtractError
+from digest.errors import DigestError, ExtractError, SkippedContent
 from digest.extract import extract
 from digest.fetch import Fetcher, FetchResult, check_status
 from digest.models import Extracted, Item, StageReport
@@ -76,7 +76,7 @@ class PageReader:
 
     async def _read_here(self, url: str) -> tuple[FetchResult, Extracted]:
         body = io.BytesIO()
-        result = await self.fetcher.get(url, sink=body)
+        result = await self.fetcher.get(url, sink=body, skip_binary=True)
         check_status(result, now=self.clock())
         content_type = result.headers.get("content-type")
         return result, extract(body.getvalue(), url=result.final_url, content_type=content_type)
@@ -101,7 +101,7 @@ class Pool:
         path = self.spool / f"{next(self._names)}.html"
         try:
             with path.open("wb") as body:
-                result = await reader.fetcher.get(url, sink=body)
+                result = await reader.fetcher.get(url, sink=body, skip_binary=True)
             check_status(result, now=reader.clock())
             content_type = result.headers.get("content-type")
             extracted = await self._extract(path, result.final_url, content_type)
@@ -246,7 +246,7 @@ class FetchStage:
 
     def _record_failure(self, item: Item, exc: DigestError) -> None:
         now = self.clock()
-        next_attempt = policy.next_attempt_at(
+        next_attempt = None if isinstance(exc, SkippedContent) else policy.next_attempt_at(
             item.failures + 1,
             now,
             base_s=self.config.retry_base_s,
