@@ -16,7 +16,7 @@ import click
 
 from digest import __version__
 from digest.config import Config, load_config
-from digest.errors import DeliveryError, DigestError
+from digest.errors import DISK_ERRNOS, DeliveryError, DigestError, disk_error
 from digest.models import Period, StageReport
 from digest.urls import redact_secrets
 
@@ -57,11 +57,20 @@ class DigestGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except OSError as exc:  # a write no layer below expected to fail: the disk
+            if exc.errno not in DISK_ERRNOS:
+                raise
+            _fail(ctx, disk_error(exc, exc.filename or "to the disk"))
         except DigestError as exc:
-            if ctx.ensure_object(Settings).debug:
-                traceback.print_exc()
-            click.echo(redact_secrets(f"digest: {exc}"), err=True)
-            ctx.exit(1)
+            _fail(ctx, exc)
+
+
+def _fail(ctx: click.Context, error: DigestError) -> None:
+    """One line on stderr (a traceback too with --debug) and exit code 1."""
+    if ctx.ensure_object(Settings).debug:
+        traceback.print_exc()
+    click.echo(redact_secrets(f"digest: {error}"), err=True)
+    ctx.exit(1)
 
 
 def settings() -> Settings:

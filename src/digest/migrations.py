@@ -7,6 +7,17 @@ from sqlite_utils import Database, Migrations
 migrations = Migrations("digest")
 
 
+def known_steps() -> list[str]:
+    """The names of every step this code knows, in order (all pending on an empty database)."""
+    return [step.name for step in migrations.pending(Database(memory=True))]
+
+
+def unknown_steps(db: Database) -> list[str]:
+    """Steps applied to `db` that this code does not know: a newer digest wrote it."""
+    known = set(known_steps())
+    return [step.name for step in migrations.applied(db) if step.name not in known]
+
+
 @migrations(name="m001_initial")
 def m001_initial(db: Database) -> None:
     _execute_each(

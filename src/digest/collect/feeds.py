@@ -27,6 +27,7 @@ from digest.fetch import Fetcher, FetchResult, check_status, describe_error
 from digest.models import FeedState, ItemKind, SavedItem, StageReport
 from digest.policy import is_due, next_attempt_at
 from digest.store import Store
+from digest.tasks import run_together
 
 MAX_CONTEXT_CHARS = 2000
 JSON_FEED_VERSION = "https://jsonfeed.org/version/1"  # 1 and 1.1 both start so
@@ -235,14 +236,14 @@ async def collect_feeds(
         if not store.feed_state(source_id).gone
         and is_due(store.source_next_attempt(source_id), now)
     ]
-    async with asyncio.TaskGroup() as group:
-        tasks = [
-            group.create_task(_collect_one(store, fetcher, source_id, source, config, now))
-            for source_id, source in due
-        ]
+    outcomes = [_Outcome() for _ in due]  # in the order of the config, whatever ends first
+
+    async def collect_one(index: int, source_id: int, source: SourceConfig) -> None:
+        outcomes[index] = await _collect_one(store, fetcher, source_id, source, config, now)
+
+    await run_together(collect_one(i, *feed) for i, feed in enumerate(due))
     report = StageReport(stage="collect feeds")
-    for task in tasks:
-        outcome = task.result()
+    for outcome in outcomes:
         report.done += outcome.new
         report.info.extend(outcome.info)
         if outcome.failure:

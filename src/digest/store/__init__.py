@@ -9,8 +9,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from digest.errors import StoreError
-from digest.migrations import migrations
+from digest.errors import StoreError, StoreTooNew
+from digest.migrations import known_steps, migrations, unknown_steps
 from digest.store.base import (
     DeliveryRecord,
     DigestRecord,
@@ -52,6 +52,7 @@ def open_store(path: Path, *, busy_timeout_s: float = 10.0) -> Store:
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
         store = Store(conn)
+        _refuse_newer(store, path)
         migrations.apply(store.db)
     except sqlite3.OperationalError as exc:
         conn.close()
@@ -59,4 +60,17 @@ def open_store(path: Path, *, busy_timeout_s: float = 10.0) -> Store:
     except sqlite3.DatabaseError as exc:
         conn.close()
         raise StoreError(f"database {path} is unusable: {exc}") from exc
+    except StoreTooNew:
+        conn.close()
+        raise
     return store
+
+
+def _refuse_newer(store: Store, path: Path) -> None:
+    """StoreTooNew, before anything is written, when a newer digest has migrated `path`."""
+    unknown = unknown_steps(store.db)
+    if unknown:
+        raise StoreTooNew(
+            f"database {path} is at schema {unknown[-1]}, newer than this digest's"
+            f" {known_steps()[-1]}: upgrade digest (it was not changed)"
+        )

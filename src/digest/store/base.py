@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -12,7 +13,7 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from digest.errors import StoreConflict, StoreError, StoreLocked
+from digest.errors import DiskError, StoreConflict, StoreError, StoreLocked
 
 BATCH = 500
 
@@ -108,4 +109,16 @@ def store_error(exc: sqlite3.OperationalError, path: Path | None) -> StoreError:
     where = f" {path}" if path else ""
     if "locked" in str(exc) or "busy" in str(exc):
         return StoreLocked(f"database{where} is locked by another process; try again later")
+    if "full" in str(exc) or ("disk I/O" in str(exc) and _no_space_left(path)):
+        return DiskError(f"database{where} error: {exc}; the disk is full: free some space")
+    if "readonly" in str(exc):
+        return DiskError(f"database{where} error: {exc}; make it writable and run again")
     return StoreError(f"database{where} error: {exc}")
+
+
+def _no_space_left(path: Path | None) -> bool:
+    """Whether the disk of `path` is full (SQLite reports a failed WAL write as an I/O error)."""
+    try:
+        return path is not None and shutil.disk_usage(path.parent).free == 0
+    except OSError:
+        return False
