@@ -20,6 +20,7 @@ from urllib.parse import urljoin, urlsplit
 
 import feedparser
 
+from digest.collect import REDATED
 from digest.collect.importers.common import plain_text
 from digest.config import FetchConfig, SourceConfig
 from digest.errors import DigestError, FetchError, SourceError
@@ -274,11 +275,13 @@ async def _collect_one(
         now=now,
         gone=poll.gone,
     )
-    return _Outcome(new=saved.new, info=_news(source, state, poll))
+    return _Outcome(new=saved.new, info=_news(source, state, poll, saved.redated))
 
 
-def _news(source: SourceConfig, state: FeedState, poll: FeedPoll) -> list[str]:
+def _news(source: SourceConfig, state: FeedState, poll: FeedPoll, redated: int) -> list[str]:
     info = []
+    if redated:
+        info.append(f"feed {source.name!r}: {redated} entries {REDATED}")
     if poll.url != state.url:
         info.append(f"feed {source.name!r} moved permanently to {poll.url}; update the config")
     if poll.skipped:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TypeVar
 from zoneinfo import ZoneInfo
 
+from digest.collect import REDATED
 from digest.collect.feedlists import (
     OPML,
     FeedList,
@@ -50,6 +51,7 @@ class FileReport:
     notes: int  # items without a URL
     rejected: list[Rejected]  # lines not understood
     skipped: list[Rejected]  # deliberately not imported (javascript: links, headings…)
+    redated: int = 0  # dates after tomorrow or before 1995, replaced by the time first seen
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,8 @@ def describe(report: FileReport | FeedListReport) -> list[str]:
     ]
     if report.skipped:
         counts.append(f"{len(report.skipped)} skipped")
+    if report.redated:
+        counts.append(f"{report.redated} {REDATED}")
     lines = [f"{report.path}: format {report.format}: {', '.join(counts)}"]
     shown = report.rejected[:MAX_LISTED]
     lines += [f"  line {_where(r)}: {r.reason}: {shorten(r.text, 80)}" for r in shown]
@@ -197,6 +201,7 @@ def save(
         notes=sum(1 for item in items if item.url is None),
         rejected=result.rejected,
         skipped=result.skipped,
+        redated=saved.redated,
     )
 
 

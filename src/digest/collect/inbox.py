@@ -41,6 +41,7 @@ class _Seen:
     """A file as read now: its stat, when it was taken, and its content's hashes."""
 
     stat: os.stat_result
+    size: int  # of what was read: less than the file's while its last line is unfinished
     checked_ns: int
     fingerprint: str
     grown: bool  # it starts with exactly the bytes read last time, and has more
@@ -112,7 +113,9 @@ def _collect_one(
     stat = _stat(path)  # before reading: a write racing the read is seen next time
     if state is not None and _unchanged(state, stat):
         return None
-    data = read_bytes(path)
+    data = complete_part(read_bytes(path), stat, checked_ns)
+    if not data:
+        return None  # only a line still being written: next time
     seen = _seen(data, stat, checked_ns, state)
     if state is not None and seen.fingerprint == state["fingerprint"]:
         _remember(store, key, seen, state["lines_read"], now)  # touched, or racy last time
@@ -159,7 +162,16 @@ def _seen(
         state is not None and len(data) > previous and hasher.hexdigest() == state["fingerprint"]
     )
     hasher.update(memoryview(data)[previous:])
-    return _Seen(stat, checked_ns, hasher.hexdigest(), grown)
+    return _Seen(stat, len(data), checked_ns, hasher.hexdigest(), grown)
+
+
+def complete_part(data: bytes, stat: os.stat_result, checked_ns: int) -> bytes:
+    """`data` up to its last line end while the file may still be growing (changed within
+    RACY_WINDOW_NS and not ending in a newline): a half-written line waits for the next
+    collect, which sees the file grown. A file that has settled is taken whole."""
+    if data.endswith((b"\n", b"\r")) or stat.st_mtime_ns + RACY_WINDOW_NS <= checked_ns:
+        return data
+    return data[: max(data.rfind(b"\n"), data.rfind(b"\r")) + 1]
 
 
 def complete_lines(text: str) -> int:
@@ -170,7 +182,7 @@ def complete_lines(text: str) -> int:
 def _remember(store: Store, key: str, seen: _Seen, lines_read: int, now: datetime) -> None:
     store.save_file_state(
         key,
-        size=seen.stat.st_size,
+        size=seen.size,
         mtime_ns=seen.stat.st_mtime_ns,
         inode=seen.stat.st_ino,
         device=seen.stat.st_dev,

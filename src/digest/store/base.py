@@ -31,6 +31,7 @@ def from_iso(text: str | None) -> datetime | None:
 class SaveReport:
     new: int = 0
     duplicates: int = 0
+    redated: int = 0  # dates that could not be right, replaced by the time first seen
 
 
 @dataclass(frozen=True)

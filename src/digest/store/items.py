@@ -6,7 +6,8 @@ import hashlib
 import json
 import sqlite3
 from collections.abc import Iterable, Sequence
-from datetime import datetime
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
@@ -23,6 +24,11 @@ from digest.models import (
 from digest.store.base import BATCH, SaveReport, StoreBase, from_iso, iso
 from digest.urls import normalize_url, redact_secrets
 
+MAX_TITLE_CHARS = 300  # a title, topic or author longer than this is cut at storage
+MAX_CONTEXT_CHARS = 4000  # what the user wrote with a link (a feed's summary): cut beyond
+EARLIEST_DATE = datetime(1995, 1, 1, tzinfo=UTC)  # no saved link is older than the web's feeds
+FUTURE_SLACK = timedelta(days=1)  # clocks and time zones; beyond that a date is wrong
+
 
 class ItemsStore(StoreBase):
     # -- items -----------------------------------------------------------
@@ -34,18 +40,20 @@ class ItemsStore(StoreBase):
         inserted gets an id above the largest one before, so no per-key lookup is needed.
         """
         collected = iso(now)
-        saved = 0
+        saved = redated = 0
         with self.write() as conn:
             (before,) = conn.execute("SELECT coalesce(max(id), 0) FROM items").fetchone()
             batch: list[tuple[str | None, ...]] = []
             for item in items:
+                if item.saved_at is not None and not plausible_date(item.saved_at, now):
+                    item, redated = replace(item, saved_at=None), redated + 1
                 batch.append(_item_row(item, collected))
                 if len(batch) >= BATCH:
                     saved += _save_batch(conn, source_id, batch)
                     batch = []
             saved += _save_batch(conn, source_id, batch)
             (new,) = conn.execute("SELECT count(*) FROM items WHERE id > ?", (before,)).fetchone()
-        return SaveReport(new=new, duplicates=saved - new)
+        return SaveReport(new=new, duplicates=saved - new, redated=redated)
 
     def fetch_candidates(self) -> list[Item]:
         """Link items not fetched yet, whose last fetch failed, or whose page was no article
@@ -77,8 +85,8 @@ class ItemsStore(StoreBase):
                     iso(recheck_at) if recheck_at and extracted.quality else None,
                     extracted.text,
                     text_hash,
-                    extracted.title,
-                    extracted.author,
+                    _capped(extracted.title, MAX_TITLE_CHARS),
+                    _capped(extracted.author, MAX_TITLE_CHARS),
                     extracted.published,
                     extracted.language,
                     extracted.extractor,
@@ -248,6 +256,15 @@ class ItemsStore(StoreBase):
         return sorted(tags, key=lambda tag: (-tags[tag], tag))
 
 
+def plausible_date(moment: datetime, now: datetime) -> bool:
+    """A save date can be right: not before EARLIEST_DATE, not over a day ahead of `now`."""
+    return EARLIEST_DATE <= moment <= now + FUTURE_SLACK
+
+
+def _capped(text: str | None, limit: int) -> str | None:
+    return text if text is None or len(text) <= limit else text[: limit - 1] + "…"
+
+
 _INSERT_ITEM = (
     "INSERT INTO items (key, url, kind, title, topic, context, links, saved_at, collected_at)"
     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -262,7 +279,7 @@ _UPSERT_ITEM = (
     " saved_at = min(saved_at, excluded.saved_at),"
     " context = CASE WHEN context IS NULL THEN excluded.context"
     "   WHEN excluded.context IS NULL OR instr(context, excluded.context) > 0 THEN context"
-    "   ELSE context || char(10) || excluded.context END,"
+    f"   ELSE substr(context || char(10) || excluded.context, 1, {MAX_CONTEXT_CHARS}) END,"
     # new saved context for a link whose page gave no article: its note is due again
     " note_id = CASE WHEN kind = 'link' AND (quality IS NOT NULL OR text IS NULL)"
     "   AND excluded.context IS NOT NULL AND instr(coalesce(context, ''), excluded.context) = 0"
@@ -281,9 +298,9 @@ def _item_row(item: SavedItem, collected: str) -> tuple[str | None, ...]:
         item_key(item),
         item.url,
         item.kind.value,
-        item.title,
-        item.topic,
-        item.context,
+        _capped(item.title, MAX_TITLE_CHARS),
+        _capped(item.topic, MAX_TITLE_CHARS),
+        _capped(item.context, MAX_CONTEXT_CHARS),
         json.dumps(list(item.links)) if item.links else "[]",
         _stamp(item.saved_at) if item.saved_at else collected,
         collected,
