@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import sqlite3
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -13,6 +17,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from digest.cli import SCREENFUL, print_reports
 from digest.collect.feeds import collect_feeds
 from digest.collect.inbox import collect_file_source
 from digest.config import FetchConfig, SourceConfig
@@ -150,3 +155,107 @@ def test_a_settled_file_without_a_final_newline_is_read_whole(tmp_path: Path, st
     collect_file_source(store, source, source_id, ZoneInfo("UTC"), NOW)
 
     assert sorted(saved_at(store)) == ["https://done.example/first", "https://done.example/last"]
+
+
+# -- a feed of 50,000 entries --------------------------------------------------
+
+MEASURE_COLLECT = """
+import resource, sys
+from digest.cli import main
+sys.argv = ["digest", "collect", "--config", sys.argv[1]]
+try:
+    main()
+finally:
+    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(f"peak {peak_kib // 1024} MB", file=sys.stderr)
+"""
+
+
+def test_a_50000_entry_feed_gives_the_newest_200_in_bounded_memory_and_few_lines(
+    tmp_path: Path, server: LoopbackServer
+) -> None:
+    entries = [(f"Entry {n}", f"https://many.test/{n}", day_second(n)) for n in range(50_000)]
+    server.routes["/feed"] = Response(200, rss(entries), content_type=RSS)
+    config = tmp_path / "digest.toml"
+    config.write_text(
+        f'[digest]\ndata_dir = "data"\n\n[[sources]]\nname = "many"\nkind = "feed"\n'
+        f'url = "{server.url("/feed")}"\n\n[fetch]\nallow_private_addresses = true\ntimeout_s = 120\n'
+    )
+
+    run = subprocess.run(
+        [sys.executable, "-c", MEASURE_COLLECT, str(config)],
+        capture_output=True, text=True, timeout=600, cwd=tmp_path,
+    )  # fmt: skip
+
+    assert run.returncode == 0, run.stderr
+    assert len(run.stderr.splitlines()) < 10, run.stderr
+    assert int(run.stderr.rsplit("peak ", 1)[1].split()[0]) < 300
+    assert "49800 more new entries than the 200 taken per collect" in run.stderr
+    with sqlite3.connect(tmp_path / "data" / "digest.db") as db:
+        urls = {row[0] for row in db.execute("SELECT url FROM items")}
+    assert len(urls) == 200
+    assert "https://many.test/49999" in urls and "https://many.test/49800" in urls  # newest
+
+
+def day_second(n: int) -> str:
+    """A pubDate on 17 November 2026, `n` seconds after midnight (wrapping at a day)."""
+    return f"Tue, 17 Nov 2026 {n // 3600 % 24:02d}:{n // 60 % 60:02d}:{n % 60:02d} GMT"
+
+
+def test_the_entries_left_over_are_taken_by_the_next_collects(
+    server: LoopbackServer, store: Store
+) -> None:
+    entries = [(f"Entry {n}", f"https://more.test/{n}", day_second(n)) for n in range(500)]
+    server.routes["/feed"] = Response(
+        200, rss(entries), content_type=RSS, headers={"ETag": '"same"'}
+    )
+
+    reports = [collect(store, server.url("/feed"), max_items_per_feed=200) for _ in range(4)]
+
+    assert [report.done for report in reports] == [200, 200, 100, 0]
+    assert "300 more new entries" in reports[0].info[-1]
+    assert "if-none-match" not in server.requests[1].headers  # no 304 while entries are left
+    assert server.requests[3].headers.get("if-none-match") == '"same"'
+    assert {item.url for item in store.all_items()} == {f"https://more.test/{n}" for n in range(500)}
+
+
+def test_stderr_lines_per_stage_collapse_past_a_screenful(capsys: pytest.CaptureFixture[str]) -> None:
+    failures = [f"fetch failed: 'https://x.test/{n}': HTTP 500" for n in range(50_000)]
+
+    print_reports([StageReport("fetch", 25, failures)])
+
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == "fetch: 25 done, 50000 failed"
+    assert len(lines) == 1 + SCREENFUL + 1
+    assert lines[-1] == "  ! … and 49,980 more, see `digest status`"
+
+
+def test_a_feed_over_the_size_cap_gives_the_whole_entries_before_the_cap(
+    server: LoopbackServer, store: Store
+) -> None:
+    entries = [(f"Entry {n}", f"https://big.test/{n}", day_second(n)) for n in range(1000)]
+    body = rss(entries)
+    server.routes["/feed"] = Response(200, body, content_type=RSS)
+    cap = 40_000
+    whole = body[:cap].count("</item>")
+
+    report = collect(store, server.url("/feed"), max_bytes=cap, max_items_per_feed=5000)
+
+    assert report.done == whole and report.failures == []
+    assert any("larger than fetch.max_bytes" in line for line in report.info)
+    assert all(item.title and item.title.startswith("Entry ") for item in store.all_items())
+
+
+def test_a_json_feed_over_the_size_cap_is_a_failure_naming_the_cap(
+    server: LoopbackServer, store: Store
+) -> None:
+    items = [{"id": str(n), "url": f"https://j.test/{n}"} for n in range(2000)]
+    server.routes["/feed"] = Response(
+        200,
+        json.dumps({"version": "https://jsonfeed.org/version/1.1", "items": items}),
+        content_type="application/feed+json",
+    )
+
+    report = collect(store, server.url("/feed"), max_bytes=20_000)
+
+    assert "larger than fetch.max_bytes" in report.failures[0]

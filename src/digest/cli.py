@@ -95,14 +95,20 @@ def cli() -> None:
     _setup_logging(logging.WARNING)
 
 
+SCREENFUL = 20  # lines of news, and of failures, shown per stage; the rest are counted
+
+
 def print_reports(reports: Sequence[StageReport]) -> None:
-    """One line per stage, then one line per failure, on stderr."""
+    """One line per stage, then one line per news and per failure (a screenful of each at
+    most), on stderr."""
     for report in reports:
         click.echo(f"{report.stage}: {report.done} done, {len(report.failures)} failed", err=True)
-        for line in report.info:
-            click.echo(redact_secrets(f"  {line}"), err=True)
-        for line in report.failures:
-            click.echo(redact_secrets(f"  ! {line}"), err=True)
+        for lines, mark in ((report.info, "  "), (report.failures, "  ! ")):
+            for line in lines[:SCREENFUL]:
+                click.echo(redact_secrets(f"{mark}{line}"), err=True)
+            if len(lines) > SCREENFUL:
+                more = len(lines) - SCREENFUL
+                click.echo(f"{mark}… and {more:,} more, see `digest status`", err=True)
 
 
 def locked(command: Callable[..., None]) -> Callable[..., None]:

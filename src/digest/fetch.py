@@ -51,6 +51,7 @@ class FetchResult:
     headers: dict[str, str]  # lower-case names; repeated headers joined with ", "
     content: bytes  # decoded (gzip/deflate undone), at most max_bytes; b"" if streamed to a sink
     permanent_redirect: str | None  # the final URL when every redirect hop was 301/308
+    truncated: bool = False  # cut at max_bytes (only when get() was asked to cut, not refuse)
 
 
 # -- status and Retry-After ------------------------------------------------
@@ -127,10 +128,12 @@ class Fetcher:
         *,
         sink: Sink | None = None,
         skip_binary: bool = False,
+        truncate: bool = False,
     ) -> FetchResult:
         """GET `url`, following redirects; any HTTP status is a result, see check_status.
 
         With a `sink`, the final body is written there as it arrives, not kept in memory.
+        With `truncate`, a body over max_bytes is cut there (`truncated`), not refused.
         With `skip_binary`, a body whose headers and first bytes say binary is not read on:
         SkippedContent. A host that answered 429 or 503 with Retry-After gets no request
         until that time: FetchError at once, carrying what is left of the wait.
@@ -148,7 +151,9 @@ class Fetcher:
                 await self._space_out(host)
                 self._check_held_off(url, host)
                 async with self._slots:
-                    hop, spent = await self._hop(hop_url, host, headers, budget, sink, skip_binary)
+                    hop, spent = await self._hop(
+                        hop_url, host, headers, budget, sink, (skip_binary, truncate)
+                    )
             budget -= spent
             self._hold_off_if_asked(host, hop)
             location = _redirect_location(hop)
@@ -204,7 +209,7 @@ class Fetcher:
         headers: Mapping[str, str] | None,
         budget: float,
         sink: Sink | None,
-        skip_binary: bool,
+        body_options: tuple[bool, bool],  # skip_binary, truncate
     ) -> tuple[FetchResult, float]:
         """One request and its body; also the seconds it took, for the fetch's deadline."""
         index = zlib.crc32(host.encode()) % len(self._clients)
@@ -213,7 +218,7 @@ class Fetcher:
             async with self._client_slots[index]:  # queue here, not in the pool (PoolTimeout)
                 started = clock()
                 async with asyncio.timeout(max(budget, 0.0)):
-                    result = await self._request(client, url, headers, sink, skip_binary)
+                    result = await self._request(client, url, headers, sink, *body_options)
                 return result, clock() - started
         except AddressRefused as exc:
             raise BlockedAddress(f"fetch refused: {url!r}: {exc}") from exc
@@ -234,6 +239,7 @@ class Fetcher:
         headers: Mapping[str, str] | None,
         sink: Sink | None,
         skip_binary: bool,
+        truncate: bool,
     ) -> FetchResult:
         async with client.stream("GET", url, headers=dict(headers or {})) as response:
             response_headers = {k.lower(): v for k, v in response.headers.items()}
@@ -243,10 +249,10 @@ class Fetcher:
             target: Sink = kept if sink is None or redirect else sink
             if skip_binary and not redirect and 200 <= status < 300:
                 target = _BinaryGate(url, response_headers.get("content-type"), target)
-            await _read_capped(response, url, self.config.max_bytes, target.write)
+            cut = await _read_capped(response, url, self.config.max_bytes, target.write, truncate)
             if isinstance(target, _BinaryGate):
                 target.close()
-            return FetchResult(url, url, status, response_headers, kept.getvalue(), None)
+            return FetchResult(url, url, status, response_headers, kept.getvalue(), None, cut)
 
 
 class _BinaryGate:
@@ -328,24 +334,39 @@ def describe_error(problem: object) -> str:
 
 
 async def _read_capped(
-    response: httpx.Response, url: str, max_bytes: int, write: Callable[[bytes], object]
-) -> None:
-    """Write the decoded body, stopping as soon as it would exceed max_bytes (bombs too)."""
+    response: httpx.Response,
+    url: str,
+    max_bytes: int,
+    write: Callable[[bytes], object],
+    truncate: bool = False,
+) -> bool:
+    """Write the decoded body, stopping as soon as it would exceed max_bytes (bombs too):
+    FetchError, or with `truncate` the first max_bytes written and True."""
     declared = response.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > max_bytes and not _encoded(response):
+    if declared.isdigit() and int(declared) > max_bytes and not _encoded(response) and not truncate:
         raise _too_large(url, max_bytes)
     decoder = _Decoder(response.headers.get("content-encoding", ""), url)
     size = 0
     async for raw in response.aiter_raw():
         for chunk in decoder.feed(raw, max_bytes - size + 1):
+            if size + len(chunk) > max_bytes:
+                return _cut(url, max_bytes, write, chunk[: max_bytes - size], truncate)
             size += len(chunk)
-            if size > max_bytes:
-                raise _too_large(url, max_bytes)
             write(chunk)
     tail = decoder.finish()
     if size + len(tail) > max_bytes:
-        raise _too_large(url, max_bytes)
+        return _cut(url, max_bytes, write, tail[: max_bytes - size], truncate)
     write(tail)
+    return False
+
+
+def _cut(
+    url: str, max_bytes: int, write: Callable[[bytes], object], last: bytes, truncate: bool
+) -> bool:
+    if not truncate:
+        raise _too_large(url, max_bytes)
+    write(last)
+    return True
 
 
 def _encoded(response: httpx.Response) -> bool:

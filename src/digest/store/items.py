@@ -55,6 +55,20 @@ class ItemsStore(StoreBase):
             (new,) = conn.execute("SELECT count(*) FROM items WHERE id > ?", (before,)).fetchone()
         return SaveReport(new=new, duplicates=saved - new, redated=redated)
 
+    def known_keys(self, keys: Sequence[str]) -> set[str]:
+        """Which of `keys` are items already (or aliases of one)."""
+        known: set[str] = set()
+        for start in range(0, len(keys), BATCH):
+            batch = keys[start : start + BATCH]
+            marks = ", ".join("?" * len(batch))
+            rows = self._query(
+                f"SELECT key FROM items WHERE key IN ({marks})"
+                f" UNION SELECT key FROM item_aliases WHERE key IN ({marks})",
+                [*batch, *batch],
+            )
+            known.update(row[0] for row in rows)
+        return known
+
     def fetch_candidates(self) -> list[Item]:
         """Link items not fetched yet, whose last fetch failed, or whose page was no article
         (a wall, a stub) and is to be checked again; policy decides which are due."""
