@@ -18,7 +18,7 @@ from digest import __version__
 from digest.config import Config, load_config
 from digest.errors import DISK_ERRNOS, DeliveryError, DigestError, disk_error
 from digest.models import Period, StageReport
-from digest.urls import redact_secrets
+from digest.urls import for_display
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -69,7 +69,7 @@ def _fail(ctx: click.Context, error: DigestError) -> None:
     """One line on stderr (a traceback too with --debug) and exit code 1."""
     if ctx.ensure_object(Settings).debug:
         traceback.print_exc()
-    click.echo(redact_secrets(f"digest: {error}"), err=True)
+    click.echo(for_display(f"digest: {error}"), err=True)
     ctx.exit(1)
 
 
@@ -105,7 +105,7 @@ def print_reports(reports: Sequence[StageReport]) -> None:
         click.echo(f"{report.stage}: {report.done} done, {len(report.failures)} failed", err=True)
         for lines, mark in ((report.info, "  "), (report.failures, "  ! ")):
             for line in lines[:SCREENFUL]:
-                click.echo(redact_secrets(f"{mark}{line}"), err=True)
+                click.echo(for_display(f"{mark}{line}"), err=True)
             if len(lines) > SCREENFUL:
                 more = len(lines) - SCREENFUL
                 click.echo(f"{mark}… and {more:,} more, see `digest status`", err=True)
@@ -237,7 +237,7 @@ def import_(files: tuple[Path, ...], forced_format: str | None) -> None:
         store.close()
     for report in reports:
         for line in describe(report):
-            click.echo(redact_secrets(line))
+            click.echo(for_display(line))
 
 
 @cli.group()
@@ -260,7 +260,7 @@ def sources_list() -> None:
     finally:
         store.close()
     columns = ("name", "kind", "origin", "status", "items", "location")
-    table = [columns, *(tuple(redact_secrets(str(row[c])) for c in columns) for row in rows)]
+    table = [columns, *(tuple(for_display(str(row[c])) for c in columns) for row in rows)]
     widths = [max(len(line[i]) for line in table) for i in range(len(columns) - 1)]
     for line in table:
         click.echo("  ".join([*(v.ljust(w) for v, w in zip(line, widths, strict=False)), line[-1]]))
@@ -310,7 +310,7 @@ def add(url: str, title: str | None, note: str | None, saved_at: datetime | None
         is_new = add_url(store, url, title=title, note=note, saved_at=when, now=utc_now())
     finally:
         store.close()
-    shown = redact_secrets(url)
+    shown = for_display(url)
     click.echo(f"saved {shown}" if is_new else f"already saved: {shown}")
 
 
@@ -352,7 +352,7 @@ def read(refs: tuple[str, ...]) -> None:
     store = open_store(config().db_path)
     try:
         for line in mark_read(store, refs, utc_now()):
-            click.echo(redact_secrets(line))
+            click.echo(for_display(line))
     finally:
         store.close()
 

@@ -35,10 +35,10 @@ from digest.errors import DigestError, ExtractError, SkippedContent
 from digest.extract import extract
 from digest.fetch import Fetcher, FetchResult, check_status
 from digest.models import Extracted, Item, StageReport
-from digest.store import Store
+from digest.store import Store, url_key
 from digest.summarize.text import paragraphs, shorten
 from digest.tasks import run_together
-from digest.urls import is_shortener, normalize_url
+from digest.urls import is_shortener
 
 PROCESS_POOL_THRESHOLD = 8  # fewer pages than this are extracted in-process
 EXTRACT_TIMEOUT_S = 120.0  # a worker longer than this on one page is stuck: replaced
@@ -239,7 +239,7 @@ class FetchStage:
         if item.url is None or not is_shortener(item.url, self.shorteners):
             return item.id
         try:
-            key = normalize_url(final_url)
+            key = url_key(final_url)
         except ValueError:
             return item.id
         return item.id if key == item.key else self.store.move_to_key(item.id, key)

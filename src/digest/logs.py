@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from logging.handlers import RotatingFileHandler
 
 from digest.config import Config, LogConfig
-from digest.urls import redact_secrets
+from digest.urls import for_display
 
 MASK = "***"
 FORMAT = "%(asctime)s %(levelname)s %(message)s"
@@ -31,7 +31,7 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
     for secret in secrets:
         if secret:
             text = text.replace(secret, MASK)
-    text = redact_secrets(text)
+    text = for_display(text)
     text = _AUTH_HEADER.sub(rf"\1\2{MASK}", text)
     text = _KEY_PARAM.sub(rf"\1\2{MASK}", text)
     text = _BEARER.sub(f"Bearer {MASK}", text)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from sqlite_utils import Database, Migrations
 
+from digest.urls import same_page_key
+
 migrations = Migrations("digest")
 
 
@@ -226,3 +228,14 @@ def m009_item_aliases(db: Database) -> None:
         "CREATE TABLE item_aliases (key TEXT PRIMARY KEY,"
         " item_id INTEGER NOT NULL REFERENCES items(id)) WITHOUT ROWID"
     )
+
+
+@migrations(name="m010_same_page_keys")
+def m010_same_page_keys(db: Database) -> None:
+    # http and https, with or without a trailing slash: one page, one key (urls.same_page_key).
+    # An item whose new key another item holds already keeps its old key; what is saved
+    # from now on joins the other.
+    rows = db.execute("SELECT id, key FROM items WHERE key NOT LIKE 'note:%'").fetchall()
+    for item_id, key in rows:
+        if (new := same_page_key(key)) != key:
+            db.execute("UPDATE OR IGNORE items SET key = ? WHERE id = ?", (new, item_id))

@@ -30,7 +30,7 @@ from digest.periods import parse_week, period_containing, previous_period
 from digest.store import Store, open_store
 from digest.summarize import CallRecord, NoteRequest, Summarizer
 from digest.tasks import run_together
-from digest.urls import redact_secrets
+from digest.urls import for_display
 from digest.vault import write_item_notes
 
 log = logging.getLogger("digest")
@@ -158,7 +158,7 @@ class Pipeline:
         markdown = compose(
             period, items, week_summary, zone=zone, backlog=backlog, provenance=provenance
         )
-        return redact_secrets(markdown), items, backlog  # the digest goes everywhere: no secrets
+        return for_display(markdown), items, backlog  # the digest goes everywhere: no secrets
 
     async def compose_draft(self, period: Period, summarizer: Summarizer) -> Path:
         """Rewrite the period's digest file only: the log and mail get the weekly revision."""
@@ -175,7 +175,7 @@ class Pipeline:
             period,
             markdown,
             self.clock(),
-            allowed_urls=[redact_secrets(url) for url in linkable_urls(items, backlog)],
+            allowed_urls=[for_display(url) for url in linkable_urls(items, backlog)],
             sleep=sleep,
         )
         self._write_item_notes(period, items, outcome)

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from digest.store import Store
-from digest.urls import redact_secrets
+from digest.urls import for_display
 
 ATTENTION = ("unknown", "rejected", "failed", "pending")
 HINTS = {
@@ -36,7 +36,7 @@ def gather_status(store: Store) -> dict[str, Any]:
 
 def render_status(data: dict[str, Any], *, as_json: bool) -> None:
     if as_json:
-        sys.stdout.write(redact_secrets(json.dumps(data, indent=2, default=str)) + "\n")
+        sys.stdout.write(for_display(json.dumps(data, indent=2, default=str)) + "\n")
         return
     console = Console(soft_wrap=False)
     console.print(
@@ -88,5 +88,5 @@ def _table(title: str, rows: list[dict[str, Any]], columns: list[str]) -> Table:
     for column in columns:
         table.add_column(column.replace("_", " "), overflow="fold")
     for row in rows:
-        table.add_row(*("" if row.get(c) is None else redact_secrets(str(row[c])) for c in columns))
+        table.add_row(*("" if row.get(c) is None else for_display(str(row[c])) for c in columns))
     return table

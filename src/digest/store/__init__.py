@@ -19,7 +19,7 @@ from digest.store.base import (
     iso,
     store_error,
 )
-from digest.store.items import item_key
+from digest.store.items import item_key, url_key
 from digest.store.links import LinksStore
 from digest.store.runs import RunsStore
 from digest.store.sources import SourcesStore
@@ -33,6 +33,7 @@ __all__ = [
     "item_key",
     "iso",
     "open_store",
+    "url_key",
 ]
 
 

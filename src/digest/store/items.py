@@ -22,7 +22,7 @@ from digest.models import (
     Usage,
 )
 from digest.store.base import BATCH, SaveReport, StoreBase, from_iso, iso
-from digest.urls import normalize_url, redact_secrets
+from digest.urls import for_display, normalize_url, same_page_key
 
 MAX_TITLE_CHARS = 300  # a title, topic or author longer than this is cut at storage
 MAX_CONTEXT_CHARS = 4000  # what the user wrote with a link (a feed's summary): cut beyond
@@ -120,7 +120,7 @@ class ItemsStore(StoreBase):
                 "UPDATE items SET state = 'failed', error = ?, attempts = attempts + 1,"
                 " failures = failures + 1,"
                 " next_attempt_at = ? WHERE id = ?",
-                (redact_secrets(error), iso(next_attempt_at) if next_attempt_at else None, item_id),
+                (for_display(error), iso(next_attempt_at) if next_attempt_at else None, item_id),
             )
 
     def note_candidates(self) -> list[Item]:
@@ -151,7 +151,7 @@ class ItemsStore(StoreBase):
 
         Raises ValueError for a ref that is neither an id nor an absolute URL.
         """
-        column, value = ("id", int(ref)) if ref.isdigit() else ("key", normalize_url(ref))
+        column, value = ("id", int(ref)) if ref.isdigit() else ("key", url_key(ref))
         with self.write() as conn:
             conn.execute(
                 f"UPDATE items SET read_at = coalesce(read_at, ?) WHERE {column} = ?",
@@ -286,6 +286,8 @@ _INSERT_ITEM = (
 # Merging a row into itself changes nothing, so a batch with any known key is merged whole.
 _UPSERT_ITEM = (
     f"{_INSERT_ITEM} ON CONFLICT(key) DO UPDATE SET"
+    " url = CASE WHEN url LIKE 'http:%' AND excluded.url LIKE 'https:%' THEN excluded.url"
+    "   ELSE url END,"  # one page saved as http and https: the https form kept
     " title = CASE WHEN excluded.saved_at < saved_at THEN coalesce(excluded.title, title)"
     "   ELSE coalesce(title, excluded.title) END,"
     " topic = CASE WHEN excluded.saved_at < saved_at THEN coalesce(excluded.topic, topic)"
@@ -350,10 +352,15 @@ def _follow_aliases(
     return [(aliases.get(row[0], row[0]), *row[1:]) for row in rows]
 
 
+def url_key(url: str) -> str:
+    """The key of the item saved from `url` (ValueError when it is no absolute URL)."""
+    return same_page_key(normalize_url(url))
+
+
 def item_key(item: SavedItem) -> str:
     """The normalised URL, or for an item without one a hash of its text."""
     if item.url:
-        return normalize_url(item.url)
+        return url_key(item.url)
     text = " ".join((item.context or item.title or "").split())
     return "note:" + hashlib.sha256(text.encode()).hexdigest()[:32]
 

@@ -9,7 +9,7 @@ from datetime import datetime
 from digest.models import Item
 from digest.store.base import iso
 from digest.store.items import ItemsStore
-from digest.urls import redact_secrets
+from digest.urls import for_display
 
 
 class LinksStore(ItemsStore):
@@ -36,7 +36,7 @@ class LinksStore(ItemsStore):
                 (
                     json.dumps(list(links)),
                     linked_text,
-                    redact_secrets(error) if error else None,
+                    for_display(error) if error else None,
                     iso(now),
                     item_id,
                 ),

@@ -12,7 +12,7 @@ from digest.models import (
 )
 from digest.store.base import SaveReport, from_iso, iso
 from digest.store.items import ItemsStore
-from digest.urls import redact_secrets
+from digest.urls import for_display
 
 
 class SourcesStore(ItemsStore):
@@ -124,7 +124,7 @@ class SourcesStore(ItemsStore):
                 "UPDATE sources SET status = 'failing', last_error = ?, failures = failures + 1,"
                 " next_attempt_at = ?, last_checked_at = ? WHERE id = ?",
                 (
-                    redact_secrets(error),
+                    for_display(error),
                     iso(next_attempt_at) if next_attempt_at else None,
                     iso(now),
                     source_id,

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from zoneinfo import ZoneInfo
 
@@ -48,14 +48,25 @@ _RULE = re.compile(r"^\s{0,3}(?:-{3,}|\*{3,}|_{3,}|\+{3,})\s*$")
 _HTML_COMMENT = re.compile(r"^\s*<!--.*-->\s*$")
 _FRONT_MATTER_FENCES = ("---", "+++")
 _MAX_JOINED_LINES = 3
+_CODE_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`).+?(?<!`)\1(?!`)")
+# [label]: https://… "optional title"; a definition, not an entry of its own.
+_REFERENCE_DEFINITION = re.compile(
+    r"^\s{0,3}\[(?P<label>[^\]]+)\]:\s*<?(?P<target>\S+?)>?(?:\s+[\"'(](?P<title>.*)[\"')])?\s*$"
+)
+# [text][label], [text][] and, for a defined label, [text] alone.
+_REFERENCE_LINK = re.compile(r"\[(?P<text>[^\]]+)\](?:\[(?P<label>[^\]]*)\])?(?![(:])")
 
 
 @dataclass
 class _Cursor:
-    """Where we are in the journal: the current day and topic."""
+    """Where we are in the journal: the current day and topic, the code fence we are in
+    (its opening backticks or tildes), and the file's reference-link definitions."""
 
     day: datetime | None = None
     topic: str | None = None
+    fence: str | None = None
+    references: dict[str, str] = field(default_factory=dict)
 
 
 class JournalImporter:
@@ -77,7 +88,7 @@ class JournalImporter:
         result = ImportResult()
         lines = lines_of(text)
         end = _front_matter_end(lines)
-        cursor = _Cursor()
+        cursor = _Cursor(references=_reference_definitions(lines))
         for number, line in _logical_lines(lines, 0 if end is None else end + 1):
             _read_line(number, line, cursor, result, zone)
         return result
@@ -93,6 +104,19 @@ def _front_matter_end(lines: list[str]) -> int | None:
         if lines[index].strip() == fence:
             return index
     return None
+
+
+def _reference_definitions(lines: list[str]) -> dict[str, str]:
+    """`[label]: url` definitions anywhere in the file, by lower-case label (the first wins)."""
+    found: dict[str, str] = {}
+    for line in lines:
+        if "]:" in line and (definition := _REFERENCE_DEFINITION.match(line)):
+            found.setdefault(_label(definition["label"]), definition["target"])
+    return found
+
+
+def _label(text: str) -> str:
+    return " ".join(text.split()).lower()
 
 
 def _logical_lines(lines: list[str], start: int) -> Iterator[tuple[int, str]]:
@@ -122,13 +146,31 @@ def _opens_link(line: str) -> bool:
 def _read_line(
     number: int, line: str, cursor: _Cursor, result: ImportResult, zone: ZoneInfo
 ) -> None:
+    if _in_code(line, cursor):
+        return
     start = line.lstrip()[:1]  # the first character decides which patterns can match
     if not start or start in "-*_+<" and (_RULE.match(line) or _HTML_COMMENT.match(line)):
+        return
+    if start == "[" and _REFERENCE_DEFINITION.match(line):
         return
     if start == "#" and (heading := _HEADING.match(line)):
         _read_heading(number, line, heading.group(2), cursor, result, zone)
         return
     _read_entry(number, line, cursor, result)
+
+
+def _in_code(line: str, cursor: _Cursor) -> bool:
+    """Whether `line` opens, closes or lies in a fenced code block: no links, no notes."""
+    fence = _CODE_FENCE.match(line)
+    if cursor.fence is None:
+        if fence is None:
+            return False
+        cursor.fence = fence[1]
+        return True
+    closing = fence is not None and not line.strip().lstrip(cursor.fence[0])  # nothing after it
+    if closing and fence is not None and len(fence[1]) >= len(cursor.fence):
+        cursor.fence = None
+    return True
 
 
 def _read_heading(
@@ -149,15 +191,21 @@ def _read_heading(
 
 
 def _read_entry(number: int, line: str, cursor: _Cursor, result: ImportResult) -> None:
-    """A list entry or a plain line: its links (markdown or bare), else a note of its text."""
+    """A list entry or a plain line: its links (markdown, reference-style or bare; none in
+    `code`), else a note of its text."""
     _, body = strip_list_marker(line)
-    marked = list(MARKDOWN_LINK.finditer(body)) if "](" in body else []
-    rest = remove_spans(body, [match.span() for match in marked])
+    # code blanked out, keeping positions: a link's title is then read from `body`
+    text = _CODE_SPAN.sub(lambda code: " " * len(code[0]), body) if "`" in body else body
+    marked = list(MARKDOWN_LINK.finditer(text)) if "](" in text else []
+    rest = remove_spans(text, [match.span() for match in marked])
+    referenced = _referenced(rest, cursor.references) if "[" in rest else []
+    rest = remove_spans(rest, [span for span, _ in referenced])
     bare = list(BARE_URL.finditer(rest)) if "://" in rest else []
     prose = tidy_title(remove_spans(rest, [match.span() for match in bare]))
     links = [
-        (m.group("target").strip("<>"), " ".join(m.group("title").split()) or None) for m in marked
-    ]
+        (m.group("target").strip("<>"), " ".join(body[m.start("title") : m.end("title")].split()) or None)
+        for m in marked
+    ] + [link for _, link in referenced]
     if not marked and len(bare) == 1:  # `Some title https://…`: the text is its title
         links.append((trim_url(bare[0].group()), prose))
         prose = None
@@ -168,6 +216,18 @@ def _read_entry(number: int, line: str, cursor: _Cursor, result: ImportResult) -
         return
     for url, title in links:
         _add_link(number, url, title, prose, cursor, result)
+
+
+def _referenced(
+    text: str, references: dict[str, str]
+) -> list[tuple[tuple[int, int], tuple[str, str | None]]]:
+    """The reference-style links of `text` whose label is defined: (span, (url, title))."""
+    found = []
+    for match in _REFERENCE_LINK.finditer(text):
+        url = references.get(_label(match["label"] or match["text"]))
+        if url is not None:
+            found.append((match.span(), (url, " ".join(match["text"].split()) or None)))
+    return found
 
 
 def _add_link(

@@ -1,0 +1,119 @@
+"""URLs the way people mean them: code is not a link, references resolve, one page is one
+item whatever its scheme or trailing slash, lookalike hosts are shown in punycode."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+from hypothesis import given
+from hypothesis import strategies as st
+from sqlite_utils import Database
+
+from digest.collect.importers.journal import JournalImporter
+from digest.migrations import migrations
+from digest.models import SavedItem
+from digest.store import open_store
+from digest.urls import for_display, normalize_url, same_page_key
+
+NOW = datetime(2026, 11, 18, 12, tzinfo=UTC)
+
+JOURNAL = """## 2026-11-17
+- [Real](https://real.test/a)
+- run `curl https://code.test/span` first
+```bash
+curl https://fence.test/inside
+- [not a link](https://fence.test/link)
+```
+~~~~
+x = "https://fence.test/tilde"
+```
+~~~~
+- See [the guide][guide] and [Docs][]
+- [Mixed `code` title](https://real.test/b)
+- A [shortcut] to read
+
+[guide]: https://ref.test/guide "The guide"
+[docs]: <https://ref.test/docs>
+[shortcut]: https://ref.test/short
+- text with [brackets] only
+"""
+
+
+def test_code_spans_and_fences_are_not_links_and_references_resolve() -> None:
+    result = JournalImporter().parse(JOURNAL, zone=ZoneInfo("UTC"))
+
+    links = {item.url: item.title for item in result.items if item.url}
+    notes = [item.context for item in result.items if item.url is None]
+    assert links == {
+        "https://real.test/a": "Real",
+        "https://ref.test/guide": "the guide",
+        "https://ref.test/docs": "Docs",
+        "https://real.test/b": "Mixed `code` title",
+        "https://ref.test/short": "shortcut",
+    }
+    assert notes == ["run `curl https://code.test/span` first", "text with [brackets] only"]
+    assert result.rejected == []
+
+
+def test_http_https_and_a_trailing_slash_of_one_page_are_one_item_kept_in_https(
+    tmp_path: Path,
+) -> None:
+    store = open_store(tmp_path / "digest.db")
+    source_id = store.ensure_source("inbox", "file", path="/inbox")
+    for url in ("http://a.test/post/", "https://a.test/post", "http://A.test/post", "https://b.test/"):
+        store.save_items(source_id, [SavedItem(url)], NOW)
+
+    urls = sorted(item.url or "" for item in store.all_items())
+    store.close()
+    assert urls == ["https://a.test/post", "https://b.test/"]
+
+
+def test_an_http_only_page_keeps_its_http_url_to_fetch(tmp_path: Path) -> None:
+    store = open_store(tmp_path / "digest.db")
+    store.save_items(store.ensure_source("inbox", "file", path="/i"), [SavedItem("http://old.test/x/")], NOW)
+    [item] = store.all_items()
+    store.close()
+    assert item.url == "http://old.test/x/" and item.key == "https://old.test/x"
+
+
+def test_the_migration_gives_old_items_the_same_page_key_and_leaves_clashes(tmp_path: Path) -> None:
+    path = tmp_path / "digest.db"
+    db = Database(sqlite3.connect(path))
+    migrations.apply(db, stop_before="m010_same_page_keys")
+    for key in ("http://a.test/x/", "https://a.test/x", "http://b.test/y"):
+        db.conn.execute(
+            "INSERT INTO items (key, url, kind, saved_at, collected_at) VALUES (?, ?, 'link', ?, ?)",
+            (key, key, NOW.isoformat(), NOW.isoformat()),
+        )
+    db.conn.commit()
+    db.conn.close()
+
+    store = open_store(path)
+    keys = sorted(item.key for item in store.all_items())
+    store.save_items(store.ensure_source("f", "feed", url="https://f.test"), [SavedItem("http://b.test/y/")], NOW)
+    count = len(store.all_items())
+    store.close()
+
+    assert keys == ["http://a.test/x/", "https://a.test/x", "https://b.test/y"]
+    assert count == 3
+
+
+@given(st.sampled_from(["http", "https"]), st.sampled_from(["", "/", "/p", "/p/", "/p/q/"]),
+       st.sampled_from(["", "?a=1", "?a=/"]))  # fmt: skip
+def test_same_page_key_is_idempotent_and_ignores_scheme_and_trailing_slash(
+    scheme: str, path: str, query: str
+) -> None:
+    key = same_page_key(normalize_url(f"{scheme}://h.test{path}{query}"))
+    assert same_page_key(key) == key
+    assert key.startswith("https://h.test/")
+    assert key == same_page_key(normalize_url(f"https://h.test{path.rstrip('/') or '/'}{query}"))
+
+
+def test_hosts_that_mix_scripts_are_shown_in_punycode_and_others_as_written() -> None:
+    text = "read https://pаypal.com/login (Cyrillic а), https://bücher.de/x and http://пример.рф/"
+    shown = for_display(text)
+    assert "https://xn--pypal-4ve.com/login" in shown
+    assert "https://bücher.de/x" in shown and "http://пример.рф/" in shown
