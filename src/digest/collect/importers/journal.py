@@ -21,13 +21,14 @@ the file is emitted each time: the store keeps one item with the earliest date.
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from zoneinfo import ZoneInfo
 
-from digest.collect.formats import ImportResult, register
+from digest.collect.formats import STREAM_BLOCK, ImportResult, LineSource, merged, register
 from digest.collect.importers.common import (
     BARE_URL,
     MARKDOWN_LINK,
@@ -48,6 +49,7 @@ _RULE = re.compile(r"^\s{0,3}(?:-{3,}|\*{3,}|_{3,}|\+{3,})\s*$")
 _HTML_COMMENT = re.compile(r"^\s*<!--.*-->\s*$")
 _FRONT_MATTER_FENCES = ("---", "+++")
 _MAX_JOINED_LINES = 3
+_FRONT_MATTER_LINES = 200  # front matter closes within this many lines, or is none
 _CODE_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`).+?(?<!`)\1(?!`)")
 # [label]: https://… "optional title"; a definition, not an entry of its own.
@@ -85,13 +87,25 @@ class JournalImporter:
         return 0
 
     def parse(self, text: str, *, zone: ZoneInfo) -> ImportResult:
-        result = ImportResult()
         lines = lines_of(text)
-        end = _front_matter_end(lines)
-        cursor = _Cursor(references=_reference_definitions(lines))
-        for number, line in _logical_lines(lines, 0 if end is None else end + 1):
+        return merged(self.parse_stream(lambda: iter(lines), zone=zone))
+
+    def parse_stream(self, open_lines: LineSource, *, zone: ZoneInfo) -> Iterator[ImportResult]:
+        """The file's items a block at a time, reading its lines twice (definitions first)."""
+        references = _reference_definitions(open_lines())
+        lines = open_lines()
+        head = list(itertools.islice(lines, _FRONT_MATTER_LINES))
+        end = _front_matter_end(head)
+        start = 0 if end is None else end + 1
+        cursor = _Cursor(references=references)
+        numbered = itertools.islice(enumerate(itertools.chain(head, lines), 1), start, None)
+        result = ImportResult()
+        for number, line in _logical_lines(numbered):
             _read_line(number, line, cursor, result, zone)
-        return result
+            if len(result.items) >= STREAM_BLOCK:
+                yield result
+                result = ImportResult()
+        yield result
 
 
 def _front_matter_end(lines: list[str]) -> int | None:
@@ -100,13 +114,13 @@ def _front_matter_end(lines: list[str]) -> int | None:
     if first is None or lines[first].strip() not in _FRONT_MATTER_FENCES:
         return None
     fence = lines[first].strip()
-    for index in range(first + 1, min(len(lines), first + 200)):
+    for index in range(first + 1, min(len(lines), first + _FRONT_MATTER_LINES)):
         if lines[index].strip() == fence:
             return index
     return None
 
 
-def _reference_definitions(lines: list[str]) -> dict[str, str]:
+def _reference_definitions(lines: Iterable[str]) -> dict[str, str]:
     """`[label]: url` definitions anywhere in the file, by lower-case label (the first wins)."""
     found: dict[str, str] = {}
     for line in lines:
@@ -119,22 +133,22 @@ def _label(text: str) -> str:
     return " ".join(text.split()).lower()
 
 
-def _logical_lines(lines: list[str], start: int) -> Iterator[tuple[int, str]]:
+def _logical_lines(numbered: Iterator[tuple[int, str]]) -> Iterator[tuple[int, str]]:
     """(line number, text), joining a `[title` left open with the line(s) closing `](url)`."""
-    index = start
-    while index < len(lines):
-        number, line = index + 1, lines[index]
-        index += 1
+    ahead: tuple[int, str] | None = next(numbered, None)
+    while ahead is not None:
+        number, line = ahead
+        ahead = next(numbered, None)
         joined = 0
         while (
             _opens_link(line)
             and joined < _MAX_JOINED_LINES
-            and index < len(lines)
-            and lines[index].strip()
-            and "](" in lines[index]
+            and ahead is not None
+            and ahead[1].strip()
+            and "](" in ahead[1]
         ):
-            line = f"{line.rstrip()} {lines[index].strip()}"
-            index += 1
+            line = f"{line.rstrip()} {ahead[1].strip()}"
+            ahead = next(numbered, None)
             joined += 1
         yield number, line
 
