@@ -12,7 +12,7 @@ import pytest
 
 from digest.collect import bigfiles
 from digest.collect.files import import_file
-from digest.collect.importers.journal import JournalImporter
+from digest.collect.importers import journal as journal_module
 from digest.collect.inbox import collect_file_source
 from digest.config import SourceConfig
 from digest.store import Store, open_store
@@ -80,6 +80,7 @@ def test_memory_does_not_grow_with_the_size_of_a_streamed_file(
 ) -> None:
     monkeypatch.setattr(bigfiles, "STREAM_BYTES", 64 * 1024)
     monkeypatch.setattr(bigfiles, "READ_BLOCK", 16 * 1024)  # both files many blocks long
+    monkeypatch.setattr(journal_module, "STREAM_BLOCK", 200)
     small_size, small_peak = peak_import_bytes(tmp_path, 2_000)
     big_size, big_peak = peak_import_bytes(tmp_path, 12_000)
 
