@@ -96,8 +96,11 @@ def save_big(
     topic: str | None = None,
     after_line: int = 0,
 ) -> tuple[FileReport, int]:
-    """Parse and save a big file a block at a time, in one transaction; its report, and how
-    many of its lines were ended (what a later read of the grown file goes on from)."""
+    """Parse and save a big file a block at a time, each block its own transaction (one for
+    the whole file would grow SQLite's write-ahead log to several times the file); its
+    report, and how many of its lines were ended (what a later read of the grown file goes
+    on from). Stopped halfway, it leaves the blocks saved so far, and a file source's state
+    unrecorded: the next collect reads it again, the store's dedupe by key keeping that right."""
     report = FileReport(big.path, big.importer.name, 0, 0, 0, [], [])
     opened: list[FileLines] = []
 
@@ -105,10 +108,9 @@ def save_big(
         opened.append(FileLines(big))
         return iter(opened[-1])
 
-    with store.write():
-        for block in big.importer.parse_stream(open_lines, zone=zone):
-            block = after_line_only(block, after_line)
-            _add(report, save_result(store, big.path, report.format, block, source_id, now, topic))
+    for block in big.importer.parse_stream(open_lines, zone=zone):
+        block = after_line_only(block, after_line)
+        _add(report, save_result(store, big.path, report.format, block, source_id, now, topic))
     return report, opened[-1].ended
 
 
