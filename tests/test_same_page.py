@@ -4,14 +4,18 @@ item whatever its scheme or trailing slash, lookalike hosts are shown in punycod
 from __future__ import annotations
 
 import sqlite3
+import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from sqlite_utils import Database
 
+from digest.collect import bigfiles
+from digest.collect.importers.common import lines_of
 from digest.collect.importers.journal import JournalImporter
 from digest.migrations import migrations
 from digest.models import SavedItem
@@ -117,3 +121,34 @@ def test_hosts_that_mix_scripts_are_shown_in_punycode_and_others_as_written() ->
     shown = for_display(text)
     assert "https://xn--pypal-4ve.com/login" in shown
     assert "https://bücher.de/x" in shown and "http://пример.рф/" in shown
+
+
+MARKDOWNISH = st.lists(
+    st.sampled_from([*"ab `~[]():#-\n\r\"<>*", "https://x.test/", "```", "[r]: ", "## 2026-11-17", "é", "€"]),
+    max_size=60,
+).map("".join)
+
+
+@given(MARKDOWNISH)
+def test_any_journal_text_parses(text: str) -> None:
+    result = JournalImporter().parse(text, zone=ZoneInfo("UTC"))
+    assert all(item.url is None or item.url.startswith("https://") for item in result.items)
+
+
+@given(MARKDOWNISH, st.integers(min_value=1, max_value=9))
+def test_a_file_read_in_blocks_splits_lines_as_the_whole_text_does(text: str, block: int) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "til.md"
+        path.write_bytes(text.encode())
+        big = bigfiles.BigFile(path, JournalImporter(), "utf-8-sig", path.stat().st_size)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(bigfiles, "READ_BLOCK", block)
+            lines = bigfiles.FileLines(big)
+            assert list(lines) == lines_of(text)
+    assert lines.ended == len(lines_of(text)) - 1
+
+
+@given(st.text(max_size=300))
+def test_display_never_fails_and_is_stable(text: str) -> None:
+    shown = for_display(text)
+    assert for_display(shown) == shown
