@@ -1,6 +1,7 @@
 """How long a big import takes, and how much memory it needs.
 
     python bench/import.py [--count 100000]
+    python bench/import.py --journal-mb 200     # one journal of that size only (streamed)
 
 Writes a Netscape bookmark HTML file with COUNT bookmarks in nested folders and a
 TIL journal with COUNT link lines under day headings, in a temporary folder. Each
@@ -26,6 +27,7 @@ from zoneinfo import ZoneInfo
 
 GOAL_SECONDS = 10.0
 GOAL_MB = 200.0
+JOURNAL_BYTES_PER_LINK = 65  # what write_journal averages, headings included
 TOPICS = ("Rust", "GPU kernels", "Databases", "Distributed systems", "Compilers", "ML infra")
 
 
@@ -113,6 +115,9 @@ def run_child(path: Path, db: Path) -> dict[str, float | int | str]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=100_000)
+    parser.add_argument(
+        "--journal-mb", type=float, help="import only a journal of this many MB (issue 11: 200)"
+    )
     parser.add_argument("--one", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--db", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -123,9 +128,13 @@ def main() -> int:
     print(f"load average before: {_load()} ({os.cpu_count()} cores)")
     with tempfile.TemporaryDirectory(prefix="digest-bench-") as folder:
         root = Path(folder)
-        files = (root / "bookmarks.html", root / "journal.md")
-        write_bookmarks(files[0], args.count)
-        write_journal(files[1], args.count)
+        if args.journal_mb:
+            files: tuple[Path, ...] = (root / "journal.md",)
+            write_journal(files[0], int(args.journal_mb * 1e6 / JOURNAL_BYTES_PER_LINK))
+        else:
+            files = (root / "bookmarks.html", root / "journal.md")
+            write_bookmarks(files[0], args.count)
+            write_journal(files[1], args.count)
         for path in files:
             row = run_child(path, root / f"{path.stem}.db")
             mb = path.stat().st_size / 1e6

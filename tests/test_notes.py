@@ -62,7 +62,7 @@ def seed(config: Config, pages: dict[str, str], *, saved_at: datetime = NOW) -> 
         saved = [
             SavedItem(url=url, title=url.rsplit("/", 1)[1], saved_at=saved_at) for url in pages
         ]
-        store.save_items(source, saved, NOW)
+        store.save_items(source, saved, max(NOW, saved_at))  # a date ahead of "now" is not trusted
         ids = {item.url: item.id for item in store.all_items() if item.url in pages}
         for url, text in pages.items():
             store.record_fetched(ids[url], Extracted(text=text), str(hash(text)), NOW)

@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from digest.errors import ConfigError, DeliveryError, DigestError
+from digest.errors import DISK_ERRNOS, ConfigError, DeliveryError, DigestError, disk_error
 from digest.models import Period, StageReport
+from digest.urls import for_display
 
 if TYPE_CHECKING:  # config pulls in pydantic: imported when a command needs it
     from digest.config import Config, ConfigLocation
@@ -76,12 +77,21 @@ class DigestGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except OSError as exc:  # a write no layer below expected to fail: the disk
+            if exc.errno not in DISK_ERRNOS:
+                raise
+            _fail(ctx, disk_error(exc, exc.filename or "to the disk"))
         except DigestError as exc:
-            if ctx.ensure_object(Settings).debug:
-                traceback.print_exc()
-            for line in str(exc).splitlines():
-                click.echo(f"digest: {line}", err=True)
-            ctx.exit(1)
+            _fail(ctx, exc)
+
+
+def _fail(ctx: click.Context, error: DigestError) -> None:
+    """The error's lines on stderr (a traceback too with --debug) and exit code 1."""
+    if ctx.ensure_object(Settings).debug:
+        traceback.print_exc()
+    for line in str(error).splitlines():
+        click.echo(for_display(f"digest: {line}"), err=True)
+    ctx.exit(1)
 
 
 def settings() -> Settings:
@@ -144,14 +154,20 @@ def cli() -> None:
     _setup_logging(logging.WARNING)
 
 
+SCREENFUL = 20  # lines of news, and of failures, shown per stage; the rest are counted
+
+
 def print_reports(reports: Sequence[StageReport]) -> None:
-    """One line per stage, then one line per failure, on stderr."""
+    """One line per stage, then one line per news and per failure (a screenful of each at
+    most), on stderr."""
     for report in reports:
         click.echo(f"{report.stage}: {report.done} done, {len(report.failures)} failed", err=True)
-        for line in report.info:
-            click.echo(f"  {line}", err=True)
-        for line in report.failures:
-            click.echo(f"  ! {line}", err=True)
+        for lines, mark in ((report.info, "  "), (report.failures, "  ! ")):
+            for line in lines[:SCREENFUL]:
+                click.echo(for_display(f"{mark}{line}"), err=True)
+            if len(lines) > SCREENFUL:
+                more = len(lines) - SCREENFUL
+                click.echo(f"{mark}… and {more:,} more, see `digest status`", err=True)
 
 
 def locked(command: Callable[..., None]) -> Callable[..., None]:
@@ -354,7 +370,7 @@ def import_(files: tuple[Path, ...], forced_format: str | None) -> None:
         store.close()
     for report in reports:
         for line in describe(report):
-            click.echo(line)
+            click.echo(for_display(line))
 
 
 @cli.group()
@@ -377,7 +393,7 @@ def sources_list() -> None:
     finally:
         store.close()
     columns = ("name", "kind", "origin", "status", "items", "location")
-    table = [columns, *(tuple(str(row[c]) for c in columns) for row in rows)]
+    table = [columns, *(tuple(for_display(str(row[c])) for c in columns) for row in rows)]
     widths = [max(len(line[i]) for line in table) for i in range(len(columns) - 1)]
     for line in table:
         click.echo("  ".join([*(v.ljust(w) for v, w in zip(line, widths, strict=False)), line[-1]]))
@@ -427,7 +443,8 @@ def add(url: str, title: str | None, note: str | None, saved_at: datetime | None
         is_new = add_url(store, url, title=title, note=note, saved_at=when, now=utc_now())
     finally:
         store.close()
-    click.echo(f"saved {url}" if is_new else f"already saved: {url}")
+    shown = for_display(url)
+    click.echo(f"saved {shown}" if is_new else f"already saved: {shown}")
 
 
 @cli.command()
@@ -468,7 +485,7 @@ def read(refs: tuple[str, ...]) -> None:
     store = open_store(config().db_path)
     try:
         for line in mark_read(store, refs, utc_now()):
-            click.echo(line)
+            click.echo(for_display(line))
     finally:
         store.close()
 

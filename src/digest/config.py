@@ -87,6 +87,7 @@ class FetchConfig(_Section):
     timeout_s: float = Field(20, gt=0)
     max_bytes: int = Field(10_000_000, ge=1024)
     max_redirects: int = Field(5, ge=0, le=20)
+    max_items_per_feed: int = Field(200, ge=1)  # new entries taken per collect, newest first
     # false, true, or a list of networks (CIDR) that may be fetched although private
     allow_private_addresses: bool | list[str] = False
     user_agent: str = "digest/0.1 (+https://github.com/digest-dev/digest)"

@@ -35,7 +35,7 @@ from apscheduler.triggers.cron import CronTrigger
 
 from digest.atomic import write_atomic
 from digest.clock import Clock, utc_now
-from digest.errors import DigestError, RunCancelled, RunLocked
+from digest.errors import DigestError, RunCancelled, RunLocked, disk_error
 from digest.runlock import run_lock
 
 if TYPE_CHECKING:
@@ -162,6 +162,8 @@ class _LockedJob:
                 logger.info("%s not run: the daemon is stopping", self.name)
             else:
                 logger.warning("%s skipped: %s; next run %s", self.name, exc, self._next_run())
+        except DigestError as exc:  # the lock cannot be written: a full or read-only disk
+            logger.error("%s failed: %s; next run %s", self.name, exc, self._next_run())
 
     def _run(self) -> None:
         logger.info("%s started", self.name)
@@ -295,7 +297,12 @@ def _read_state(path: Path) -> dict[str, Any]:
 
 
 def _write_state(path: Path, state: dict[str, Any]) -> None:
-    write_atomic(path, json.dumps(state, indent=2) + "\n")
+    """Save the state; a full or read-only disk is logged, not fatal: the daemon goes on and
+    the next write tries again (until then a missed digest may be missed)."""
+    try:
+        write_atomic(path, json.dumps(state, indent=2) + "\n")
+    except OSError as exc:
+        logger.warning("%s; the daemon goes on", disk_error(exc, f"daemon state {path}"))
 
 
 def _parse_time(value: object) -> datetime | None:

@@ -16,11 +16,13 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 import httpx
 
 from digest.config import FetchConfig
-from digest.errors import BlockedAddress, FetchError
+from digest.errors import BlockedAddress, FetchError, SkippedContent
+from digest.extract.sniff import SNIFF_BYTES, is_probably_binary, parse_content_type, sniff_binary
 from digest.netguard import AddressPolicy, AddressRefused, GuardedTransport, UnresolvedHost
 from digest.policy import retry_after_s
 
@@ -49,6 +51,7 @@ class FetchResult:
     headers: dict[str, str]  # lower-case names; repeated headers joined with ", "
     content: bytes  # decoded (gzip/deflate undone), at most max_bytes; b"" if streamed to a sink
     permanent_redirect: str | None  # the final URL when every redirect hop was 301/308
+    truncated: bool = False  # cut at max_bytes (only when get() was asked to cut, not refuse)
 
 
 # -- status and Retry-After ------------------------------------------------
@@ -84,6 +87,7 @@ class Fetcher:
         self._slots = asyncio.Semaphore(config.concurrency)
         self._host_slots: dict[str, asyncio.Semaphore] = {}
         self._unresolved: dict[str, str] = {}  # host -> why DNS failed, earlier in this run
+        self._held_off: dict[str, float] = {}  # host -> loop time its Retry-After ends
         self._host_next_start: dict[str, float] = {}
         self._clients: list[httpx.AsyncClient] = []
         self._client_slots: list[asyncio.Semaphore] = []
@@ -118,11 +122,21 @@ class Fetcher:
             await client.aclose()
 
     async def get(
-        self, url: str, headers: Mapping[str, str] | None = None, *, sink: Sink | None = None
+        self,
+        url: str,
+        headers: Mapping[str, str] | None = None,
+        *,
+        sink: Sink | None = None,
+        skip_binary: bool = False,
+        truncate: bool = False,
     ) -> FetchResult:
         """GET `url`, following redirects; any HTTP status is a result, see check_status.
 
         With a `sink`, the final body is written there as it arrives, not kept in memory.
+        With `truncate`, a body over max_bytes is cut there (`truncated`), not refused.
+        With `skip_binary`, a body whose headers and first bytes say binary is not read on:
+        SkippedContent. A host that answered 429 or 503 with Retry-After gets no request
+        until that time: FetchError at once, carrying what is left of the wait.
         """
         if not self._clients:
             raise RuntimeError("use Fetcher as an async context manager")
@@ -135,15 +149,19 @@ class Fetcher:
             # the host's slot first: a queue for one busy host must not hold global slots
             async with self._host_slot(host):
                 await self._space_out(host)
+                self._check_held_off(url, host)
                 async with self._slots:
-                    hop, spent = await self._hop(hop_url, host, headers, budget, sink)
+                    hop, spent = await self._hop(
+                        hop_url, host, headers, budget, sink, (skip_binary, truncate)
+                    )
             budget -= spent
+            self._hold_off_if_asked(host, hop)
             location = _redirect_location(hop)
             if location is None:
                 moved = hop_url if permanent and hops > 0 else None
                 return replace(hop, url=url, permanent_redirect=moved)
             permanent = permanent and hop.status in PERMANENT_REDIRECTS
-            hop_url = _redirect_target(hop_url, location)
+            hop_url = _no_downgrade(hop_url, _redirect_target(hop_url, location))
             if hop_url in seen:
                 raise FetchError(
                     f"fetch failed: {url!r}: redirect loop at {hop_url!r}", permanent=True
@@ -160,6 +178,22 @@ class Fetcher:
             slot = self._host_slots[host] = asyncio.Semaphore(self.config.per_host_concurrency)
         return slot
 
+    def _check_held_off(self, url: str, host: str) -> None:
+        left = self._held_off.get(host, 0.0) - asyncio.get_running_loop().time()
+        if left > 0:
+            raise FetchError(
+                f"fetch postponed: {url!r}: {host} asked to wait {left:.0f} s more (Retry-After)",
+                retry_after=left,
+            )
+
+    def _hold_off_if_asked(self, host: str, hop: FetchResult) -> None:
+        """A 429 or 503 with Retry-After holds back the whole host for the time asked."""
+        if hop.status not in (429, 503):
+            return
+        wait = retry_after_s(hop.headers, datetime.now(UTC), cap_s=MAX_RETRY_AFTER_S)
+        if wait:
+            self._held_off[host] = asyncio.get_running_loop().time() + wait
+
     async def _space_out(self, host: str) -> None:
         """Wait until `per_host_delay_s` has passed since the last request to `host` began."""
         now = asyncio.get_running_loop().time()
@@ -175,6 +209,7 @@ class Fetcher:
         headers: Mapping[str, str] | None,
         budget: float,
         sink: Sink | None,
+        body_options: tuple[bool, bool],  # skip_binary, truncate
     ) -> tuple[FetchResult, float]:
         """One request and its body; also the seconds it took, for the fetch's deadline."""
         index = zlib.crc32(host.encode()) % len(self._clients)
@@ -183,7 +218,7 @@ class Fetcher:
             async with self._client_slots[index]:  # queue here, not in the pool (PoolTimeout)
                 started = clock()
                 async with asyncio.timeout(max(budget, 0.0)):
-                    result = await self._request(client, url, headers, sink)
+                    result = await self._request(client, url, headers, sink, *body_options)
                 return result, clock() - started
         except AddressRefused as exc:
             raise BlockedAddress(f"fetch refused: {url!r}: {exc}") from exc
@@ -203,15 +238,48 @@ class Fetcher:
         url: str,
         headers: Mapping[str, str] | None,
         sink: Sink | None,
+        skip_binary: bool,
+        truncate: bool,
     ) -> FetchResult:
         async with client.stream("GET", url, headers=dict(headers or {})) as response:
             response_headers = {k.lower(): v for k, v in response.headers.items()}
             status = response.status_code
             kept = io.BytesIO()
             redirect = status in REDIRECT_STATUSES and "location" in response_headers
-            target = kept if sink is None or redirect else sink
-            await _read_capped(response, url, self.config.max_bytes, target.write)
-            return FetchResult(url, url, status, response_headers, kept.getvalue(), None)
+            target: Sink = kept if sink is None or redirect else sink
+            if skip_binary and not redirect and 200 <= status < 300:
+                target = _BinaryGate(url, response_headers.get("content-type"), target)
+            cut = await _read_capped(response, url, self.config.max_bytes, target.write, truncate)
+            if isinstance(target, _BinaryGate):
+                target.close()
+            return FetchResult(url, url, status, response_headers, kept.getvalue(), None, cut)
+
+
+class _BinaryGate:
+    """Holds back a body's first SNIFF_BYTES; raises SkippedContent (which hangs up) when
+    they and the Content-Type say binary, else passes everything on to `sink`."""
+
+    def __init__(self, url: str, content_type: str | None, sink: Sink) -> None:
+        self.url, self.content_type, self.sink = url, content_type, sink
+        self.head: bytearray | None = bytearray()
+
+    def write(self, data: bytes) -> None:
+        if self.head is None:
+            self.sink.write(data)
+            return
+        self.head += data
+        if len(self.head) >= SNIFF_BYTES:
+            self.close()
+
+    def close(self) -> None:
+        """Decide on what came so far (the whole body, when short)."""
+        if self.head is None:
+            return
+        head, self.head = bytes(self.head), None
+        if is_probably_binary(self.content_type, head[:SNIFF_BYTES]):
+            label = sniff_binary(head) or parse_content_type(self.content_type)[0] or "unknown"
+            raise SkippedContent(f"skipped: {self.url!r}: binary content ({label}), not downloaded")
+        self.sink.write(head)
 
 
 def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
@@ -247,6 +315,16 @@ def _redirect_target(current: str, location: str) -> str:
         raise FetchError(f"fetch failed: {current!r}: bad redirect to {location!r}") from exc
 
 
+def _no_downgrade(current: str, target: str) -> str:
+    """`target`, unless it leaves https for plain http: refused for good, never requested."""
+    if urlsplit(current).scheme.lower() == "https" and urlsplit(target).scheme.lower() == "http":
+        raise FetchError(
+            f"fetch refused: {current!r}: redirect from https down to http ({target!r})",
+            permanent=True,
+        )
+    return target
+
+
 def describe_error(problem: object) -> str:
     """`Type: message` on one line, the message cut at 200 characters; the type alone when
     the message says nothing more."""
@@ -256,24 +334,39 @@ def describe_error(problem: object) -> str:
 
 
 async def _read_capped(
-    response: httpx.Response, url: str, max_bytes: int, write: Callable[[bytes], object]
-) -> None:
-    """Write the decoded body, stopping as soon as it would exceed max_bytes (bombs too)."""
+    response: httpx.Response,
+    url: str,
+    max_bytes: int,
+    write: Callable[[bytes], object],
+    truncate: bool = False,
+) -> bool:
+    """Write the decoded body, stopping as soon as it would exceed max_bytes (bombs too):
+    FetchError, or with `truncate` the first max_bytes written and True."""
     declared = response.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > max_bytes and not _encoded(response):
+    if declared.isdigit() and int(declared) > max_bytes and not _encoded(response) and not truncate:
         raise _too_large(url, max_bytes)
     decoder = _Decoder(response.headers.get("content-encoding", ""), url)
     size = 0
     async for raw in response.aiter_raw():
         for chunk in decoder.feed(raw, max_bytes - size + 1):
+            if size + len(chunk) > max_bytes:
+                return _cut(url, max_bytes, write, chunk[: max_bytes - size], truncate)
             size += len(chunk)
-            if size > max_bytes:
-                raise _too_large(url, max_bytes)
             write(chunk)
     tail = decoder.finish()
     if size + len(tail) > max_bytes:
-        raise _too_large(url, max_bytes)
+        return _cut(url, max_bytes, write, tail[: max_bytes - size], truncate)
     write(tail)
+    return False
+
+
+def _cut(
+    url: str, max_bytes: int, write: Callable[[bytes], object], last: bytes, truncate: bool
+) -> bool:
+    if not truncate:
+        raise _too_large(url, max_bytes)
+    write(last)
+    return True
 
 
 def _encoded(response: httpx.Response) -> bool:

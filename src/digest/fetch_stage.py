@@ -32,14 +32,14 @@ from urllib.parse import urlsplit
 from digest import policy
 from digest.clock import Clock, Progress
 from digest.config import FetchConfig
-from digest.errors import DigestError, ExtractError
+from digest.errors import DigestError, ExtractError, SkippedContent
 from digest.extract import extract
 from digest.fetch import Fetcher, FetchResult, check_status
 from digest.models import Extracted, Item, StageReport
-from digest.store import Store
+from digest.store import Store, url_key
 from digest.summarize.text import paragraphs, shorten
 from digest.tasks import run_together
-from digest.urls import is_shortener, normalize_url
+from digest.urls import is_shortener
 
 EXTRACTOR_MODULES = ("digest.extract.html", "digest.extract.documents")  # imported on use
 PROCESS_POOL_THRESHOLD = 8  # fewer pages than this are extracted in-process
@@ -78,7 +78,7 @@ class PageReader:
 
     async def _read_here(self, url: str) -> tuple[FetchResult, Extracted]:
         body = io.BytesIO()
-        result = await self.fetcher.get(url, sink=body)
+        result = await self.fetcher.get(url, sink=body, skip_binary=True)
         check_status(result, now=self.clock())
         content_type = result.headers.get("content-type")
         return result, extract(body.getvalue(), url=result.final_url, content_type=content_type)
@@ -103,7 +103,7 @@ class Pool:
         path = self.spool / f"{next(self._names)}.html"
         try:
             with path.open("wb") as body:
-                result = await reader.fetcher.get(url, sink=body)
+                result = await reader.fetcher.get(url, sink=body, skip_binary=True)
             check_status(result, now=reader.clock())
             content_type = result.headers.get("content-type")
             extracted = await self._extract(path, result.final_url, content_type)
@@ -242,14 +242,14 @@ class FetchStage:
         if item.url is None or not is_shortener(item.url, self.shorteners):
             return item.id
         try:
-            key = normalize_url(final_url)
+            key = url_key(final_url)
         except ValueError:
             return item.id
         return item.id if key == item.key else self.store.move_to_key(item.id, key)
 
     def _record_failure(self, item: Item, exc: DigestError) -> None:
         now = self.clock()
-        next_attempt = policy.next_attempt_at(
+        next_attempt = None if isinstance(exc, SkippedContent) else policy.next_attempt_at(
             item.failures + 1,
             now,
             base_s=self.config.retry_base_s,

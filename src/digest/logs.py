@@ -12,10 +12,10 @@ from collections.abc import Iterable
 from logging.handlers import RotatingFileHandler
 
 from digest.config import Config, LogConfig
+from digest.urls import for_display
 
 MASK = "***"
 FORMAT = "%(asctime)s %(levelname)s %(message)s"
-_URL_CREDENTIALS = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s@:]+(?::[^/\s@]*)?@")
 _AUTH_HEADER = re.compile(
     r"(?i)\b(authorization|proxy-authorization)(['\"]?\s*[:=]\s*['\"]?)[^'\"\n,}]+"
 )
@@ -31,7 +31,7 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
     for secret in secrets:
         if secret:
             text = text.replace(secret, MASK)
-    text = _URL_CREDENTIALS.sub(rf"\g<scheme>{MASK}@", text)
+    text = for_display(text)
     text = _AUTH_HEADER.sub(rf"\1\2{MASK}", text)
     text = _KEY_PARAM.sub(rf"\1\2{MASK}", text)
     text = _BEARER.sub(f"Bearer {MASK}", text)

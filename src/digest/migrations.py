@@ -4,7 +4,20 @@ from __future__ import annotations
 
 from sqlite_utils import Database, Migrations
 
+from digest.urls import same_page_key
+
 migrations = Migrations("digest")
+
+
+def known_steps() -> list[str]:
+    """The names of every step this code knows, in order (all pending on an empty database)."""
+    return [step.name for step in migrations.pending(Database(memory=True))]
+
+
+def unknown_steps(db: Database) -> list[str]:
+    """Steps applied to `db` that this code does not know: a newer digest wrote it."""
+    known = set(known_steps())
+    return [step.name for step in migrations.applied(db) if step.name not in known]
 
 
 @migrations(name="m001_initial")
@@ -246,3 +259,12 @@ def m011_note_attempts(db: Database) -> None:
         ) WITHOUT ROWID
         """,
     )
+@migrations(name="m012_same_page_keys")
+def m012_same_page_keys(db: Database) -> None:
+    # http and https, with or without a trailing slash: one page, one key (urls.same_page_key).
+    # An item whose new key another item holds already keeps its old key; what is saved
+    # from now on joins the other.
+    rows = db.execute("SELECT id, key FROM items WHERE key NOT LIKE 'note:%'").fetchall()
+    for item_id, key in rows:
+        if (new := same_page_key(key)) != key:
+            db.execute("UPDATE OR IGNORE items SET key = ? WHERE id = ?", (new, item_id))

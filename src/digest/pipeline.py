@@ -32,6 +32,7 @@ from digest.summarize import CallRecord, NoteRequest, Summarizer
 from digest.tasks import run_together
 from digest.topics import offline_sections
 from digest.unread import without_unresolved
+from digest.urls import for_display
 from digest.vault import write_item_notes
 
 log = logging.getLogger("digest")
@@ -175,7 +176,7 @@ class Pipeline:
             provenance=provenance,
             sections=sections,
         )
-        return markdown, items, backlog
+        return for_display(markdown), items, backlog  # the digest goes everywhere: no secrets
 
     async def compose_draft(self, period: Period, summarizer: Summarizer) -> Path:
         """Rewrite the period's digest file only: the log and mail get the weekly revision."""
@@ -192,7 +193,7 @@ class Pipeline:
             period,
             markdown,
             self.clock(),
-            allowed_urls=linkable_urls(items, backlog),
+            allowed_urls=[for_display(url) for url in linkable_urls(items, backlog)],
             sleep=sleep,
             empty=not items,
         )

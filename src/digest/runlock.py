@@ -9,6 +9,7 @@ flock'ed file lets two processes lock two different inodes.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -20,7 +21,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
-from digest.errors import RunLocked
+from digest.errors import RunLocked, disk_error
 
 LOCK_NAME = "digest.lock"
 POLL_S = 0.05
@@ -40,9 +41,12 @@ def run_lock(
     given; setting `cancel` (the daemon does so on shutdown) gives up the wait.
     The lock is released when the body exits, also by an exception.
     """
-    data_dir.mkdir(parents=True, exist_ok=True)
     path = data_dir / LOCK_NAME
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise disk_error(exc, f"the run lock {path}") from exc
     try:
         _acquire(fd, path, wait=wait, timeout_s=timeout_s, cancel=cancel)
         try:
@@ -88,7 +92,8 @@ def _write_holder(fd: int) -> None:
     holder = {"pid": os.getpid(), "command": " ".join(sys.argv), "started": started}
     data = (json.dumps(holder) + "\n").encode()
     os.ftruncate(fd, 0)
-    os.pwrite(fd, data, 0)
+    with contextlib.suppress(OSError):  # a full disk: the lock holds, its holder goes unsaid
+        os.pwrite(fd, data, 0)
 
 
 def describe_holder(path: Path) -> str:

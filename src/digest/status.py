@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from digest.store import Store
+from digest.urls import for_display
 
 SCHEMA = "digest-status"
 SCHEMA_VERSION = 1
@@ -123,7 +124,7 @@ def _llm(totals: dict[str, Any], groups: dict[str, list[dict[str, Any]]]) -> dic
 
 def render_status(data: dict[str, Any], *, as_json: bool, console: Console | None = None) -> None:
     if as_json:
-        sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")  # one write: fast
+        sys.stdout.write(for_display(json.dumps(data, indent=2, default=str)) + "\n")  # one write
         return
     console = console or Console(soft_wrap=False, highlight=False)
     columns = ["name", "kind", "status", "items", "last_checked_at", "last_error", "location"]
@@ -217,7 +218,7 @@ def _fit(natural: list[int], room: int) -> list[int]:
 
 
 def _one_line(value: object) -> str:
-    text = " ".join(str(value).split())
+    text = " ".join(for_display(str(value)).split())
     if _TIMESTAMP.match(text):  # stored as ISO 8601 UTC; to the minute is enough to read
         return datetime.fromisoformat(text).strftime("%Y-%m-%d %H:%M")
     return text

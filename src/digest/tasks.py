@@ -13,13 +13,14 @@ async def run_together(works: Iterable[Coroutine[Any, Any, None]]) -> None:
     """Await every work at once. The first one to raise (RunCancelled from a progress
     callback, or a bug) cancels the others, and is raised once they have all ended:
     nothing of the stage goes on behind the caller's back. Our own error is raised as
-    itself, not wrapped in an ExceptionGroup."""
+    itself, not wrapped in an ExceptionGroup (the first, when several works failed with
+    ours: the same full disk)."""
     try:
         async with asyncio.TaskGroup() as group:
             for work in works:
                 group.create_task(work)
     except BaseExceptionGroup as failed:
-        ours, _ = failed.split(DigestError)
-        if ours is not None and ours.exceptions and len(failed.exceptions) == 1:
+        _, others = failed.split(DigestError)
+        if others is None:
             raise failed.exceptions[0] from None
         raise

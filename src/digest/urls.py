@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Collection
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
@@ -145,3 +146,60 @@ def is_shortener(url: str, hosts: Collection[str] = SHORTENER_HOSTS) -> bool:
     """Whether `url` is on a link shortener (`hosts`), to be followed to its target."""
     host = (urlsplit(url.strip()).hostname or "").removeprefix("www.")
     return host in hosts
+
+
+# -- one page, one item --------------------------------------------------------------
+
+
+def same_page_key(canonical: str) -> str:
+    """The key that makes one page one item: the canonical form (normalize_url's) in https,
+    without a trailing slash after a path, so that `http://a.test/x/` and `https://a.test/x`
+    are one item. A key, not an address: http-only sites keep their http URL to fetch."""
+    if canonical.startswith("http://"):
+        canonical = "https://" + canonical[len("http://") :]
+    head, mark, query = canonical.partition("?")
+    if head.endswith("/") and head.count("/") > 3:  # not the root: `https://a.test/`
+        head = head.rstrip("/")
+    return head + mark + query
+
+
+# -- display ---------------------------------------------------------------------
+
+REDACTED = "***"
+_HOST = re.compile(r"(?P<scheme>\b[a-z][a-z0-9+.\-]*://(?:[^/\s@]*@)?)(?P<host>[^/\s:?#'\"<>()\[\]]+)", re.I)
+_USERINFO = re.compile(r"(?P<scheme>\b[a-z][a-z0-9+.\-]*://)[^/\s@?#'\"<>]+@", re.IGNORECASE)
+# A query parameter whose name says it carries a secret: `token`, `api_key`, `X-Amz-Signature`.
+_SECRET_PARAM = re.compile(
+    r"(?P<name>[?&;](?:[a-z0-9._-]*[_-])?"
+    r"(?:token|key|apikey|password|passwd|pwd|secret|sig|signature|auth|credential|session)=)"
+    r"[^&;#\s'\"<>()\[\]]+",
+    re.IGNORECASE,
+)
+
+
+def for_display(text: str) -> str:
+    """`text` (a URL, or any message quoting URLs) fit to show: the userinfo of every URL
+    and the values of secret-looking query parameters replaced by `***`, and hosts that
+    mix scripts (a Cyrillic `а` in `pаypal.com`) in punycode.
+
+    Every output (stderr, status, error text stored, digest, log, feed, mail) goes through
+    this; the stored URL keeps what is needed to fetch.
+    """
+    if "@" in text:
+        text = _USERINFO.sub(rf"\g<scheme>{REDACTED}@", text)
+    if "=" in text:
+        text = _SECRET_PARAM.sub(rf"\g<name>{REDACTED}", text)
+    if not text.isascii():
+        text = _HOST.sub(lambda m: m["scheme"] + _displayed_host(m["host"]), text)
+    return text
+
+
+def _displayed_host(host: str) -> str:
+    """`host` in punycode when its letters come from more than one script, else as is."""
+    scripts = {unicodedata.name(c, "?").split()[0] for c in host if c.isalpha()}
+    if len(scripts) < 2:
+        return host
+    try:
+        return host.encode("idna").decode("ascii")
+    except UnicodeError:
+        return host.encode("ascii", "backslashreplace").decode("ascii")

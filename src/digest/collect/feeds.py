@@ -20,15 +20,18 @@ from urllib.parse import urljoin, urlsplit
 
 import feedparser
 
+from digest.collect import REDATED
 from digest.collect.importers.common import plain_text
 from digest.config import FetchConfig, SourceConfig
 from digest.errors import DigestError, FetchError, SourceError
 from digest.fetch import Fetcher, FetchResult, check_status, describe_error
 from digest.models import FeedState, ItemKind, SavedItem, StageReport
 from digest.policy import is_due, next_attempt_at
-from digest.store import Store
+from digest.store import Store, item_key
+from digest.tasks import run_together
 
 MAX_CONTEXT_CHARS = 2000
+_UNDATED = datetime.max.replace(tzinfo=UTC)  # sorts an undated entry with the newest
 JSON_FEED_VERSION = "https://jsonfeed.org/version/1"  # 1 and 1.1 both start so
 _WIDE_BOMS = (
     (b"\x00\x00\xfe\xff", "utf-32"),
@@ -56,6 +59,7 @@ class FeedPoll:
     not_modified: bool = False
     gone: bool = False
     skipped: int = 0  # entries without a usable link
+    truncated: bool = False  # larger than fetch.max_bytes: the entries before the cap read
 
 
 # -- one feed --------------------------------------------------------------
@@ -71,7 +75,7 @@ async def poll_feed(fetcher: Fetcher, state: FeedState) -> FeedPoll:
         headers["If-None-Match"] = state.etag
     if state.last_modified:
         headers["If-Modified-Since"] = state.last_modified
-    result = await fetcher.get(state.url, headers)
+    result = await fetcher.get(state.url, headers, truncate=True)
     url = result.permanent_redirect or state.url
     if result.status == 304:
         etag = result.headers.get("etag") or state.etag
@@ -80,6 +84,8 @@ async def poll_feed(fetcher: Fetcher, state: FeedState) -> FeedPoll:
     if result.status == 410:
         return FeedPoll([], url, state.etag, state.last_modified, gone=True)
     check_status(result)
+    if result.truncated:
+        result = replace(result, content=whole_entries(result))
     entries, skipped = await asyncio.to_thread(parse_feed, result)  # feedparser is CPU-bound
     return FeedPoll(
         entries,
@@ -87,7 +93,20 @@ async def poll_feed(fetcher: Fetcher, state: FeedState) -> FeedPoll:
         result.headers.get("etag"),
         result.headers.get("last-modified"),
         skipped=skipped,
+        truncated=result.truncated,
     )
+
+
+def whole_entries(result: FetchResult) -> bytes:
+    """A feed body cut at the size cap, up to the end of its last whole entry; SourceError
+    when there is none (or the feed is JSON, which cannot be read in part)."""
+    end = max(result.content.rfind(b"</item>") + 7, result.content.rfind(b"</entry>") + 8)
+    if end < 8 or _looks_like_json(result):
+        raise SourceError(
+            f"feed {result.url!r}: larger than fetch.max_bytes ({len(result.content)} bytes)"
+            " and no whole entry before that; raise the cap"
+        )
+    return result.content[:end]
 
 
 def parse_feed(result: FetchResult) -> tuple[list[SavedItem], int]:
@@ -235,14 +254,14 @@ async def collect_feeds(
         if not store.feed_state(source_id).gone
         and is_due(store.source_next_attempt(source_id), now)
     ]
-    async with asyncio.TaskGroup() as group:
-        tasks = [
-            group.create_task(_collect_one(store, fetcher, source_id, source, config, now))
-            for source_id, source in due
-        ]
+    outcomes = [_Outcome() for _ in due]  # in the order of the config, whatever ends first
+
+    async def collect_one(index: int, source_id: int, source: SourceConfig) -> None:
+        outcomes[index] = await _collect_one(store, fetcher, source_id, source, config, now)
+
+    await run_together(collect_one(i, *feed) for i, feed in enumerate(due))
     report = StageReport(stage="collect feeds")
-    for task in tasks:
-        outcome = task.result()
+    for outcome in outcomes:
         report.done += outcome.new
         report.info.extend(outcome.info)
         if outcome.failure:
@@ -264,21 +283,48 @@ async def _collect_one(
     except DigestError as exc:
         return _Outcome(failure=_record_failure(store, source_id, source, state, exc, config, now))
     entries = [replace(e, topic=e.topic or source.topic) for e in poll.entries]
+    entries, left = newest_new(store, entries, config.max_items_per_feed)
     saved = store.save_feed_poll(
         source_id,
         entries,
         url=poll.url,
-        etag=poll.etag,
-        last_modified=poll.last_modified,
+        etag=None if left else poll.etag,  # no 304 next time: the rest are still to be taken
+        last_modified=None if left else poll.last_modified,
         now=now,
         gone=poll.gone,
         skipped=None if poll.not_modified else poll.skipped,
     )
-    return _Outcome(new=saved.new, info=_news(source, state, poll))
+    info = _news(source, state, poll, saved.redated)
+    if left:
+        info.append(
+            f"feed {source.name!r}: {left} more new entries than the {config.max_items_per_feed}"
+            " taken per collect (fetch.max_items_per_feed); the next collects take them"
+        )
+    return _Outcome(new=saved.new, info=info)
 
 
-def _news(source: SourceConfig, state: FeedState, poll: FeedPoll) -> list[str]:
+def newest_new(store: Store, entries: list[SavedItem], limit: int) -> tuple[list[SavedItem], int]:
+    """The entries already known, and the `limit` newest of the others (undated ones count
+    as newest, in the feed's order); and how many new ones were left for later."""
+    keys = [item_key(entry) for entry in entries]
+    known = store.known_keys(keys)
+    fresh = [entry for entry, key in zip(entries, keys, strict=True) if key not in known]
+    if len(fresh) <= limit:
+        return entries, 0
+    fresh.sort(key=lambda entry: entry.saved_at or _UNDATED, reverse=True)
+    old = [entry for entry, key in zip(entries, keys, strict=True) if key in known]
+    return old + fresh[:limit], len(fresh) - limit
+
+
+def _news(source: SourceConfig, state: FeedState, poll: FeedPoll, redated: int) -> list[str]:
     info = []
+    if redated:
+        info.append(f"feed {source.name!r}: {redated} entries {REDATED}")
+    if poll.truncated:
+        info.append(
+            f"feed {source.name!r} is larger than fetch.max_bytes: only the entries before"
+            " the cap were read; raise the cap to read them all"
+        )
     if poll.url != state.url:
         info.append(f"feed {source.name!r} moved permanently to {poll.url}; update the config")
     if poll.skipped and poll.skipped != state.skipped:  # once per change, not every poll

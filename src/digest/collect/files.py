@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TypeVar
 from zoneinfo import ZoneInfo
 
+from digest.collect import REDATED
 from digest.collect.feedlists import (
     OPML,
     FeedList,
@@ -53,6 +54,7 @@ class FileReport:
     skipped: list[Rejected]  # deliberately not imported (javascript: links, headings…)
     dates: tuple[date, ...] = ()  # the days its dated items were saved, sorted
     weeks: tuple[str, ...] = ()  # the ISO weeks they fall in, sorted
+    redated: int = 0  # dates after tomorrow or before 1995, replaced by the time first seen
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,8 @@ def describe(report: FileReport | FeedListReport) -> list[str]:
     ]
     if report.skipped:
         counts.append(f"{len(report.skipped)} skipped")
+    if report.redated:
+        counts.append(f"{report.redated} {REDATED}")
     lines = [f"{report.path}: format {report.format}: {', '.join(counts)}"]
     shown = report.rejected[:MAX_LISTED]
     lines += [f"  line {_where(r)}: {r.reason}: {shorten(r.text, 80)}" for r in shown]
@@ -132,6 +136,13 @@ def problem_lines(report: FileReport) -> list[str]:
 # -- reading ------------------------------------------------------------------
 
 
+def file_size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError as exc:
+        raise SourceError(f"cannot read {path}: {exc.strerror or exc}") from exc
+
+
 def read_bytes(path: Path) -> bytes:
     try:
         return path.read_bytes()
@@ -141,18 +152,26 @@ def read_bytes(path: Path) -> bytes:
 
 def decode(data: bytes, path: Path) -> str:
     """Text of a file: UTF-8 (BOM or not), UTF-16 with a BOM, else a Western legacy encoding."""
+    encoding = encoding_of(data, path)
+    if encoding != "cp1252":
+        return data.decode(encoding, errors="replace")
+    try:
+        return data.decode("cp1252")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")
+
+
+def encoding_of(data: bytes, path: Path) -> str:
+    """utf-16 (with a BOM), utf-8-sig, or cp1252 when UTF-8 fails badly; ImportFormatError
+    for a binary file. `data` may be the file's start only."""
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return data.decode("utf-16", errors="replace")
+        return "utf-16"
     if b"\x00" in data[:8192]:
         raise ImportFormatError(f"{path}: a binary file, not text")
     text = data.decode("utf-8-sig", errors="replace")
     bad = text.count("\ufffd") - data.count("\ufffd".encode())
-    if bad > 3 and bad * 1000 > len(text):  # many broken sequences: not UTF-8 at all
-        try:
-            return data.decode("cp1252")
-        except UnicodeDecodeError:
-            return data.decode("latin-1")
-    return text
+    # many broken sequences: not UTF-8 at all (one cut at the end of a file's start is fine)
+    return "cp1252" if bad > 3 and bad * 1000 > len(text) else "utf-8-sig"
 
 
 def load(path: Path, data: bytes, forced_format: str | None) -> Loaded:
@@ -188,19 +207,41 @@ def save(
         result: ImportResult = loaded.importer.parse(loaded.text, zone=zone)
     except ImportFormatError as exc:  # sniffed as the format, yet broken (invalid JSON…)
         raise ImportFormatError(f"{loaded.path}: {exc}") from exc
-    if after_line:
-        result = ImportResult(
-            items=_after(result.items, after_line),
-            rejected=_after(result.rejected, after_line),
-            skipped=_after(result.skipped, after_line),
-        )
+    result = after_line_only(result, after_line)
+    return save_result(
+        store, loaded.path, loaded.importer.name, result, source_id, now, zone, topic
+    )
+
+
+def after_line_only(result: ImportResult, line: int) -> ImportResult:
+    """What of `result` lies after `line` (everything for 0)."""
+    if not line:
+        return result
+    return ImportResult(
+        items=_after(result.items, line),
+        rejected=_after(result.rejected, line),
+        skipped=_after(result.skipped, line),
+    )
+
+
+def save_result(
+    store: Store,
+    path: Path,
+    format_name: str,
+    result: ImportResult,
+    source_id: int,
+    now: datetime,
+    zone: ZoneInfo,
+    topic: str | None = None,
+) -> FileReport:
+    """Save the items of `result` (given `topic` where they have none) and report."""
     items = [
         replace(item, topic=topic) if topic and not item.topic else item for item in result.items
     ]
     saved = store.save_items(source_id, items, now)
     return FileReport(
-        path=loaded.path,
-        format=loaded.importer.name,
+        path=path,
+        format=format_name,
         new=saved.new,
         duplicates=saved.duplicates,
         notes=sum(1 for item in items if item.url is None),
@@ -208,6 +249,7 @@ def save(
         skipped=result.skipped,
         dates=tuple(sorted({i.saved_at.astimezone(zone).date() for i in items if i.saved_at})),
         weeks=tuple(sorted({week_label(i.saved_at, zone) for i in items if i.saved_at})),
+        redated=saved.redated,
     )
 
 
@@ -233,6 +275,11 @@ def import_file(
     Raises SourceError when the file cannot be read, ImportFormatError when its format is
     not recognised (or `forced_format` is unknown); both name the file.
     """
+    from digest.collect.bigfiles import big_file, save_big  # it builds on this module
+
+    big = big_file(path, file_size(path), forced_format)
+    if big is not None:
+        return save_big(store, big, source_id=source_id, zone=zone, now=now, topic=topic)[0]
     loaded = load(path, read_bytes(path), forced_format)
     return save(store, loaded, source_id=source_id, zone=zone, now=now, topic=topic)
 
@@ -252,11 +299,19 @@ def import_files(
     A feed list's feeds become feed sources unless `declared` (the config's sources) or
     the database know them already.
     """
-    planned = [_plan(path, decode(read_bytes(path), path), forced_format) for path in paths]
+    from digest.collect.bigfiles import BigFile, big_file, save_big  # it builds on this module
+
+    planned = [
+        big_file(path, file_size(path), forced_format)
+        or _plan(path, decode(read_bytes(path), path), forced_format)
+        for path in paths
+    ]
     source_id = store.ensure_source(IMPORT_SOURCE, IMPORT_SOURCE)
     return [
         import_feed_list(store, one, declared, now)
         if isinstance(one, FeedList)
+        else save_big(store, one, source_id=source_id, zone=zone, now=now)[0]
+        if isinstance(one, BigFile)
         else save(store, one, source_id=source_id, zone=zone, now=now)
         for one in planned
     ]

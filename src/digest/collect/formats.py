@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
 from zoneinfo import ZoneInfo
@@ -37,6 +38,33 @@ class Importer(Protocol):
     def parse(self, text: str, *, zone: ZoneInfo) -> ImportResult:
         """Every item of the file; dates without a time are midnight in `zone`."""
         ...
+
+
+LineSource = Callable[[], Iterator[str]]  # opens a file's lines afresh at each call
+STREAM_BLOCK = 2000  # items a streaming importer hands over at a time
+
+
+class LineImporter(Importer, Protocol):
+    """An importer that can read a file a line at a time, in bounded memory."""
+
+    def parse_stream(self, open_lines: LineSource, *, zone: ZoneInfo) -> Iterator[ImportResult]:
+        """The file's items, and what was skipped or rejected, a block at a time."""
+        ...
+
+
+def streaming(importer: Importer) -> LineImporter | None:
+    """`importer` if it can read a file a line at a time, else None."""
+    return importer if hasattr(importer, "parse_stream") else None  # type: ignore[return-value]
+
+
+def merged(blocks: Iterable[ImportResult]) -> ImportResult:
+    """The blocks of a streamed parse as one result."""
+    whole = ImportResult()
+    for block in blocks:
+        whole.items += block.items
+        whole.rejected += block.rejected
+        whole.skipped += block.skipped
+    return whole
 
 
 REGISTRY: dict[str, Importer] = {}

@@ -21,12 +21,14 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from digest.collect.bigfiles import READ_BLOCK, BigFile, big_file, blocks, read_range, save_big
 from digest.collect.files import FileReport, describe, load, problem_lines, read_bytes, save
 from digest.config import SourceConfig
 from digest.errors import ImportFormatError, SourceError
@@ -41,6 +43,7 @@ class _Seen:
     """A file as read now: its stat, when it was taken, and its content's hashes."""
 
     stat: os.stat_result
+    size: int  # of what was read: less than the file's while its last line is unfinished
     checked_ns: int
     fingerprint: str
     grown: bool  # it starts with exactly the bytes read last time, and has more
@@ -112,24 +115,50 @@ def _collect_one(
     stat = _stat(path)  # before reading: a write racing the read is seen next time
     if state is not None and _unchanged(state, stat):
         return None
-    data = read_bytes(path)
-    seen = _seen(data, stat, checked_ns, state)
+    big = big_file(path, stat.st_size, source.format)
+    if big is None:
+        data = complete_part(read_bytes(path), stat, checked_ns)
+        big_or_data: BigFile | bytes = data
+        seen = _seen([data], stat, checked_ns, state)
+    else:
+        tail = read_range(path, max(0, big.size - READ_BLOCK), READ_BLOCK)
+        complete = big.size - len(tail) + len(complete_part(tail, stat, checked_ns))
+        big = big_or_data = replace(big, size=complete)
+        seen = _seen(blocks(path, big.size), stat, checked_ns, state)
+    if not seen.size:
+        return None  # only a line still being written: next time
     if state is not None and seen.fingerprint == state["fingerprint"]:
         _remember(store, key, seen, state["lines_read"], now)  # touched, or racy last time
         return None
-    loaded = load(path, data, source.format)
-    after = state["lines_read"] if state and seen.grown and loaded.importer.appendable else 0
-    report = save(
-        store,
-        loaded,
-        source_id=source_id,
-        zone=zone,
-        now=now,
-        topic=source.topic,
-        after_line=after,
-    )
-    _remember(store, key, seen, complete_lines(loaded.text), now)
+    grown_from = state["lines_read"] if state and seen.grown else 0
+    report, lines_ended = _import(store, path, big_or_data, source, source_id, zone, now, grown_from)
+    _remember(store, key, seen, lines_ended, now)
     return report
+
+
+def _import(
+    store: Store,
+    path: Path,
+    what: BigFile | bytes,
+    source: SourceConfig,
+    source_id: int,
+    zone: ZoneInfo,
+    now: datetime,
+    grown_from: int,
+) -> tuple[FileReport, int]:
+    """Save the file's items (only those after line `grown_from` when the format allows);
+    its report, and how many lines of it were ended."""
+    topic = source.topic
+    if isinstance(what, BigFile):
+        return save_big(
+            store, what, source_id=source_id, zone=zone, now=now, topic=topic, after_line=grown_from
+        )
+    loaded = load(path, what, source.format)
+    after = grown_from if loaded.importer.appendable else 0
+    report = save(
+        store, loaded, source_id=source_id, zone=zone, now=now, topic=topic, after_line=after
+    )
+    return report, complete_lines(loaded.text)
 
 
 def _stat(path: Path) -> os.stat_result:
@@ -151,15 +180,31 @@ def _unchanged(state: dict[str, Any], stat: os.stat_result) -> bool:
 
 
 def _seen(
-    data: bytes, stat: os.stat_result, checked_ns: int, state: dict[str, Any] | None
+    chunks: Iterable[bytes], stat: os.stat_result, checked_ns: int, state: dict[str, Any] | None
 ) -> _Seen:
+    """The hashes of the bytes read (given a chunk at a time), and whether they start with
+    exactly the bytes read last time."""
     previous = state["size"] if state is not None else 0
-    hasher = hashlib.sha256(memoryview(data)[:previous])
-    grown = (
-        state is not None and len(data) > previous and hasher.hexdigest() == state["fingerprint"]
-    )
-    hasher.update(memoryview(data)[previous:])
-    return _Seen(stat, checked_ns, hasher.hexdigest(), grown)
+    hasher, size, before = hashlib.sha256(), 0, None
+    for chunk in chunks:
+        if before is None and size + len(chunk) >= previous:
+            hasher.update(memoryview(chunk)[: previous - size])
+            before = hasher.hexdigest()
+            hasher.update(memoryview(chunk)[previous - size :])
+        else:
+            hasher.update(chunk)
+        size += len(chunk)
+    grown = state is not None and size > previous and before == state["fingerprint"]
+    return _Seen(stat, size, checked_ns, hasher.hexdigest(), grown)
+
+
+def complete_part(data: bytes, stat: os.stat_result, checked_ns: int) -> bytes:
+    """`data` up to its last line end while the file may still be growing (changed within
+    RACY_WINDOW_NS and not ending in a newline): a half-written line waits for the next
+    collect, which sees the file grown. A file that has settled is taken whole."""
+    if data.endswith((b"\n", b"\r")) or stat.st_mtime_ns + RACY_WINDOW_NS <= checked_ns:
+        return data
+    return data[: max(data.rfind(b"\n"), data.rfind(b"\r")) + 1]
 
 
 def complete_lines(text: str) -> int:
@@ -170,7 +215,7 @@ def complete_lines(text: str) -> int:
 def _remember(store: Store, key: str, seen: _Seen, lines_read: int, now: datetime) -> None:
     store.save_file_state(
         key,
-        size=seen.stat.st_size,
+        size=seen.size,
         mtime_ns=seen.stat.st_mtime_ns,
         inode=seen.stat.st_ino,
         device=seen.stat.st_dev,

@@ -9,10 +9,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from sqlite_utils import Database
-
-from digest.errors import StoreError
-from digest.migrations import migrations
+from digest.errors import StoreError, StoreTooNew
+from digest.migrations import known_steps, migrations, unknown_steps
 from digest.store.attempts import AttemptsStore
 from digest.store.base import (
     DeliveryRecord,
@@ -22,7 +20,7 @@ from digest.store.base import (
     iso,
     store_error,
 )
-from digest.store.items import item_key
+from digest.store.items import item_key, url_key
 from digest.store.links import LinksStore
 from digest.store.runs import RunsStore
 from digest.store.sources import SourcesStore
@@ -36,6 +34,7 @@ __all__ = [
     "item_key",
     "iso",
     "open_store",
+    "url_key",
 ]
 
 
@@ -55,6 +54,7 @@ def open_store(path: Path, *, busy_timeout_s: float = 10.0) -> Store:
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
         store = Store(conn)
+        _refuse_newer(store, path)
         migrations.apply(store.db)
     except sqlite3.OperationalError as exc:
         conn.close()
@@ -62,6 +62,9 @@ def open_store(path: Path, *, busy_timeout_s: float = 10.0) -> Store:
     except sqlite3.DatabaseError as exc:
         conn.close()
         raise StoreError(f"database {path} is unusable: {exc}") from exc
+    except StoreTooNew:
+        conn.close()
+        raise
     return store
 
 
@@ -90,8 +93,17 @@ def schema_differences(store: Store) -> tuple[list[str], list[str]]:
     database was used by a newer version)."""
     try:
         pending = [migration.name for migration in migrations.pending(store.db)]
-        known = {migration.name for migration in migrations.pending(Database(memory=True))}
-        unknown = [m.name for m in migrations.applied(store.db) if m.name not in known]
+        unknown = unknown_steps(store.db)
     except sqlite3.DatabaseError as exc:
         raise StoreError(f"database is unusable: {exc}") from exc
     return pending, unknown
+
+
+def _refuse_newer(store: Store, path: Path) -> None:
+    """StoreTooNew, before anything is written, when a newer digest has migrated `path`."""
+    unknown = unknown_steps(store.db)
+    if unknown:
+        raise StoreTooNew(
+            f"database {path} is at schema {unknown[-1]}, newer than this digest's"
+            f" {known_steps()[-1]}: upgrade digest (it was not changed)"
+        )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -12,7 +13,7 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from digest.errors import StoreConflict, StoreError, StoreLocked
+from digest.errors import DiskError, StoreConflict, StoreError, StoreLocked
 
 BATCH = 500
 
@@ -30,6 +31,7 @@ def from_iso(text: str | None) -> datetime | None:
 class SaveReport:
     new: int = 0
     duplicates: int = 0
+    redated: int = 0  # dates that could not be right, replaced by the time first seen
 
 
 @dataclass(frozen=True)
@@ -108,4 +110,16 @@ def store_error(exc: sqlite3.OperationalError, path: Path | None) -> StoreError:
     where = f" {path}" if path else ""
     if "locked" in str(exc) or "busy" in str(exc):
         return StoreLocked(f"database{where} is locked by another process; try again later")
+    if "full" in str(exc) or ("disk I/O" in str(exc) and _no_space_left(path)):
+        return DiskError(f"database{where} error: {exc}; the disk is full: free some space")
+    if "readonly" in str(exc):
+        return DiskError(f"database{where} error: {exc}; make it writable and run again")
     return StoreError(f"database{where} error: {exc}")
+
+
+def _no_space_left(path: Path | None) -> bool:
+    """Whether the disk of `path` is full (SQLite reports a failed WAL write as an I/O error)."""
+    try:
+        return path is not None and shutil.disk_usage(path.parent).free == 0
+    except OSError:
+        return False

@@ -6,7 +6,8 @@ import hashlib
 import json
 import sqlite3
 from collections.abc import Iterable, Sequence
-from datetime import datetime
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
@@ -21,7 +22,12 @@ from digest.models import (
     Usage,
 )
 from digest.store.base import BATCH, SaveReport, StoreBase, from_iso, iso
-from digest.urls import normalize_url
+from digest.urls import for_display, normalize_url, same_page_key
+
+MAX_TITLE_CHARS = 300  # a title, topic or author longer than this is cut at storage
+MAX_CONTEXT_CHARS = 4000  # what the user wrote with a link (a feed's summary): cut beyond
+EARLIEST_DATE = datetime(1995, 1, 1, tzinfo=UTC)  # no saved link is older than the web's feeds
+FUTURE_SLACK = timedelta(days=1)  # clocks and time zones; beyond that a date is wrong
 
 
 class ItemsStore(StoreBase):
@@ -34,18 +40,34 @@ class ItemsStore(StoreBase):
         inserted gets an id above the largest one before, so no per-key lookup is needed.
         """
         collected = iso(now)
-        saved = 0
+        saved = redated = 0
         with self.write() as conn:
             (before,) = conn.execute("SELECT coalesce(max(id), 0) FROM items").fetchone()
             batch: list[tuple[str | None, ...]] = []
             for item in items:
+                if item.saved_at is not None and not plausible_date(item.saved_at, now):
+                    item, redated = replace(item, saved_at=None), redated + 1
                 batch.append(_item_row(item, collected))
                 if len(batch) >= BATCH:
                     saved += _save_batch(conn, source_id, batch)
                     batch = []
             saved += _save_batch(conn, source_id, batch)
             (new,) = conn.execute("SELECT count(*) FROM items WHERE id > ?", (before,)).fetchone()
-        return SaveReport(new=new, duplicates=saved - new)
+        return SaveReport(new=new, duplicates=saved - new, redated=redated)
+
+    def known_keys(self, keys: Sequence[str]) -> set[str]:
+        """Which of `keys` are items already (or aliases of one)."""
+        known: set[str] = set()
+        for start in range(0, len(keys), BATCH):
+            batch = keys[start : start + BATCH]
+            marks = ", ".join("?" * len(batch))
+            rows = self._query(
+                f"SELECT key FROM items WHERE key IN ({marks})"
+                f" UNION SELECT key FROM item_aliases WHERE key IN ({marks})",
+                [*batch, *batch],
+            )
+            known.update(row[0] for row in rows)
+        return known
 
     def fetch_candidates(self) -> list[Item]:
         """Link items not fetched yet, whose last fetch failed, or whose page was no article
@@ -77,8 +99,8 @@ class ItemsStore(StoreBase):
                     iso(recheck_at) if recheck_at and extracted.quality else None,
                     extracted.text,
                     text_hash,
-                    extracted.title,
-                    extracted.author,
+                    _capped(extracted.title, MAX_TITLE_CHARS),
+                    _capped(extracted.author, MAX_TITLE_CHARS),
                     extracted.published,
                     extracted.language,
                     extracted.extractor,
@@ -98,7 +120,7 @@ class ItemsStore(StoreBase):
                 "UPDATE items SET state = 'failed', error = ?, attempts = attempts + 1,"
                 " failures = failures + 1,"
                 " next_attempt_at = ? WHERE id = ?",
-                (error, iso(next_attempt_at) if next_attempt_at else None, item_id),
+                (for_display(error), iso(next_attempt_at) if next_attempt_at else None, item_id),
             )
 
     def note_candidates(self) -> list[Item]:
@@ -134,7 +156,7 @@ class ItemsStore(StoreBase):
 
         Raises ValueError for a ref that is neither an id nor an absolute URL.
         """
-        column, value = ("id", int(ref)) if ref.isdigit() else ("key", normalize_url(ref))
+        column, value = ("id", int(ref)) if ref.isdigit() else ("key", url_key(ref))
         with self.write() as conn:
             conn.execute(
                 f"UPDATE items SET read_at = coalesce(read_at, ?) WHERE {column} = ?",
@@ -261,6 +283,15 @@ class ItemsStore(StoreBase):
         return sorted(tags, key=lambda tag: (-tags[tag], tag))
 
 
+def plausible_date(moment: datetime, now: datetime) -> bool:
+    """A save date can be right: not before EARLIEST_DATE, not over a day ahead of `now`."""
+    return EARLIEST_DATE <= moment <= now + FUTURE_SLACK
+
+
+def _capped(text: str | None, limit: int) -> str | None:
+    return text if text is None or len(text) <= limit else text[: limit - 1] + "…"
+
+
 _INSERT_ITEM = (
     "INSERT INTO items (key, url, kind, title, topic, context, links, saved_at, collected_at)"
     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -268,6 +299,8 @@ _INSERT_ITEM = (
 # Merging a row into itself changes nothing, so a batch with any known key is merged whole.
 _UPSERT_ITEM = (
     f"{_INSERT_ITEM} ON CONFLICT(key) DO UPDATE SET"
+    " url = CASE WHEN url LIKE 'http:%' AND excluded.url LIKE 'https:%' THEN excluded.url"
+    "   ELSE url END,"  # one page saved as http and https: the https form kept
     " title = CASE WHEN excluded.saved_at < saved_at THEN coalesce(excluded.title, title)"
     "   ELSE coalesce(title, excluded.title) END,"
     " topic = CASE WHEN excluded.saved_at < saved_at THEN coalesce(excluded.topic, topic)"
@@ -275,7 +308,7 @@ _UPSERT_ITEM = (
     " saved_at = min(saved_at, excluded.saved_at),"
     " context = CASE WHEN context IS NULL THEN excluded.context"
     "   WHEN excluded.context IS NULL OR instr(context, excluded.context) > 0 THEN context"
-    "   ELSE context || char(10) || excluded.context END,"
+    f"   ELSE substr(context || char(10) || excluded.context, 1, {MAX_CONTEXT_CHARS}) END,"
     # new saved context for a link whose page gave no article: its note is due again
     " note_id = CASE WHEN kind = 'link' AND (quality IS NOT NULL OR text IS NULL)"
     "   AND excluded.context IS NOT NULL AND instr(coalesce(context, ''), excluded.context) = 0"
@@ -294,9 +327,9 @@ def _item_row(item: SavedItem, collected: str) -> tuple[str | None, ...]:
         item_key(item),
         item.url,
         item.kind.value,
-        item.title,
-        item.topic,
-        item.context,
+        _capped(item.title, MAX_TITLE_CHARS),
+        _capped(item.topic, MAX_TITLE_CHARS),
+        _capped(item.context, MAX_CONTEXT_CHARS),
         json.dumps(list(item.links)) if item.links else "[]",
         _stamp(item.saved_at) if item.saved_at else collected,
         collected,
@@ -332,10 +365,15 @@ def _follow_aliases(
     return [(aliases.get(row[0], row[0]), *row[1:]) for row in rows]
 
 
+def url_key(url: str) -> str:
+    """The key of the item saved from `url` (ValueError when it is no absolute URL)."""
+    return same_page_key(normalize_url(url))
+
+
 def item_key(item: SavedItem) -> str:
     """The normalised URL, or for an item without one a hash of its text."""
     if item.url:
-        return normalize_url(item.url)
+        return url_key(item.url)
     text = " ".join((item.context or item.title or "").split())
     return "note:" + hashlib.sha256(text.encode()).hexdigest()[:32]
 

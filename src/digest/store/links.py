@@ -9,6 +9,7 @@ from datetime import datetime
 from digest.models import Item
 from digest.store.base import iso
 from digest.store.items import ItemsStore
+from digest.urls import for_display
 
 
 class LinksStore(ItemsStore):
@@ -32,7 +33,13 @@ class LinksStore(ItemsStore):
             conn.execute(
                 "UPDATE items SET links = ?, linked_text = ?, error = ?, fetched_at = ?,"
                 " state = CASE WHEN state = 'noted' THEN 'fetched' ELSE state END WHERE id = ?",
-                (json.dumps(list(links)), linked_text, error, iso(now), item_id),
+                (
+                    json.dumps(list(links)),
+                    linked_text,
+                    for_display(error) if error else None,
+                    iso(now),
+                    item_id,
+                ),
             )
 
     def move_to_key(self, item_id: int, key: str) -> int:

@@ -9,6 +9,7 @@ from datetime import date, datetime
 from typing import Any
 
 from digest.store.base import DeliveryRecord, DigestRecord, StoreBase, iso
+from digest.urls import for_display
 
 _SUMS = ("calls", "tokens_in", "tokens_out", "cost_usd")
 
@@ -208,7 +209,7 @@ class RunsStore(StoreBase):
             conn.execute(
                 "UPDATE deliveries SET status = ?, error = ?, message_id = coalesce(?, message_id),"
                 " updated_at = ? WHERE id = ?",
-                (status, error, message_id, iso(now), delivery_id),
+                (status, for_display(error) if error else None, message_id, iso(now), delivery_id),
             )
 
     def deliveries(self, statuses: Sequence[str] = ()) -> list[DeliveryRecord]:

@@ -12,6 +12,7 @@ from digest.models import (
 )
 from digest.store.base import SaveReport, from_iso, iso
 from digest.store.items import ItemsStore
+from digest.urls import for_display
 
 
 class SourcesStore(ItemsStore):
@@ -125,7 +126,12 @@ class SourcesStore(ItemsStore):
             conn.execute(
                 "UPDATE sources SET status = 'failing', last_error = ?, failures = failures + 1,"
                 " next_attempt_at = ?, last_checked_at = ? WHERE id = ?",
-                (error, iso(next_attempt_at) if next_attempt_at else None, iso(now), source_id),
+                (
+                    for_display(error),
+                    iso(next_attempt_at) if next_attempt_at else None,
+                    iso(now),
+                    source_id,
+                ),
             )
 
     def source_failures(self, source_id: int) -> int:

@@ -21,13 +21,14 @@ the file is emitted each time: the store keeps one item with the earliest date.
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from zoneinfo import ZoneInfo
 
-from digest.collect.formats import ImportResult, register
+from digest.collect.formats import STREAM_BLOCK, ImportResult, LineSource, merged, register
 from digest.collect.importers.common import (
     BARE_URL,
     MARKDOWN_LINK,
@@ -48,14 +49,26 @@ _RULE = re.compile(r"^\s{0,3}(?:-{3,}|\*{3,}|_{3,}|\+{3,})\s*$")
 _HTML_COMMENT = re.compile(r"^\s*<!--.*-->\s*$")
 _FRONT_MATTER_FENCES = ("---", "+++")
 _MAX_JOINED_LINES = 3
+_FRONT_MATTER_LINES = 200  # front matter closes within this many lines, or is none
+_CODE_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`).+?(?<!`)\1(?!`)")
+# [label]: https://… "optional title"; a definition, not an entry of its own.
+_REFERENCE_DEFINITION = re.compile(
+    r"^\s{0,3}\[(?P<label>[^\]]+)\]:\s*<?(?P<target>\S+?)>?(?:\s+[\"'(](?P<title>.*)[\"')])?\s*$"
+)
+# [text][label], [text][] and, for a defined label, [text] alone.
+_REFERENCE_LINK = re.compile(r"\[(?P<text>[^\]]+)\](?:\[(?P<label>[^\]]*)\])?(?![(:])")
 
 
 @dataclass
 class _Cursor:
-    """Where we are in the journal: the current day and topic."""
+    """Where we are in the journal: the current day and topic, the code fence we are in
+    (its opening backticks or tildes), and the file's reference-link definitions."""
 
     day: datetime | None = None
     topic: str | None = None
+    fence: str | None = None
+    references: dict[str, str] = field(default_factory=dict)
 
 
 class JournalImporter:
@@ -74,13 +87,25 @@ class JournalImporter:
         return 0
 
     def parse(self, text: str, *, zone: ZoneInfo) -> ImportResult:
-        result = ImportResult()
         lines = lines_of(text)
-        end = _front_matter_end(lines)
-        cursor = _Cursor()
-        for number, line in _logical_lines(lines, 0 if end is None else end + 1):
+        return merged(self.parse_stream(lambda: iter(lines), zone=zone))
+
+    def parse_stream(self, open_lines: LineSource, *, zone: ZoneInfo) -> Iterator[ImportResult]:
+        """The file's items a block at a time, reading its lines twice (definitions first)."""
+        references = _reference_definitions(open_lines())
+        lines = open_lines()
+        head = list(itertools.islice(lines, _FRONT_MATTER_LINES))
+        end = _front_matter_end(head)
+        start = 0 if end is None else end + 1
+        cursor = _Cursor(references=references)
+        numbered = itertools.islice(enumerate(itertools.chain(head, lines), 1), start, None)
+        result = ImportResult()
+        for number, line in _logical_lines(numbered):
             _read_line(number, line, cursor, result, zone)
-        return result
+            if len(result.items) >= STREAM_BLOCK:
+                yield result
+                result = ImportResult()
+        yield result
 
 
 def _front_matter_end(lines: list[str]) -> int | None:
@@ -89,28 +114,41 @@ def _front_matter_end(lines: list[str]) -> int | None:
     if first is None or lines[first].strip() not in _FRONT_MATTER_FENCES:
         return None
     fence = lines[first].strip()
-    for index in range(first + 1, min(len(lines), first + 200)):
+    for index in range(first + 1, min(len(lines), first + _FRONT_MATTER_LINES)):
         if lines[index].strip() == fence:
             return index
     return None
 
 
-def _logical_lines(lines: list[str], start: int) -> Iterator[tuple[int, str]]:
+def _reference_definitions(lines: Iterable[str]) -> dict[str, str]:
+    """`[label]: url` definitions anywhere in the file, by lower-case label (the first wins)."""
+    found: dict[str, str] = {}
+    for line in lines:
+        if "]:" in line and (definition := _REFERENCE_DEFINITION.match(line)):
+            found.setdefault(_label(definition["label"]), definition["target"])
+    return found
+
+
+def _label(text: str) -> str:
+    return " ".join(text.split()).lower()
+
+
+def _logical_lines(numbered: Iterator[tuple[int, str]]) -> Iterator[tuple[int, str]]:
     """(line number, text), joining a `[title` left open with the line(s) closing `](url)`."""
-    index = start
-    while index < len(lines):
-        number, line = index + 1, lines[index]
-        index += 1
+    ahead: tuple[int, str] | None = next(numbered, None)
+    while ahead is not None:
+        number, line = ahead
+        ahead = next(numbered, None)
         joined = 0
         while (
             _opens_link(line)
             and joined < _MAX_JOINED_LINES
-            and index < len(lines)
-            and lines[index].strip()
-            and "](" in lines[index]
+            and ahead is not None
+            and ahead[1].strip()
+            and "](" in ahead[1]
         ):
-            line = f"{line.rstrip()} {lines[index].strip()}"
-            index += 1
+            line = f"{line.rstrip()} {ahead[1].strip()}"
+            ahead = next(numbered, None)
             joined += 1
         yield number, line
 
@@ -122,13 +160,31 @@ def _opens_link(line: str) -> bool:
 def _read_line(
     number: int, line: str, cursor: _Cursor, result: ImportResult, zone: ZoneInfo
 ) -> None:
+    if _in_code(line, cursor):
+        return
     start = line.lstrip()[:1]  # the first character decides which patterns can match
     if not start or start in "-*_+<" and (_RULE.match(line) or _HTML_COMMENT.match(line)):
+        return
+    if start == "[" and _REFERENCE_DEFINITION.match(line):
         return
     if start == "#" and (heading := _HEADING.match(line)):
         _read_heading(number, line, heading.group(2), cursor, result, zone)
         return
     _read_entry(number, line, cursor, result)
+
+
+def _in_code(line: str, cursor: _Cursor) -> bool:
+    """Whether `line` opens, closes or lies in a fenced code block: no links, no notes."""
+    fence = _CODE_FENCE.match(line)
+    if cursor.fence is None:
+        if fence is None:
+            return False
+        cursor.fence = fence[1]
+        return True
+    closing = fence is not None and not line.strip().lstrip(cursor.fence[0])  # nothing after it
+    if closing and fence is not None and len(fence[1]) >= len(cursor.fence):
+        cursor.fence = None
+    return True
 
 
 def _read_heading(
@@ -149,15 +205,21 @@ def _read_heading(
 
 
 def _read_entry(number: int, line: str, cursor: _Cursor, result: ImportResult) -> None:
-    """A list entry or a plain line: its links (markdown or bare), else a note of its text."""
+    """A list entry or a plain line: its links (markdown, reference-style or bare; none in
+    `code`), else a note of its text."""
     _, body = strip_list_marker(line)
-    marked = list(MARKDOWN_LINK.finditer(body)) if "](" in body else []
-    rest = remove_spans(body, [match.span() for match in marked])
+    # code blanked out, keeping positions: a link's title is then read from `body`
+    text = _CODE_SPAN.sub(lambda code: " " * len(code[0]), body) if "`" in body else body
+    marked = list(MARKDOWN_LINK.finditer(text)) if "](" in text else []
+    rest = remove_spans(text, [match.span() for match in marked])
+    referenced = _referenced(rest, cursor.references) if "[" in rest else []
+    rest = remove_spans(rest, [span for span, _ in referenced])
     bare = list(BARE_URL.finditer(rest)) if "://" in rest else []
     prose = tidy_title(remove_spans(rest, [match.span() for match in bare]))
     links = [
-        (m.group("target").strip("<>"), " ".join(m.group("title").split()) or None) for m in marked
-    ]
+        (m.group("target").strip("<>"), " ".join(body[m.start("title") : m.end("title")].split()) or None)
+        for m in marked
+    ] + [link for _, link in referenced]
     if not marked and len(bare) == 1:  # `Some title https://…`: the text is its title
         links.append((trim_url(bare[0].group()), prose))
         prose = None
@@ -168,6 +230,18 @@ def _read_entry(number: int, line: str, cursor: _Cursor, result: ImportResult) -
         return
     for url, title in links:
         _add_link(number, url, title, prose, cursor, result)
+
+
+def _referenced(
+    text: str, references: dict[str, str]
+) -> list[tuple[tuple[int, int], tuple[str, str | None]]]:
+    """The reference-style links of `text` whose label is defined: (span, (url, title))."""
+    found = []
+    for match in _REFERENCE_LINK.finditer(text):
+        url = references.get(_label(match["label"] or match["text"]))
+        if url is not None:
+            found.append((match.span(), (url, " ".join(match["text"].split()) or None)))
+    return found
 
 
 def _add_link(

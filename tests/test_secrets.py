@@ -1,0 +1,153 @@
+"""Passwords and tokens in URLs never leave: every output shows them redacted."""
+
+from __future__ import annotations
+
+import sqlite3
+from email.message import Message
+from pathlib import Path
+
+from click.testing import CliRunner, Result
+from hypothesis import given
+from hypothesis import strategies as st
+
+from digest.cli import cli
+from digest.logs import redact
+from digest.urls import for_display
+from loopback import LoopbackServer, Response, serving
+from mailrig import Sink
+
+WEEK = "2026-W47"
+SECRETS = ("feedpw", "feedtoken", "articlepw", "articlekey", "brokenpw", "journalpw", "gonepw")
+
+
+def test_redaction_masks_userinfo_and_secret_parameters_only() -> None:
+    url = "https://ann:pw1@h.test/a?id=7&token=t1&API_KEY=k1&X-Amz-Signature=s1&monkey=ok#f"
+    assert for_display(url) == (
+        "https://***@h.test/a?id=7&token=***&API_KEY=***&X-Amz-Signature=***&monkey=ok#f"
+    )
+    message = "fetch failed: 'http://u:p@h.test/x?sig=abc': HTTP 500; mail a@b.test"
+    assert for_display(message) == "fetch failed: 'http://***@h.test/x?sig=***': HTTP 500; mail a@b.test"
+    assert for_display("https://h.test/plain?page=2") == "https://h.test/plain?page=2"
+
+
+@given(st.text(alphabet="abc:@/?&=#", max_size=12), st.text(alphabet="xyz0", min_size=1))
+def test_redaction_never_lets_a_password_through(noise: str, password: str) -> None:
+    url = f"https://user:{password}SECRET@host.test/{noise}?token={password}SECRET"
+    assert "SECRET" not in for_display(url)
+    assert for_display(for_display(url)) == for_display(url)
+
+
+def test_the_log_filter_uses_the_same_redaction() -> None:
+    assert redact("see https://u:p@h.test/?access_token=abc") == "see https://***@h.test/?access_token=***"
+
+
+def feed(server: LoopbackServer) -> str:
+    base = f"127.0.0.1:{server.port}"
+    entries = [
+        ("Fine article", f"http://alice:articlepw@{base}/posts/fine?api_key=articlekey"),
+        ("Broken article", f"http://bob:brokenpw@{base}/posts/broken"),
+    ]
+    items = "".join(
+        f"<item><title>{title}</title><link>{link.replace('&', '&amp;')}</link>"
+        "<pubDate>Tue, 17 Nov 2026 09:00:00 GMT</pubDate></item>"
+        for title, link in entries
+    )
+    return f'<?xml version="1.0"?><rss version="2.0"><channel><title>t</title>{items}</channel></rss>'
+
+
+def article(title: str) -> str:
+    body = "".join(f"<p>{title} sentence {n} says something worth keeping here.</p>" for n in range(12))
+    return f"<html><head><title>{title}</title></head><body><article>{body}</article></body></html>"
+
+
+def write_config(tmp_path: Path, server: LoopbackServer, smtp_port: int) -> Path:
+    base = f"127.0.0.1:{server.port}"
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    (inbox / "til.md").write_text(
+        "## 2026-11-18\n"
+        f"- [Journal article](http://carol:journalpw@{base}/posts/journal)\n"
+        f"- [Journal broken](http://dave:journalpw@{base}/posts/missing)\n"
+    )
+    config = tmp_path / "digest.toml"
+    config.write_text(
+        f"""
+[digest]
+data_dir = "data"
+
+[[sources]]
+name = "blog"
+kind = "feed"
+url = "http://reader:feedpw@{base}/feed.xml?token=feedtoken"
+
+[[sources]]
+name = "gone"
+kind = "feed"
+url = "http://old:gonepw@{base}/missing.xml"
+
+[[sources]]
+name = "inbox"
+kind = "file"
+path = "inbox"
+
+[fetch]
+allow_private_addresses = ["127.0.0.1/32"]
+timeout_s = 2
+per_host_delay_s = 0
+
+[email]
+enabled = true
+host = "127.0.0.1"
+port = {smtp_port}
+security = "none"
+"""
+    )
+    return config
+
+
+def mail_text(message: Message) -> str:
+    parts = [part.get_payload(decode=True) for part in message.walk() if not part.is_multipart()]
+    return "".join(part.decode() for part in parts if isinstance(part, bytes))
+
+
+def run(config: Path, *args: str) -> Result:
+    return CliRunner().invoke(cli, [*args, "--config", str(config)], catch_exceptions=False)
+
+
+def test_passwords_in_feed_and_journal_urls_are_absent_from_every_output(
+    tmp_path: Path, sink: tuple[Sink, int]
+) -> None:
+    mailbox, smtp_port = sink
+    with serving() as server:
+        server.routes["/feed.xml"] = Response(200, feed(server), content_type="application/rss+xml")
+        server.routes["/posts/fine"] = Response(200, article("Fine article"))
+        server.routes["/posts/journal"] = Response(200, article("Journal article"))
+        server.routes["/posts/broken"] = Response(500, "down")
+        config = write_config(tmp_path, server, smtp_port)
+        results = [run(config, "now", "--week", WEEK)]
+        results += [run(config, *command) for command in (["status"], ["status", "--json"])]
+        results.append(run(config, "sources", "list"))
+
+    data = tmp_path / "data"
+    with sqlite3.connect(data / "digest.db") as db:
+        errors = db.execute(
+            "SELECT error FROM items UNION ALL SELECT last_error FROM sources"
+            " UNION ALL SELECT error FROM deliveries"
+        ).fetchall()
+        stored_urls = [row[0] for row in db.execute("SELECT url FROM items")]
+    outputs = {
+        "stdout and stderr": "".join(r.output for r in results),
+        "error columns": repr(errors),
+        "digest, log and feed": "".join(
+            p.read_text() for p in sorted(data.rglob("*")) if p.suffix in (".md", ".xml")
+        ),
+        "mail": "".join(mail_text(message) for message in mailbox.messages()),
+    }
+    assert "Fine article" in outputs["digest, log and feed"]
+    assert "HTTP 500" in outputs["error columns"] and "HTTP 404" in outputs["error columns"]
+    assert "https://***@" in outputs["stdout and stderr"] or "http://***@" in outputs["stdout and stderr"]
+    assert "Fine article" in outputs["mail"]
+    for where, text in outputs.items():
+        leaked = [secret for secret in SECRETS if secret in text]
+        assert not leaked, f"{leaked} in {where}"
+    assert any("articlepw" in url and "articlekey" in url for url in stored_urls)  # still fetchable
