@@ -38,6 +38,7 @@ from pathlib import Path
 
 from digest.clock import utc_now
 from digest.config import Config, DigestSection, LLMConfig
+from digest.lifecycle import FetchSucceeded, ItemState
 from digest.models import Extracted, SavedItem
 from digest.periods import period_containing
 from digest.pipeline import run
@@ -85,7 +86,11 @@ def seed(config: Config, pages: list[str]) -> None:
         source, [SavedItem(url=f"https://bench.example/{i}") for i in range(len(pages))], now
     )
     for item, text in zip(store.all_items(), pages, strict=True):
-        store.record_fetched(item.id, Extracted(text=text), str(hash(text)), now)
+        store.apply_fetch(
+            FetchSucceeded(
+                item.id, Extracted(text=text), str(hash(text)), now, ItemState.FETCHED, None
+            )
+        )
     store.close()
 
 

@@ -15,6 +15,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from digest.config import Config, DigestSection, LLMConfig, ModelPrice
+from digest.lifecycle import FetchSucceeded, ItemState
 from digest.models import Extracted, SavedItem
 from digest.periods import parse_week
 from digest.pipeline import NotesScope, RunResult, estimate_run, run
@@ -65,7 +66,7 @@ def seed(config: Config, pages: dict[str, str], *, saved_at: datetime = NOW) -> 
         store.save_items(source, saved, NOW)
         ids = {item.url: item.id for item in store.all_items() if item.url in pages}
         for url, text in pages.items():
-            store.record_fetched(ids[url], Extracted(text=text), str(hash(text)), NOW)
+            store.apply_fetch(fetched(ids[url], text, NOW))
         return ids
     finally:
         store.close()
@@ -166,7 +167,7 @@ def test_a_better_copy_of_the_text_renotes_that_item(tmp_path: Path, fake: FakeO
     before = len(fake.requests)
     store = open_store(config.db_path)
     better = ARTICLE + " The fuller copy adds the benchmark numbers."
-    store.record_fetched(ids["https://a.example/rust"], Extracted(text=better), "h2", NOW)
+    store.apply_fetch(fetched(ids["https://a.example/rust"], better, NOW))
     store.close()
 
     run_notes(config)
@@ -418,3 +419,8 @@ def test_now_dry_run_prints_the_estimate_and_calls_nothing(
     assert "$" in result.stdout
     assert fake.requests == []
     assert not (tmp_path / "data" / "digests").exists()
+
+
+def fetched(item_id: int, text: str, now: datetime) -> FetchSucceeded:
+    """What the fetch stage records for a page that was the article."""
+    return FetchSucceeded(item_id, Extracted(text=text), str(hash(text)), now, ItemState.FETCHED, None)

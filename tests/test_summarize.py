@@ -419,7 +419,7 @@ def test_openai_week_summary_is_one_call_over_the_notes(fake_openai: FakeOpenAI)
     ]
     calls: list[CallRecord] = []
 
-    async def summarise() -> str:
+    async def summarise() -> WeekSummary:
         summarizer = make_summarizer(openai_config(fake_openai), on_call=calls.append)
         try:
             return await summarizer.week_summary("2026-W10", notes)

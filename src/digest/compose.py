@@ -18,7 +18,8 @@ from zoneinfo import ZoneInfo
 
 import jinja2
 
-from digest.models import Item, ItemState, NoteBasis, Period, Usage, WeekSummary
+from digest.lifecycle import why_no_note
+from digest.models import Item, ItemState, ModelUsage, NoteBasis, Period, Usage, WeekSummary
 from digest.summarize.text import shorten, without_links
 
 OTHER = "Other"
@@ -71,16 +72,6 @@ class Backlog:
 
     unread: Sequence[Item] = ()  # not marked read, from earlier weeks, oldest first
     year_ago: Sequence[Item] = ()  # saved in the same ISO week a year earlier
-
-
-@dataclass(frozen=True)
-class ModelUsage:
-    """Notes (or the week summary) made by one model with one prompt, and what they cost."""
-
-    model: str
-    prompt_version: str
-    count: int
-    usage: Usage
 
 
 @dataclass(frozen=True)
@@ -319,12 +310,7 @@ def skipped_items(items: Sequence[Item]) -> dict[str, int]:
     for item in items:
         if item.note is not None:
             continue
-        if item.state is ItemState.NEW and item.url:
-            why = "not fetched yet"
-        elif item.state is ItemState.FAILED:
-            why = "could not be fetched"
-        else:
-            why = "waiting for a note (the LLM was unavailable or the budget spent)"
+        why = why_no_note(item)
         reasons[why] = reasons.get(why, 0) + 1
     return {f"{'item' if n == 1 else 'items'} {why}": n for why, n in reasons.items()}
 

@@ -23,12 +23,11 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
-from datetime import datetime
 from multiprocessing import get_context
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from digest import policy
+from digest import lifecycle
 from digest.clock import Clock, Progress
 from digest.config import FetchConfig
 from digest.errors import DigestError, ExtractError
@@ -187,6 +186,7 @@ class FetchStage:
         self.progress = progress
         self.shorteners = frozenset(config.shortener_hosts)
         self.report = StageReport("fetch")
+        self.backoff = lifecycle.Backoff(config.retry_base_s, config.retry_max_s, config.max_attempts)
         self._finished = 0
 
     async def run(self, due: Sequence[Item], posts: Sequence[Item]) -> StageReport:
@@ -217,21 +217,12 @@ class FetchStage:
             return
         item_id = self._settle_shortened(item, page.result.final_url)
         text_hash = hashlib.sha256(page.extracted.text.encode()).hexdigest()
-        recheck = self._recheck_at(item) if page.extracted.quality else None
-        self.store.record_fetched(
-            item_id, page.extracted, text_hash, self.clock(), recheck_at=recheck
+        self.store.apply_fetch(
+            lifecycle.fetch_succeeded(
+                item, page.extracted, text_hash, self.clock(), self.backoff, item_id=item_id
+            )
         )
         self.report.done += 1
-
-    def _recheck_at(self, item: Item) -> datetime | None:
-        """When to fetch again a page that was no article (a wall, a stub): with backoff."""
-        return policy.next_attempt_at(
-            item.attempts + 1,
-            self.clock(),
-            base_s=self.config.retry_base_s,
-            max_s=self.config.retry_max_s,
-            max_attempts=self.config.max_attempts,
-        )
 
     def _settle_shortened(self, item: Item, final_url: str) -> int:
         """A shortened link's item takes the key of where it led, or merges into the item
@@ -245,17 +236,16 @@ class FetchStage:
         return item.id if key == item.key else self.store.move_to_key(item.id, key)
 
     def _record_failure(self, item: Item, exc: DigestError) -> None:
-        now = self.clock()
-        next_attempt = policy.next_attempt_at(
-            item.failures + 1,
-            now,
-            base_s=self.config.retry_base_s,
-            max_s=self.config.retry_max_s,
+        intent = lifecycle.fetch_failed(
+            item,
+            str(exc),
+            self.clock(),
+            self.backoff,
             retry_after_s=getattr(exc, "retry_after", None),
             permanent=getattr(exc, "permanent", False),
-            max_attempts=self.config.max_attempts,
         )
-        self.store.record_fetch_failure(item.id, str(exc), next_attempt)
+        self.store.apply_fetch(intent)
+        next_attempt = intent.next_attempt_at
         when = f"will retry after {next_attempt:%Y-%m-%d %H:%M} UTC" if next_attempt else "given up"
         self.report.failures.append(f"{exc}; {when}")
 
@@ -275,6 +265,7 @@ class FetchStage:
             "\n".join(linked_line(page) for page in pages) or None,
             "; ".join(errors) or None,
             self.clock(),
+            lifecycle.links_followed(post),
         )
         self.report.done += len(pages)
         self.report.failures.extend(f"{error}; a link in post {post.id}" for error in errors)

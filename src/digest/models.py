@@ -4,27 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from enum import StrEnum
 
+from digest.lifecycle import ItemKind, ItemState, NoteBasis, gave_up
 
-class ItemKind(StrEnum):
-    LINK = "link"  # a URL to fetch and summarise
-    NOTE = "note"  # text the user saved without a URL
-    POST = "post"  # a saved post: its text is the content, its links are context
-
-
-class ItemState(StrEnum):
-    NEW = "new"  # collected, not fetched yet
-    FETCHED = "fetched"  # text extracted, no note yet
-    FAILED = "failed"  # last fetch failed; retried later with backoff
-    NOTED = "noted"  # has a note made from its full text
-
-
-class NoteBasis(StrEnum):
-    FULL_TEXT = "full text"
-    EXCERPT = "excerpt"  # part of the text: a long page condensed to its central passages
-    SAVED_CONTEXT = "saved context"  # title, journal line, feed summary: the page was not read
-    POST_TEXT = "post text"
+__all__ = ["ItemKind", "ItemState", "NoteBasis"]  # defined with the lifecycle they are part of
 
 
 @dataclass(frozen=True)
@@ -96,6 +79,16 @@ class Usage:
 
 
 @dataclass(frozen=True)
+class ModelUsage:
+    """Notes (or the week summary) made by one model with one prompt, and what they cost."""
+
+    model: str
+    prompt_version: str
+    count: int
+    usage: Usage
+
+
+@dataclass(frozen=True)
 class Statement:
     """One claim of the week summary and the ids of the items it rests on."""
 
@@ -146,7 +139,7 @@ class Item:
     @property
     def gave_up(self) -> bool:
         """A failed item with no next attempt: fetching it was given up; it keeps its note."""
-        return self.state is ItemState.FAILED and self.next_attempt_at is None
+        return gave_up(self)
 
     @property
     def display_title(self) -> str:

@@ -11,7 +11,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from digest import policy
+from digest import lifecycle
 from digest.backlog import backlog_for, linkable_urls
 from digest.clock import Clock, Progress, no_progress, utc_now
 from digest.collect.feedlists import imported_feed_sources
@@ -119,11 +119,7 @@ class Pipeline:
     # -- fetch and extract -------------------------------------------------
 
     def due_for_fetch(self, now: datetime) -> list[Item]:
-        return [
-            item
-            for item in self.store.fetch_candidates()
-            if not item.gave_up and policy.is_due(item.next_attempt_at, now)
-        ]
+        return lifecycle.items_due_for_fetch(self.store.fetch_candidates(), now)
 
     async def fetch_and_extract(self) -> StageReport:
         """Fetch and extract the due items and follow new posts' links (see fetch_stage)."""

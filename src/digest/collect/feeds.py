@@ -24,8 +24,8 @@ from digest.collect.importers.common import plain_text
 from digest.config import FetchConfig, SourceConfig
 from digest.errors import DigestError, FetchError, SourceError
 from digest.fetch import Fetcher, FetchResult, check_status, describe_error
+from digest.lifecycle import Backoff, is_due, next_attempt_at
 from digest.models import FeedState, ItemKind, SavedItem, StageReport
-from digest.policy import is_due, next_attempt_at
 from digest.store import Store
 
 MAX_CONTEXT_CHARS = 2000
@@ -304,11 +304,9 @@ def _record_failure(
     when = next_attempt_at(
         failures,
         now,
-        base_s=config.retry_base_s,
-        max_s=config.retry_max_s,
+        Backoff(config.retry_base_s, config.retry_max_s, config.max_attempts),
         retry_after_s=error.retry_after if isinstance(error, FetchError) else None,
         permanent=isinstance(error, FetchError) and error.permanent,
-        max_attempts=config.max_attempts,
     ) or now + timedelta(seconds=config.retry_max_s)
     store.record_source_failure(source_id, str(error), now, when)
     moment = when.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")

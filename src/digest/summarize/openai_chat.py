@@ -25,8 +25,9 @@ from openai.types.chat import ChatCompletionMessageParam
 
 from digest.config import LLMConfig
 from digest.errors import LLMUnavailable, SummarizeError, UnusableAnswer
+from digest.lifecycle import backoff_delay
 from digest.models import Note, NoteBasis, Statement, WeekSummary
-from digest.policy import backoff_delay, retry_after_s
+from digest.policy import retry_after_s
 from digest.summarize.answers import (
     NOTE_SCHEMA,
     WEEK_SCHEMA,
