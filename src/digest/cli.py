@@ -480,7 +480,7 @@ def status(as_json: bool, list_all: bool, failed_only: bool, source: str | None)
 
     store = open_store(config().db_path)
     try:
-        if source is not None and source not in {row["name"] for row in store.list_sources()}:
+        if source is not None and source not in {row.name for row in store.list_sources()}:
             raise click.BadParameter(
                 f"no source named {source!r} (`digest sources list` names them)",
                 param_hint="--source",

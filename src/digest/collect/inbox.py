@@ -24,7 +24,6 @@ import time
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 from zoneinfo import ZoneInfo
 
 from digest.collect.files import FileReport, describe, load, problem_lines, read_bytes, save
@@ -32,6 +31,7 @@ from digest.config import SourceConfig
 from digest.errors import ImportFormatError, SourceError
 from digest.models import StageReport
 from digest.store import Store
+from digest.store.records import FileState
 
 RACY_WINDOW_NS = 2_000_000_000
 
@@ -114,11 +114,11 @@ def _collect_one(
         return None
     data = read_bytes(path)
     seen = _seen(data, stat, checked_ns, state)
-    if state is not None and seen.fingerprint == state["fingerprint"]:
-        _remember(store, key, seen, state["lines_read"], now)  # touched, or racy last time
+    if state is not None and seen.fingerprint == state.fingerprint:
+        _remember(store, key, seen, state.lines_read, now)  # touched, or racy last time
         return None
     loaded = load(path, data, source.format)
-    after = state["lines_read"] if state and seen.grown and loaded.importer.appendable else 0
+    after = state.lines_read if state and seen.grown and loaded.importer.appendable else 0
     report = save(
         store,
         loaded,
@@ -139,24 +139,24 @@ def _stat(path: Path) -> os.stat_result:
         raise SourceError(f"cannot read {path}: {exc.strerror or exc}") from exc
 
 
-def _unchanged(state: dict[str, Any], stat: os.stat_result) -> bool:
+def _unchanged(state: FileState, stat: os.stat_result) -> bool:
     """The stat is the one recorded, and was taken late enough after the mtime to trust it."""
-    same = (state["size"], state["mtime_ns"], state["inode"], state["device"]) == (
+    same = (state.size, state.mtime_ns, state.inode, state.device) == (
         stat.st_size,
         stat.st_mtime_ns,
         stat.st_ino,
         stat.st_dev,
     )
-    return same and stat.st_mtime_ns + RACY_WINDOW_NS <= state["checked_ns"]
+    return same and stat.st_mtime_ns + RACY_WINDOW_NS <= state.checked_ns
 
 
 def _seen(
-    data: bytes, stat: os.stat_result, checked_ns: int, state: dict[str, Any] | None
+    data: bytes, stat: os.stat_result, checked_ns: int, state: FileState | None
 ) -> _Seen:
-    previous = state["size"] if state is not None else 0
+    previous = state.size if state is not None else 0
     hasher = hashlib.sha256(memoryview(data)[:previous])
     grown = (
-        state is not None and len(data) > previous and hasher.hexdigest() == state["fingerprint"]
+        state is not None and len(data) > previous and hasher.hexdigest() == state.fingerprint
     )
     hasher.update(memoryview(data)[previous:])
     return _Seen(stat, checked_ns, hasher.hexdigest(), grown)
