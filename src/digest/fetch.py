@@ -59,11 +59,11 @@ def check_status(result: FetchResult, *, now: datetime | None = None) -> None:
     status = result.status
     if 200 <= status < 300 or status == 304:
         return
-    message = f"fetch failed: {result.url!r}: HTTP {status}"
+    reason = f"HTTP {status}"
     if 400 <= status < 500 and status not in (408, 429):
-        raise FetchError(message, permanent=True)
+        raise FetchError(reason, url=result.url, permanent=True)
     retry_after = retry_after_s(result.headers, now or datetime.now(UTC), cap_s=MAX_RETRY_AFTER_S)
-    raise FetchError(message, permanent=False, retry_after=retry_after)
+    raise FetchError(reason, url=result.url, permanent=False, retry_after=retry_after)
 
 
 # -- the fetcher -----------------------------------------------------------
@@ -131,7 +131,7 @@ class Fetcher:
         for hops in range(self.config.max_redirects + 1):
             host = _checked_host(hop_url)
             if (why := self._unresolved.get(host)) is not None:
-                raise FetchError(f"fetch failed: {url!r}: {why}")
+                raise FetchError(why, url=url)
             # the host's slot first: a queue for one busy host must not hold global slots
             async with self._host_slot(host):
                 await self._space_out(host)
@@ -145,13 +145,10 @@ class Fetcher:
             permanent = permanent and hop.status in PERMANENT_REDIRECTS
             hop_url = _redirect_target(hop_url, location)
             if hop_url in seen:
-                raise FetchError(
-                    f"fetch failed: {url!r}: redirect loop at {hop_url!r}", permanent=True
-                )
+                raise FetchError(f"redirect loop at {hop_url!r}", url=url, permanent=True)
             seen.add(hop_url)
         raise FetchError(
-            f"fetch failed: {url!r}: more than {self.config.max_redirects} redirects",
-            permanent=True,
+            f"more than {self.config.max_redirects} redirects", url=url, permanent=True
         )
 
     def _host_slot(self, host: str) -> asyncio.Semaphore:
@@ -186,16 +183,14 @@ class Fetcher:
                     result = await self._request(client, url, headers, sink)
                 return result, clock() - started
         except AddressRefused as exc:
-            raise BlockedAddress(f"fetch refused: {url!r}: {exc}") from exc
+            raise BlockedAddress(str(exc), url=url) from exc
         except TimeoutError as exc:
-            raise FetchError(
-                f"fetch failed: {url!r}: timeout: took longer than {self.deadline_s:g}s"
-            ) from exc
+            raise FetchError(f"timeout: took longer than {self.deadline_s:g}s", url=url) from exc
         except (httpx.HTTPError, httpx.InvalidURL) as exc:
             why = describe_error(exc)
             if _caused_by(exc, UnresolvedHost):
                 self._unresolved[host] = why  # its other URLs fail at once, not spaced out
-            raise FetchError(f"fetch failed: {url!r}: {why}") from exc
+            raise FetchError(why, url=url) from exc
 
     async def _request(
         self,
@@ -232,11 +227,9 @@ def _checked_host(url: str) -> str:
     try:
         parsed = httpx.URL(url)
     except httpx.InvalidURL as exc:
-        raise FetchError(f"fetch failed: {url!r}: invalid URL ({exc})", permanent=True) from exc
+        raise FetchError(f"invalid URL ({exc})", url=url, permanent=True) from exc
     if parsed.scheme not in ("http", "https") or not parsed.host:
-        raise FetchError(
-            f"fetch refused: {url!r}: only http and https URLs are fetched", permanent=True
-        )
+        raise BlockedAddress("only http and https URLs are fetched", url=url)
     return parsed.host
 
 
@@ -244,7 +237,7 @@ def _redirect_target(current: str, location: str) -> str:
     try:
         return str(httpx.URL(current).join(location.strip()))
     except httpx.InvalidURL as exc:
-        raise FetchError(f"fetch failed: {current!r}: bad redirect to {location!r}") from exc
+        raise FetchError(f"bad redirect to {location!r}", url=current) from exc
 
 
 def describe_error(problem: object) -> str:
@@ -282,7 +275,7 @@ def _encoded(response: httpx.Response) -> bool:
 
 
 def _too_large(url: str, max_bytes: int) -> FetchError:
-    return FetchError(f"fetch failed: {url!r}: body larger than {max_bytes} bytes", permanent=True)
+    return FetchError(f"body larger than {max_bytes} bytes", url=url, permanent=True)
 
 
 class _Decoder:
@@ -293,7 +286,7 @@ class _Decoder:
         codings = [c for c in codings if c != "identity"]
         if len(codings) > 1 or (codings and codings[0] not in ("gzip", "x-gzip", "deflate")):
             raise FetchError(
-                f"fetch failed: {url!r}: unsupported Content-Encoding {encoding!r}", permanent=True
+                f"unsupported Content-Encoding {encoding!r}", url=url, permanent=True
             )
         self.coding = codings[0] if codings else None
         self.url = url
@@ -309,7 +302,7 @@ class _Decoder:
             try:
                 out: bytes = self._zlib.decompress(data, max(limit, 1))
             except zlib.error as exc:
-                raise FetchError(f"fetch failed: {self.url!r}: bad {self.coding} body") from exc
+                raise FetchError(f"bad {self.coding} body", url=self.url) from exc
             yield out
             limit -= len(out)
             if not self._zlib.eof:

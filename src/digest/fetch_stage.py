@@ -117,12 +117,10 @@ class Pool:
                 )
         except BrokenProcessPool:
             self._replace(executor)
-            raise ExtractError(f"extract failed: {url!r}: the extraction worker died") from None
+            raise ExtractError("the extraction worker died", url=url) from None
         except TimeoutError:
             self._replace(executor)
-            raise ExtractError(
-                f"extract failed: {url!r}: took longer than {self.extract_timeout_s:g}s"
-            ) from None
+            raise ExtractError(f"took longer than {self.extract_timeout_s:g}s", url=url) from None
 
     def _replace(self, executor: ProcessPoolExecutor) -> None:
         """New workers for the broken or stuck `executor`, once however many pages saw it."""

@@ -56,7 +56,7 @@ def extract(content: bytes, *, url: str, content_type: str | None) -> Extracted:
     if media_type in HTML_TYPES or looks_like_html(head):
         return extract_html(content, url, charset)
     if media_type == "application/pdf":
-        raise ExtractError(f"extract failed: {url!r}: declared PDF but not a PDF file")
+        raise ExtractError("declared PDF but not a PDF file", url=url)
     if media_type is None or media_type in PLAIN_TYPES:
         return extract_plain(content, charset, markdown="markdown" in (media_type or ""))
     raise ExtractError(f"skipped: {url!r}: unsupported content ({media_type})")
