@@ -4,7 +4,6 @@ import asyncio
 import contextlib
 import gzip
 import io
-import itertools
 import re
 import socket
 import ssl
@@ -567,24 +566,21 @@ def test_trafilaturas_own_downloader_is_never_used() -> None:
 
 
 def test_requests_to_one_host_start_the_configured_delay_apart(server: LoopbackServer) -> None:
-    arrivals: list[float] = []
+    server.routes["/p"] = Response(200, "ok")
+    waits: list[float] = []
 
-    def record(request: Request) -> Response:
-        arrivals.append(time.monotonic())
-        return Response(200, "ok")
-
-    server.routes["/p"] = record
+    async def wait(seconds: float) -> None:  # the clock stands still: no real wait
+        waits.append(seconds)
 
     async def run() -> None:
-        config = settings(per_host_delay_s=0.3, per_host_concurrency=4)
-        async with Fetcher(config) as fetcher:
+        config = settings(per_host_delay_s=30, per_host_concurrency=4)
+        async with Fetcher(config, monotonic=lambda: 1000.0, sleep=wait) as fetcher:
             await asyncio.gather(*(fetcher.get(server.url("/p")) for _ in range(4)))
 
     asyncio.run(run())
 
-    gaps = [later - earlier for earlier, later in itertools.pairwise(sorted(arrivals))]
-    assert len(gaps) == 3
-    assert min(gaps) >= 0.25
+    assert sorted(waits) == [30, 60, 90]
+    assert len(server.hits("/p")) == 4
 
 
 def test_different_hosts_are_not_held_back_by_each_others_delay(

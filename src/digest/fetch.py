@@ -13,12 +13,13 @@ import io
 import zlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from types import TracebackType
 from typing import Any, Protocol
 
 import httpx
 
+from digest.clock import AsyncSleep, Monotonic, async_sleep, monotonic, utc_now
 from digest.config import FetchConfig
 from digest.errors import BlockedAddress, FetchError
 from digest.netguard import AddressPolicy, AddressRefused, GuardedTransport, UnresolvedHost
@@ -62,7 +63,7 @@ def check_status(result: FetchResult, *, now: datetime | None = None) -> None:
     reason = f"HTTP {status}"
     if 400 <= status < 500 and status not in (408, 429):
         raise FetchError(reason, url=result.url, permanent=True)
-    retry_after = retry_after_s(result.headers, now or datetime.now(UTC), cap_s=MAX_RETRY_AFTER_S)
+    retry_after = retry_after_s(result.headers, now or utc_now(), cap_s=MAX_RETRY_AFTER_S)
     raise FetchError(reason, url=result.url, permanent=False, retry_after=retry_after)
 
 
@@ -77,8 +78,17 @@ class Fetcher:
     clients of at most CLIENT_MAX_CONNECTIONS each.
     """
 
-    def __init__(self, config: FetchConfig) -> None:
+    def __init__(
+        self,
+        config: FetchConfig,
+        *,
+        monotonic: Monotonic = monotonic,
+        sleep: AsyncSleep = async_sleep,
+    ) -> None:
+        """`monotonic` and `sleep` space out the requests to one host (per_host_delay_s)."""
         self.config = config
+        self.monotonic = monotonic
+        self.sleep = sleep
         self.policy = AddressPolicy(config.allow_private_addresses)
         self.deadline_s = config.timeout_s  # wall clock for one fetch, redirects included
         self._slots = asyncio.Semaphore(config.concurrency)
@@ -159,11 +169,11 @@ class Fetcher:
 
     async def _space_out(self, host: str) -> None:
         """Wait until `per_host_delay_s` has passed since the last request to `host` began."""
-        now = asyncio.get_running_loop().time()
+        now = self.monotonic()
         start = max(now, self._host_next_start.get(host, now))
         self._host_next_start[host] = start + self.config.per_host_delay_s
         if start > now:
-            await asyncio.sleep(start - now)
+            await self.sleep(start - now)
 
     async def _hop(
         self,

@@ -25,13 +25,10 @@ CATCH_UP_WEEKS = 8  # how far back the weekly job delivers missed or changed wee
 
 def resend(config: Config, period: Period, clock: Clock = utc_now) -> DeliveryOutcome:
     """`digest resend`: mail the latest revision of `period` again; the caller holds the lock."""
-    store = open_store(config.db_path)
-    try:
+    with open_store(config.db_path) as store:
         items = store.items_saved_between(period.start, period.end)
         allowed = linkable_urls(items, backlog_for(store, config, period))
         return resend_email(store, config, period, clock(), allowed_urls=allowed)
-    finally:
-        store.close()
 
 
 def daemon_jobs(config: Config, stop: threading.Event, clock: Clock = utc_now) -> Jobs:
@@ -90,11 +87,8 @@ def deliver_due_weeks(config: Config, clock: Clock, progress: Progress, pause: S
 
 def due_periods(config: Config, now: datetime) -> list[Period]:
     """`periods_to_deliver` over the store as it stands."""
-    store = open_store(config.db_path)
-    try:
+    with open_store(config.db_path) as store:
         return periods_to_deliver(store, config.digest.zone, now)
-    finally:
-        store.close()
 
 
 def periods_to_deliver(store: Store, zone: ZoneInfo, now: datetime) -> list[Period]:

@@ -234,13 +234,10 @@ def note_request(item: Item, known_tags: Sequence[str]) -> NoteRequest:
 def estimate_run(config: Config, period: Period, *, only_period: bool = True) -> Estimate:
     """What a run for `period` would spend on the LLM, from the store as it is (no writes,
     no API key needed)."""
-    store = open_store(config.db_path)
-    try:
+    with open_store(config.db_path) as store:
         notes = NotesStage(store, config, utc_now, note_request)
         summarizer = notes.summarizer(on_call=lambda call: None, need_key=False)
         return notes.estimate(summarizer, period, only_period=only_period)
-    finally:
-        store.close()
 
 
 def resolve_period(config: Config, week: str | None, now: datetime) -> Period:
@@ -316,8 +313,7 @@ def run(
 
     `sleep` is the pause between mail retries; a true result stops the retries.
     """
-    store = open_store(config.db_path)
-    try:
+    with open_store(config.db_path) as store:
         pipeline = Pipeline(config, store, clock=clock, progress=progress)
         run_id = pipeline.run_id = store.start_run(command, clock())
         status, stats = "failed", dict[str, Any](period=period.label)
@@ -332,5 +328,3 @@ def run(
         finally:
             store.finish_run(run_id, status, stats, clock())
         return result
-    finally:
-        store.close()

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import UTC, datetime
+from datetime import datetime
 
+from digest.clock import utc_now
 from digest.models import (
     FeedState,
     SavedItem,
@@ -36,7 +37,7 @@ class SourcesStore(ItemsStore):
             if row is None:
                 cursor = conn.execute(
                     "INSERT INTO sources (name, kind, url, path, created_at) VALUES (?, ?, ?, ?, ?)",
-                    (name, kind, url, path, iso(now or datetime.now(UTC))),
+                    (name, kind, url, path, iso(now or utc_now())),
                 )
                 return int(cursor.lastrowid or 0)
             if kind == "feed" and row["url"] != url:
