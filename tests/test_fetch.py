@@ -17,13 +17,14 @@ from ipaddress import ip_address
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 import digest
 from digest.config import FetchConfig
 from digest.errors import BlockedAddress, FetchError
 from digest.fetch import Fetcher, FetchResult, check_status
-from digest.netguard import AddressPolicy, embedded_ipv4, is_public_address
+from digest.netguard import AddressPolicy, GuardedTransport, embedded_ipv4, is_public_address
 from loopback import LoopbackServer, Request, Response, serving
 
 LOOPBACK_ONLY = ["127.0.0.1/32"]
@@ -220,6 +221,23 @@ def test_guard_refuses_loopback_and_no_request_reaches_the_server(
         " (set fetch.allow_private_addresses to allow)"
     )
     assert caught.value.permanent
+    assert server.requests == []
+
+
+def test_the_guard_sits_in_the_pool_httpx_sends_through(server: LoopbackServer) -> None:
+    # GuardedTransport replaces httpx's private AsyncHTTPTransport._pool; should httpx
+    # rename or stop using it, requests would bypass the guard and reach the server.
+    server.routes["/"] = Response(200, "secret")
+    transport = GuardedTransport(
+        AddressPolicy([]), httpx.Limits(max_connections=1), ssl.create_default_context()
+    )
+
+    async def send() -> None:
+        async with httpx.AsyncClient(transport=transport) as client:
+            await client.get(server.url("/"))
+
+    with pytest.raises(BlockedAddress):
+        asyncio.run(send())
     assert server.requests == []
 
 
