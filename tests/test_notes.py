@@ -16,7 +16,7 @@ import pytest
 
 from digest.config import Config, DigestSection, LLMConfig, ModelPrice
 from digest.lifecycle import FetchSucceeded, ItemState
-from digest.models import Extracted, SavedItem
+from digest.models import Extracted, SavedItem, Stage
 from digest.periods import parse_week
 from digest.pipeline import NotesScope, RunResult, estimate_run, run
 from digest.store import open_store
@@ -73,7 +73,7 @@ def seed(config: Config, pages: dict[str, str], *, saved_at: datetime = NOW) -> 
 
 
 def run_notes(config: Config, period: Any = WEEK) -> RunResult:
-    return run(config, "now", period=period, stages=("notes", "deliver"), clock=lambda: NOW)
+    return run(config, "now", period=period, stages=(Stage.NOTES, Stage.DELIVER), clock=lambda: NOW)
 
 
 def db(config: Config) -> sqlite3.Connection:
@@ -308,7 +308,7 @@ def test_a_note_the_model_cannot_give_is_an_extractive_stand_in_marked_until_ret
         attempts, error = conn.execute("SELECT note_attempts, note_error FROM items").fetchone()
     assert attempts == 2 and "placeholder or refusal" in error
 
-    run(config, "summarize", period=WEEK, stages=("notes",), clock=lambda: NOW,
+    run(config, "summarize", period=WEEK, stages=(Stage.NOTES,), clock=lambda: NOW,
         notes=NotesScope(retry=True))  # fmt: skip
     run_notes(config)
     assert "(extractive summary)" not in digest_text(config)

@@ -18,7 +18,7 @@ import click
 from digest import __version__
 from digest.config import Config, ConfigLocation, load_config, locate_config
 from digest.errors import ConfigError, DeliveryError, DigestError
-from digest.models import Period, StageReport
+from digest.models import Period, Stage, StageReport
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -129,7 +129,7 @@ def cli() -> None:
 def print_reports(reports: Sequence[StageReport]) -> None:
     """One line per stage, then one line per failure, on stderr."""
     for report in reports:
-        click.echo(f"{report.stage}: {report.done} done, {len(report.failures)} failed", err=True)
+        click.echo(f"{report.name}: {report.done} done, {len(report.failures)} failed", err=True)
         for line in report.info:
             click.echo(f"  {line}", err=True)
         for line in report.failures:
@@ -150,7 +150,7 @@ def locked(command: Callable[..., None]) -> Callable[..., None]:
 
 
 def _run_stages(
-    command: str, stages: Sequence[str], week: str | None, *, only_period: bool = False,
+    command: str, stages: Sequence[Stage], week: str | None, *, only_period: bool = False,
     retry: bool = False,
 ) -> None:  # fmt: skip
     from digest.clock import utc_now
@@ -203,7 +203,9 @@ def now(week: str | None, dry_run: bool) -> None:
         for line in estimate_run(cfg, _period(cfg, week, utc_now())).lines():
             click.echo(line)
         return
-    _run_stages("now", ("collect", "fetch", "notes", "deliver"), week, only_period=True)
+    _run_stages(
+        "now", (Stage.COLLECT, Stage.FETCH, Stage.NOTES, Stage.DELIVER), week, only_period=True
+    )
 
 
 @cli.command()
@@ -211,7 +213,7 @@ def now(week: str | None, dry_run: bool) -> None:
 @locked
 def collect() -> None:
     """Collect every source (feeds and files) into the store."""
-    _run_stages("collect", ("collect",), None)
+    _run_stages("collect", (Stage.COLLECT,), None)
 
 
 @cli.command()
@@ -219,7 +221,7 @@ def collect() -> None:
 @locked
 def extract() -> None:
     """Fetch and extract the text of items that are due."""
-    _run_stages("extract", ("fetch",), None)
+    _run_stages("extract", (Stage.FETCH,), None)
 
 
 @cli.command()
@@ -232,7 +234,7 @@ def extract() -> None:
 @locked
 def summarize(retry: bool) -> None:
     """Write notes for items that have none, or whose text changed."""
-    _run_stages("summarize", ("notes",), None, retry=retry)
+    _run_stages("summarize", (Stage.NOTES,), None, retry=retry)
 
 
 @cli.command()
@@ -241,7 +243,7 @@ def summarize(retry: bool) -> None:
 @locked
 def compose(week: str | None) -> None:
     """Compose and deliver the digest of one week from the notes in the store."""
-    _run_stages("compose", ("deliver",), week)
+    _run_stages("compose", (Stage.DELIVER,), week)
 
 
 @cli.command("import")

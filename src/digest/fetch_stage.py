@@ -33,7 +33,7 @@ from digest.config import FetchConfig
 from digest.errors import DigestError, ExtractError
 from digest.extract import extract
 from digest.fetch import Fetcher, FetchResult, check_status
-from digest.models import Extracted, Item, StageReport
+from digest.models import Extracted, Item, Stage, StageReport
 from digest.store import Store
 from digest.summarize.text import paragraphs, shorten
 from digest.tasks import run_together
@@ -183,7 +183,7 @@ class FetchStage:
         self.clock = clock
         self.progress = progress
         self.shorteners = frozenset(config.shortener_hosts)
-        self.report = StageReport("fetch")
+        self.report = StageReport(Stage.FETCH)
         self.backoff = lifecycle.Backoff(config.retry_base_s, config.retry_max_s, config.max_attempts)
         self._finished = 0
 
@@ -204,7 +204,7 @@ class FetchStage:
     async def _counted(self, work: Awaitable[None], total: int) -> None:
         await work
         self._finished += 1
-        self.progress("fetch", self._finished, total)
+        self.progress(Stage.FETCH, self._finished, total)
 
     async def _fetch_item(self, reader: PageReader, item: Item) -> None:
         assert item.url is not None

@@ -13,7 +13,7 @@ from digest.config import Config
 from digest.daemon import Jobs
 from digest.deliver import DeliveryOutcome, Sleep, resend_email
 from digest.errors import RunCancelled
-from digest.models import Period
+from digest.models import Period, Stage
 from digest.periods import period_containing, previous_period
 from digest.pipeline import STAGES, RunResult, resolve_period, run
 from digest.store import Store, open_store
@@ -52,7 +52,7 @@ def daemon_jobs(config: Config, stop: threading.Event, clock: Clock = utc_now) -
                 config,
                 "daemon collect",
                 period=period,
-                stages=(*STAGES[:3], "draft"),
+                stages=(*STAGES[:3], Stage.DRAFT),
                 clock=clock,
                 progress=stop_when_asked,
             )
@@ -72,7 +72,7 @@ def deliver_due_weeks(config: Config, clock: Clock, progress: Progress, pause: S
     )
     periods = due_periods(config, clock())
     for done, period in enumerate(periods):
-        progress("deliver", done, len(periods))
+        progress(Stage.DELIVER, done, len(periods))
         result = run(
             config,
             "daemon digest",
@@ -113,7 +113,7 @@ def periods_to_deliver(store: Store, zone: ZoneInfo, now: datetime) -> list[Peri
 
 def _log_result(result: RunResult) -> None:
     for report in result.reports:
-        log.info("%s: %d done, %d failed", report.stage, report.done, len(report.failures))
+        log.info("%s: %d done, %d failed", report.name, report.done, len(report.failures))
         for line in report.failures:
             log.warning("%s", line)
     if result.path is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from enum import StrEnum
 
 from digest.lifecycle import ItemKind, ItemState, NoteBasis, gave_up
 
@@ -167,11 +168,28 @@ class Period:
     end: datetime  # exclusive
 
 
+class Stage(StrEnum):
+    """The pipeline's stages, in order: the CLI runs them, progress lines and run records
+    name them."""
+
+    COLLECT = "collect"
+    FETCH = "fetch"  # fetch and extract
+    NOTES = "notes"
+    DRAFT = "draft"  # compose the period's file only, no delivery
+    DELIVER = "deliver"  # compose and deliver
+
+
 @dataclass
 class StageReport:
     """What one stage did: a count, and a one-line message per failure, for the CLI and the runs table."""
 
-    stage: str
+    stage: Stage
+    part: str | None = field(default=None, kw_only=True)  # "feeds", "files": of the stage
     done: int = 0
     failures: list[str] = field(default_factory=list)
     info: list[str] = field(default_factory=list)  # news worth a line: "feed X is gone (410)"
+
+    @property
+    def name(self) -> str:
+        """"collect feeds", "fetch": what the CLI and the runs table call it."""
+        return f"{self.stage} {self.part}" if self.part else str(self.stage)

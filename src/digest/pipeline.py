@@ -24,7 +24,7 @@ from digest.errors import RunCancelled
 from digest.extract.quality import SHOWS_ARTICLE_TEXT
 from digest.fetch import Fetcher
 from digest.fetch_stage import FetchStage
-from digest.models import Item, ItemKind, NoteBasis, Period, StageReport
+from digest.models import Item, ItemKind, NoteBasis, Period, Stage, StageReport
 from digest.notes_stage import Estimate, NotesStage
 from digest.periods import parse_week, period_containing, previous_period
 from digest.store import Store, open_store
@@ -72,7 +72,7 @@ class Pipeline:
         self.notes = NotesStage(store, config, clock, note_request)
 
     async def _counted(
-        self, stage: str, total: int, report: StageReport, work: Awaitable[None]
+        self, stage: Stage, total: int, report: StageReport, work: Awaitable[None]
     ) -> None:
         """Await one item's work, then report the stage's progress."""
         await work
@@ -107,13 +107,13 @@ class Pipeline:
                 reports.append(
                     collect_file_source(self.store, source, sid, self.config.digest.zone, now)
                 )
-                self.progress("collect", len(reports), len(sources))
+                self.progress(Stage.COLLECT, len(reports), len(sources))
         if feeds:
             async with Fetcher(self.config.fetch) as fetcher:
                 reports.append(
                     await collect_feeds(self.store, fetcher, feeds, self.config.fetch, now)
                 )
-            self.progress("collect", len(sources), len(sources))
+            self.progress(Stage.COLLECT, len(sources), len(sources))
         return reports
 
     # -- fetch and extract -------------------------------------------------
@@ -132,12 +132,12 @@ class Pipeline:
         self, summarizer: Summarizer, period: Period | None = None, *, only_period: bool = False
     ) -> StageReport:
         """Notes for the items that need one (see NotesStage.due), made concurrently."""
-        report = StageReport("notes")
+        report = StageReport(Stage.NOTES)
         due = self.notes.due(summarizer, period, only_period=only_period)
         known_tags = self.notes.known_tags()
         await run_together(
             self._counted(
-                "notes",
+                Stage.NOTES,
                 len(due),
                 report,
                 self.notes.note_same_text(summarizer, group, known_tags, report),
@@ -251,7 +251,7 @@ def resolve_period(config: Config, week: str | None, now: datetime) -> Period:
     return parse_week(week, zone)
 
 
-STAGES = ("collect", "fetch", "notes", "deliver")  # "draft": the file only, no delivery
+STAGES = (Stage.COLLECT, Stage.FETCH, Stage.NOTES, Stage.DELIVER)  # Stage.DRAFT: the file only
 
 
 @dataclass(frozen=True)
@@ -266,31 +266,31 @@ class NotesScope:
 async def _run_stages(
     pipeline: Pipeline,
     period: Period,
-    stages: Sequence[str],
+    stages: Sequence[Stage],
     sleep: Sleep,
     scope: NotesScope = NotesScope(),
 ) -> RunResult:
     result = RunResult(period)
-    if "collect" in stages:
+    if Stage.COLLECT in stages:
         result.reports.extend(await pipeline.collect())
-    if "fetch" in stages:
+    if Stage.FETCH in stages:
         result.reports.append(await pipeline.fetch_and_extract())
-    if not {"notes", "draft", "deliver"} & set(stages):
+    if not {Stage.NOTES, Stage.DRAFT, Stage.DELIVER} & set(stages):
         return result
     summarizer = pipeline.summarizer()
     try:
-        if "notes" in stages:
+        if Stage.NOTES in stages:
             if scope.retry:
                 pipeline.store.retry_notes()
             report = await pipeline.make_notes(summarizer, period, only_period=scope.only_period)
             result.reports.append(report)
-        if "draft" in stages:
+        if Stage.DRAFT in stages:
             result.path = await pipeline.compose_draft(period, summarizer)
-        if "deliver" in stages:
+        if Stage.DELIVER in stages:
             result.delivery = await pipeline.compose_and_deliver(period, summarizer, sleep)
             result.path = result.delivery.path
             result.reports.append(
-                StageReport("deliver", len(result.delivery.delivered), result.delivery.failures)
+                StageReport(Stage.DELIVER, len(result.delivery.delivered), result.delivery.failures)
             )
     finally:
         await summarizer.aclose()
@@ -303,7 +303,7 @@ def run(
     command: str,
     *,
     period: Period,
-    stages: Sequence[str] = STAGES,
+    stages: Sequence[Stage] = STAGES,
     clock: Clock = utc_now,
     progress: Progress = no_progress,
     sleep: Sleep = time.sleep,
@@ -320,7 +320,7 @@ def run(
         try:
             result = asyncio.run(_run_stages(pipeline, period, stages, sleep, notes))
             status = "partial" if result.failures else "ok"
-            stats |= {report.stage: report.done for report in result.reports}
+            stats |= {report.name: report.done for report in result.reports}
             stats["failures"] = len(result.failures)
         except RunCancelled:
             status = "cancelled"

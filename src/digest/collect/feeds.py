@@ -25,7 +25,7 @@ from digest.config import FetchConfig, SourceConfig
 from digest.errors import DigestError, FetchError, SourceError
 from digest.fetch import Fetcher, FetchResult, check_status, describe_error
 from digest.lifecycle import Backoff, is_due, next_attempt_at
-from digest.models import FeedState, ItemKind, SavedItem, StageReport
+from digest.models import FeedState, ItemKind, SavedItem, Stage, StageReport
 from digest.store import Store
 
 MAX_CONTEXT_CHARS = 2000
@@ -240,7 +240,7 @@ async def collect_feeds(
             group.create_task(_collect_one(store, fetcher, source_id, source, config, now))
             for source_id, source in due
         ]
-    report = StageReport(stage="collect feeds")
+    report = StageReport(Stage.COLLECT, part="feeds")
     for task in tasks:
         outcome = task.result()
         report.done += outcome.new

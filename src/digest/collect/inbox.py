@@ -29,7 +29,7 @@ from zoneinfo import ZoneInfo
 from digest.collect.files import FileReport, describe, load, problem_lines, read_bytes, save
 from digest.config import SourceConfig
 from digest.errors import ImportFormatError, SourceError
-from digest.models import StageReport
+from digest.models import Stage, StageReport
 from digest.store import Store
 from digest.store.records import FileState
 
@@ -56,7 +56,7 @@ def collect_file_source(
     is every line not understood (`path:line: reason: text`). The source is marked failing
     when its path itself is missing or unreadable, or when every one of its files failed.
     """
-    report = StageReport("collect files")
+    report = StageReport(Stage.COLLECT, part="files")
     try:
         paths = files_under(source.path)
     except SourceError as exc:
