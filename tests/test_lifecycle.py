@@ -258,3 +258,12 @@ def test_an_item_without_a_note_says_why() -> None:
     assert lifecycle.why_no_note(item()) == "not fetched yet"
     assert lifecycle.why_no_note(item(ItemState.FAILED)) == "could not be fetched"
     assert lifecycle.why_no_note(item(ItemState.FETCHED)).startswith("waiting for a note")
+
+
+def test_new_saved_context_renews_the_note_of_a_link_whose_page_was_no_article() -> None:
+    renews = lifecycle.context_renews_note
+    assert renews(ItemKind.LINK, Quality.CONSENT, True, "old line", "new line")
+    assert renews(ItemKind.LINK, None, False, None, "new line")  # never read
+    assert not renews(ItemKind.LINK, Quality.CONSENT, True, "old line\nnew line", "new line")
+    assert not renews(ItemKind.LINK, None, True, "old line", "new line")  # the article was read
+    assert not renews(ItemKind.NOTE, None, False, "old line", "new line")

@@ -243,6 +243,14 @@ def due_for_note(item: Item) -> bool:
     return item.note is None or item.state is ItemState.FETCHED or has_own_text
 
 
+def context_renews_note(
+    kind: ItemKind, quality: str | None, has_text: bool, context: str | None, new_context: str
+) -> bool:
+    """New saved context for a link whose page gave no article: its note is due again."""
+    renewable = kind is ItemKind.LINK and (quality is not None or not has_text)
+    return renewable and new_context not in (context or "")
+
+
 def renote_for_model(item: Item, model: str, prompt_version: str) -> bool:
     """Noted by another model or prompt version: noted again when a digest needs it."""
     return item.note is not None and (item.note.model, item.note.prompt_version) != (

@@ -257,11 +257,7 @@ _UPSERT_ITEM = (
     " saved_at = min(saved_at, excluded.saved_at),"
     " context = CASE WHEN context IS NULL THEN excluded.context"
     "   WHEN excluded.context IS NULL OR instr(context, excluded.context) > 0 THEN context"
-    "   ELSE context || char(10) || excluded.context END,"
-    # new saved context for a link whose page gave no article: its note is due again
-    " note_id = CASE WHEN kind = 'link' AND (quality IS NOT NULL OR text IS NULL)"
-    "   AND excluded.context IS NOT NULL AND instr(coalesce(context, ''), excluded.context) = 0"
-    "   THEN NULL ELSE note_id END"
+    "   ELSE context || char(10) || excluded.context END"
 )
 _LINK_SOURCE = (
     "INSERT INTO item_sources (item_id, source_id, saved_at)"
@@ -296,9 +292,32 @@ def _save_batch(
     before = conn.total_changes
     conn.executemany(f"{_INSERT_ITEM} ON CONFLICT(key) DO NOTHING", rows)  # the cheap common case
     if conn.total_changes - before < len(rows):
+        renewed = _notes_renewed(conn, rows)
         conn.executemany(_UPSERT_ITEM, rows)
+        conn.executemany("UPDATE items SET note_id = NULL WHERE id = ?", renewed)
     conn.executemany(_LINK_SOURCE, [(source_id, row[7], row[0]) for row in rows])
     return len(rows)
+
+
+def _notes_renewed(
+    conn: sqlite3.Connection, rows: list[tuple[str | None, ...]]
+) -> list[tuple[int]]:
+    """The ids of stored items whose note new saved context in `rows` makes due again."""
+    with_context = {row[0]: row[5] for row in rows if row[5] is not None}
+    if not with_context:
+        return []
+    stored = conn.execute(
+        "SELECT id, key, kind, quality, text IS NOT NULL, context FROM items"
+        f" WHERE key IN ({', '.join('?' * len(with_context))})",
+        list(with_context),
+    ).fetchall()
+    return [
+        (item_id,)
+        for item_id, key, kind, quality, has_text, context in stored
+        if lifecycle.context_renews_note(
+            ItemKind(kind), quality, bool(has_text), context, with_context[key]
+        )
+    ]
 
 
 def _follow_aliases(
