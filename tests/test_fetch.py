@@ -21,6 +21,7 @@ import httpx
 import pytest
 
 import digest
+from digest.clock import Waits
 from digest.config import FetchConfig
 from digest.errors import BlockedAddress, FetchError
 from digest.fetch import Fetcher, FetchResult, check_status
@@ -592,7 +593,7 @@ def test_requests_to_one_host_start_the_configured_delay_apart(server: LoopbackS
 
     async def run() -> None:
         config = settings(per_host_delay_s=30, per_host_concurrency=4)
-        async with Fetcher(config, monotonic=lambda: 1000.0, sleep=wait) as fetcher:
+        async with Fetcher(config, Waits(monotonic=lambda: 1000.0, sleep=wait)) as fetcher:
             await asyncio.gather(*(fetcher.get(server.url("/p")) for _ in range(4)))
 
     asyncio.run(run())

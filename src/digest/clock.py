@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 
 Clock = Callable[[], datetime]
@@ -15,6 +16,17 @@ Sleep = Callable[[float], object]
 
 monotonic: Monotonic = time.monotonic
 async_sleep: AsyncSleep = asyncio.sleep
+
+
+@dataclass(frozen=True)
+class Waits:
+    """How the fetcher measures and waits out its per-host delays."""
+
+    monotonic: Monotonic = monotonic
+    sleep: AsyncSleep = async_sleep
+
+
+REAL_WAITS = Waits()
 # (stage, done, total), after each item of collect, fetch and notes; it may raise RunCancelled.
 Progress = Callable[[str, int, int], None]
 

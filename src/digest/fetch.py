@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 import httpx
 
-from digest.clock import AsyncSleep, Monotonic, async_sleep, monotonic, utc_now
+from digest.clock import REAL_WAITS, Waits, utc_now
 from digest.config import FetchConfig
 from digest.errors import BlockedAddress, FetchError
 from digest.netguard import AddressPolicy, AddressRefused, GuardedTransport, UnresolvedHost
@@ -78,17 +78,11 @@ class Fetcher:
     clients of at most CLIENT_MAX_CONNECTIONS each.
     """
 
-    def __init__(
-        self,
-        config: FetchConfig,
-        *,
-        monotonic: Monotonic = monotonic,
-        sleep: AsyncSleep = async_sleep,
-    ) -> None:
-        """`monotonic` and `sleep` space out the requests to one host (per_host_delay_s)."""
+    def __init__(self, config: FetchConfig, waits: Waits = REAL_WAITS) -> None:
+        """`waits` spaces out the requests to one host (per_host_delay_s)."""
         self.config = config
-        self.monotonic = monotonic
-        self.sleep = sleep
+        self.monotonic = waits.monotonic
+        self.sleep = waits.sleep
         self.policy = AddressPolicy(config.allow_private_addresses)
         self.deadline_s = config.timeout_s  # wall clock for one fetch, redirects included
         self._slots = asyncio.Semaphore(config.concurrency)

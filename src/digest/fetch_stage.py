@@ -28,7 +28,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from digest import lifecycle
-from digest.clock import Clock, Progress
+from digest.clock import REAL_WAITS, Clock, Progress, Waits
 from digest.config import FetchConfig
 from digest.errors import DigestError, ExtractError
 from digest.extract import extract
@@ -158,12 +158,14 @@ def extract_file(path: str, url: str, content_type: str | None) -> Extracted:
 
 
 @asynccontextmanager
-async def page_reader(config: FetchConfig, clock: Clock, pages: int) -> AsyncIterator[PageReader]:
+async def page_reader(
+    config: FetchConfig, clock: Clock, pages: int, waits: Waits = REAL_WAITS
+) -> AsyncIterator[PageReader]:
     """A reader for a batch of about `pages` pages: worker processes only when it pays."""
     workers = os.cpu_count() or 1
     pool = Pool(workers) if workers > 1 and pages >= PROCESS_POOL_THRESHOLD else None
     try:
-        async with Fetcher(config) as fetcher:
+        async with Fetcher(config, waits) as fetcher:
             # enough pages in hand to keep the fetches going and every worker busy
             backlog = config.concurrency + (2 * pool.workers if pool else 0)
             yield PageReader(fetcher, clock, backlog, pool)
@@ -176,9 +178,15 @@ class FetchStage:
     """One run of the fetch stage over one store."""
 
     def __init__(
-        self, store: Store, config: FetchConfig, clock: Clock, progress: Progress = _no_progress
+        self,
+        store: Store,
+        config: FetchConfig,
+        clock: Clock,
+        progress: Progress = _no_progress,
+        waits: Waits = REAL_WAITS,
     ) -> None:
         self.store = store
+        self.waits = waits
         self.config = config
         self.clock = clock
         self.progress = progress
@@ -193,7 +201,7 @@ class FetchStage:
             return self.report
         links = sum(len(post.links[:MAX_POST_LINKS]) for post in posts)
         total = len(due) + len(posts)
-        async with page_reader(self.config, self.clock, len(due) + links) as reader:
+        async with page_reader(self.config, self.clock, len(due) + links, self.waits) as reader:
             fetches = (self._fetch_item(reader, item) for item in by_host_in_turn(due))
             follows = (self._follow_links(reader, post) for post in posts)
             await run_together(

@@ -8,7 +8,7 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from digest.backlog import backlog_for, linkable_urls
-from digest.clock import Clock, Progress, utc_now
+from digest.clock import REAL_WAITS, Clock, Progress, Waits, utc_now
 from digest.config import Config
 from digest.daemon import Jobs
 from digest.deliver import DeliveryOutcome, Sleep, resend_email
@@ -31,7 +31,9 @@ def resend(config: Config, period: Period, clock: Clock = utc_now) -> DeliveryOu
         return resend_email(store, config, period, clock(), allowed_urls=allowed)
 
 
-def daemon_jobs(config: Config, stop: threading.Event, clock: Clock = utc_now) -> Jobs:
+def daemon_jobs(
+    config: Config, stop: threading.Event, clock: Clock = utc_now, waits: Waits = REAL_WAITS
+) -> Jobs:
     """The daemon's two jobs: collect often, rewriting this week's file as it fills; weekly,
     deliver the weeks due (see `periods_to_deliver`).
 
@@ -55,6 +57,7 @@ def daemon_jobs(config: Config, stop: threading.Event, clock: Clock = utc_now) -
                 stages=(*STAGES[:3], Stage.DRAFT),
                 clock=clock,
                 progress=stop_when_asked,
+                waits=waits,
             )
         )
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from digest import lifecycle
 from digest.backlog import backlog_for, linkable_urls
-from digest.clock import Clock, Progress, no_progress, utc_now
+from digest.clock import REAL_WAITS, Clock, Progress, Waits, no_progress, utc_now
 from digest.collect.feedlists import imported_feed_sources
 from digest.collect.feeds import collect_feeds
 from digest.collect.inbox import collect_file_source
@@ -63,11 +63,13 @@ class Pipeline:
         *,
         clock: Clock = utc_now,
         progress: Progress = no_progress,
+        waits: Waits = REAL_WAITS,
     ):
         self.config = config
         self.store = store
         self.clock = clock
         self.progress = progress
+        self.waits = waits
         self.run_id: int | None = None
         self.notes = NotesStage(store, config, clock, note_request)
 
@@ -109,7 +111,7 @@ class Pipeline:
                 )
                 self.progress(Stage.COLLECT, len(reports), len(sources))
         if feeds:
-            async with Fetcher(self.config.fetch) as fetcher:
+            async with Fetcher(self.config.fetch, self.waits) as fetcher:
                 reports.append(
                     await collect_feeds(self.store, fetcher, feeds, self.config.fetch, now)
                 )
@@ -123,7 +125,7 @@ class Pipeline:
 
     async def fetch_and_extract(self) -> StageReport:
         """Fetch and extract the due items and follow new posts' links (see fetch_stage)."""
-        stage = FetchStage(self.store, self.config.fetch, self.clock, self.progress)
+        stage = FetchStage(self.store, self.config.fetch, self.clock, self.progress, self.waits)
         return await stage.run(self.due_for_fetch(self.clock()), self.store.posts_to_follow())
 
     # -- notes -------------------------------------------------------------
@@ -308,13 +310,15 @@ def run(
     progress: Progress = no_progress,
     sleep: Sleep = time.sleep,
     notes: NotesScope = NotesScope(),
+    waits: Waits = REAL_WAITS,
 ) -> RunResult:
     """Open the store, run the stages in order and record the run; the caller holds the run lock.
 
-    `sleep` is the pause between mail retries; a true result stops the retries.
+    `sleep` is the pause between mail retries; a true result stops the retries; `waits`
+    are the fetcher's (per-host delays).
     """
     with open_store(config.db_path) as store:
-        pipeline = Pipeline(config, store, clock=clock, progress=progress)
+        pipeline = Pipeline(config, store, clock=clock, progress=progress, waits=waits)
         run_id = pipeline.run_id = store.start_run(command, clock())
         status, stats = "failed", dict[str, Any](period=period.label)
         try:
