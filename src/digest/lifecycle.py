@@ -5,10 +5,11 @@ and `now` in and hand the intents returned to the store, which applies them as t
 
 States move only along TRANSITIONS:
 
-    new ──fetched──▶ fetched ──note on text──▶ noted ──links followed──▶ fetched
-     │  ▲               ▲ │                      │
-     │  └───────────────┼─┴──(any fetch)─────────┘
-     └──fetch failed──▶ failed ──fetched──┘
+    any state  --fetched-->           fetched   (a page came back, article or not)
+    any state  --fetch failed-->      failed    (retried with backoff, or given up)
+    fetched    --noted on text-->     noted     (notes and posts: from new as well)
+    noted      --links followed-->    fetched   (a post's note is due again)
+    a note from saved context only (a link not read) leaves the state as it is.
 
 A page that was no article (a Quality) is `fetched` with a next attempt: it is checked again
 with backoff. A failed fetch is retried with backoff until `max_attempts` (fewer for a
