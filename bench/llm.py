@@ -38,7 +38,8 @@ from pathlib import Path
 
 from digest.clock import utc_now
 from digest.config import Config, DigestSection, LLMConfig
-from digest.models import Extracted, SavedItem
+from digest.lifecycle import FetchSucceeded, ItemState
+from digest.models import Extracted, SavedItem, Stage
 from digest.periods import period_containing
 from digest.pipeline import run
 from digest.store import open_store
@@ -85,7 +86,11 @@ def seed(config: Config, pages: list[str]) -> None:
         source, [SavedItem(url=f"https://bench.example/{i}") for i in range(len(pages))], now
     )
     for item, text in zip(store.all_items(), pages, strict=True):
-        store.record_fetched(item.id, Extracted(text=text), str(hash(text)), now)
+        store.apply_fetch(
+            FetchSucceeded(
+                item.id, Extracted(text=text), str(hash(text)), now, ItemState.FETCHED, None
+            )
+        )
     store.close()
 
 
@@ -119,7 +124,7 @@ def measure(pages: list[str], concurrency: int) -> None:
         seed(config, pages)
         period = period_containing(utc_now(), config.digest.zone)
         started = time.monotonic()
-        run(config, "bench", period=period, stages=("notes",))
+        run(config, "bench", period=period, stages=(Stage.NOTES,))
         wall = time.monotonic() - started
         with sqlite3.connect(config.db_path) as db:
             calls = db.execute(
@@ -171,7 +176,7 @@ def measure_shapes(pages: list[str], unusable_share: float) -> None:
         for number, days in enumerate((0, 1, 7), start=1):
             started = time.monotonic()
             clock = partial(operator.add, now, timedelta(days=days))
-            run(config, "bench", period=period, stages=("notes",), clock=clock)
+            run(config, "bench", period=period, stages=(Stage.NOTES,), clock=clock)
             wall = time.monotonic() - started
             with sqlite3.connect(config.db_path) as db:
                 (calls,) = db.execute(

@@ -19,6 +19,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from digest.lifecycle import FetchFailed, ItemState
 from digest.models import SavedItem
 from digest.store import open_store
 
@@ -33,7 +34,9 @@ def build_store(db: Path, items: int, failed: int) -> None:
         store.save_items(source, saved, NOW)
         for item in store.all_items()[:failed]:
             error = f"fetch failed: {item.url!r}: HTTP 503 {'Service Unavailable ' * 4}"
-            store.record_fetch_failure(item.id, error, NOW + timedelta(hours=1))
+            store.apply_fetch(
+                FetchFailed(item.id, error, ItemState.FAILED, NOW + timedelta(hours=1))
+            )
     finally:
         store.close()
 

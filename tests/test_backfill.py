@@ -9,13 +9,15 @@ from zoneinfo import ZoneInfo
 from click.testing import CliRunner, Result
 
 from digest.cli import cli
-from digest.compose import ModelUsage, Provenance, compose
+from digest.compose import Provenance, compose
 from digest.models import (
     Item,
     ItemKind,
     ItemState,
+    ModelUsage,
     Note,
     NoteBasis,
+    Stage,
     StageReport,
     Usage,
     WeekSummary,
@@ -100,13 +102,13 @@ UNRESOLVED = "fetch failed: 'https://{0}.example/': ConnectError: cannot resolve
 
 
 def test_a_run_where_no_host_resolves_says_so_in_one_line() -> None:
-    report = StageReport("fetch", 0, [UNRESOLVED.format(n) for n in range(122)])
+    report = StageReport(Stage.FETCH, 0, [UNRESOLVED.format(n) for n in range(122)])
     assert without_unresolved(report, "pages").failures == [
         "no network: 122 pages left for the next run"
     ]
-    mixed = StageReport("fetch", 0, [UNRESOLVED.format(1), "fetch failed: 'x': HTTP 500"])
+    mixed = StageReport(Stage.FETCH, 0, [UNRESOLVED.format(1), "fetch failed: 'x': HTTP 500"])
     assert without_unresolved(mixed, "pages") == mixed
-    some_done = StageReport("fetch", 3, [UNRESOLVED.format(1)])
+    some_done = StageReport(Stage.FETCH, 3, [UNRESOLVED.format(1)])
     assert without_unresolved(some_done, "pages") == some_done
 
 

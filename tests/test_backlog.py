@@ -30,7 +30,7 @@ def save(store: Store, *saved: tuple[str, datetime]) -> list[Item]:
 
 
 def config(tmp_path: Path, **digest: object) -> Config:
-    return Config(digest=DigestSection(data_dir=tmp_path / "data", **digest))  # type: ignore[arg-type]
+    return Config(digest=DigestSection(data_dir=tmp_path / "data", **digest))
 
 
 def test_unread_items_from_earlier_weeks_come_oldest_first_a_few_at_a_time(

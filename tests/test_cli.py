@@ -7,6 +7,7 @@ import subprocess
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 from click.testing import CliRunner, Result
 
@@ -56,7 +57,7 @@ def test_a_missing_config_file_exits_1_naming_it(tmp_path: Path) -> None:
 def test_now_on_the_built_in_defaults_writes_this_weeks_digest(isolated: Path) -> None:
     result = digest("now")
 
-    this_week = week_label(datetime.now(UTC), UTC)  # type: ignore[arg-type]
+    this_week = week_label(datetime.now(UTC), ZoneInfo("UTC"))
     expected = isolated / "home" / ".local" / "share" / "digest" / "digests" / f"{this_week}.md"
     assert result.exit_code == 0, result.output
     assert result.stdout.strip().splitlines()[-1] == str(expected)

@@ -25,12 +25,21 @@ from markdown_it import MarkdownIt
 from digest.compose import (
     EMPTY_WEEK,
     SAVED_CONTEXT_MARKER,
-    ModelUsage,
     Provenance,
     compose,
     content_hash,
 )
-from digest.models import Item, ItemKind, ItemState, Note, NoteBasis, Statement, Usage, WeekSummary
+from digest.models import (
+    Item,
+    ItemKind,
+    ItemState,
+    ModelUsage,
+    Note,
+    NoteBasis,
+    Statement,
+    Usage,
+    WeekSummary,
+)
 from digest.periods import parse_week
 
 GOLDEN = Path(__file__).parent / "golden"

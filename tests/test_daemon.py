@@ -294,7 +294,7 @@ def test_missed_fire_time_is_the_first_slot_after_the_last_run() -> None:
 
 def next_fire(expr: str, after: datetime) -> datetime:
     fire = cron_trigger(expr, ZoneInfo("UTC")).get_next_fire_time(None, after)
-    assert fire is not None
+    assert isinstance(fire, datetime)
     return fire
 
 

@@ -14,13 +14,13 @@ import pytest
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult
 
+from digest.atomic import write_atomic
 from digest.compose import content_hash
 from digest.deliver import (
     append_log,
     deliver_digest,
     log_entry,
     message_id_for,
-    write_atomic,
 )
 from digest.models import Period
 from digest.periods import parse_week

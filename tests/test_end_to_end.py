@@ -16,7 +16,7 @@ from click.testing import CliRunner, Result
 
 from digest.cli import cli
 from fake_openai import FakeOpenAI
-from loopback import LoopbackServer, Response, free_port, serving
+from loopback import Handler, LoopbackServer, Request, Response, free_port, serving
 
 WEEK = "2026-W47"  # Monday 16 to Sunday 22 November 2026
 
@@ -58,9 +58,9 @@ def atom(server: LoopbackServer, entries: list[tuple[str, str, str]]) -> str:
     )
 
 
-def conditional(body: str, etag: str, content_type: str) -> object:
-    def handler(request: object) -> Response:
-        if getattr(request, "headers", {}).get("if-none-match") == etag:
+def conditional(body: str, etag: str, content_type: str) -> Handler:
+    def handler(request: Request) -> Response:
+        if request.headers.get("if-none-match") == etag:
             return Response(304, b"", headers={"ETag": etag})
         return Response(200, body, headers={"ETag": etag}, content_type=content_type)
 
@@ -347,5 +347,7 @@ def test_mail_is_sent_once_a_week_or_once_per_new_revision_with_both_parts(
     for message in mailbox.messages:
         parts = {part.get_content_type() for part in message.walk()}
         assert {"text/plain", "text/html"} <= parts
-    latest = mailbox.messages[-1].get_payload()[0].get_payload(decode=True).decode()
-    assert ("Prefix caching" in latest) is (send == "every_revision")
+    plains = [p for p in mailbox.messages[-1].walk() if p.get_content_type() == "text/plain"]
+    body = plains[0].get_payload(decode=True)
+    assert isinstance(body, bytes)
+    assert ("Prefix caching" in body.decode()) is (send == "every_revision")

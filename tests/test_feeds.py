@@ -302,7 +302,7 @@ def test_304_sends_validators_and_saves_nothing(server: LoopbackServer, store: S
     assert second_request.headers["if-modified-since"] == modified
     state = store.feed_state(feeds[0][0])
     assert (state.etag, state.last_modified) == ('"v1"', modified)
-    assert store.list_sources()[0]["last_checked_at"] == later.isoformat()
+    assert store.list_sources()[0].last_checked_at == later.isoformat()
     assert store.count_items() == 2
 
 

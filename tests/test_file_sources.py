@@ -31,8 +31,12 @@ def test_import_files_reports_each_file(store: Store) -> None:
     reports = import_files(
         store, [FIXTURES / "til.md", FIXTURES / "til_older.md"], zone=ZONE, now=NOW
     )
-    assert [(r.format, r.new) for r in reports] == [("journal", 11), ("journal", 2)]
-    assert reports[1].duplicates == 2
+    assert all(isinstance(r, FileReport) for r in reports)
+    assert [(r.format, r.new) for r in reports if isinstance(r, FileReport)] == [
+        ("journal", 11),
+        ("journal", 2),
+    ]
+    assert isinstance(reports[1], FileReport) and reports[1].duplicates == 2
     assert {item.sources for item in store.all_items()} == {("import",)}
 
 
@@ -49,7 +53,7 @@ def test_forced_format_overrides_sniffing(store: Store) -> None:
     reports = import_files(
         store, [FIXTURES / "reading.urls"], zone=ZONE, now=NOW, forced_format="list"
     )
-    assert reports[0].format == "list"
+    assert isinstance(reports[0], FileReport) and reports[0].format == "list"
 
 
 def test_latin1_file_is_decoded(store: Store, tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ from digest.collect.feeds import collect_feeds
 from digest.collect.inbox import collect_file_source
 from digest.config import FetchConfig, SourceConfig
 from digest.fetch import Fetcher
-from digest.models import StageReport
+from digest.models import Stage, StageReport
 from digest.store import Store, open_store
 from loopback import LoopbackServer, Response
 
@@ -222,7 +222,7 @@ def test_the_entries_left_over_are_taken_by_the_next_collects(
 def test_stderr_lines_per_stage_collapse_past_a_screenful(capsys: pytest.CaptureFixture[str]) -> None:
     failures = [f"fetch failed: 'https://x.test/{n}': HTTP 500" for n in range(50_000)]
 
-    print_reports([StageReport("fetch", 25, failures)])
+    print_reports([StageReport(Stage.FETCH, 25, failures)])
 
     lines = capsys.readouterr().err.splitlines()
     assert lines[0] == "fetch: 25 done, 50000 failed"

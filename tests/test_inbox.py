@@ -131,7 +131,7 @@ def test_missing_source_path_is_a_failure_and_marks_the_source_failing(
     _, report = collect(store, tmp_path / "nowhere")
     assert report.failures == [f"inbox: {tmp_path / 'nowhere'}: no such file or folder"]
     (source,) = store.list_sources()
-    assert source["status"] == "failing"
+    assert source.status == "failing"
 
 
 def test_a_folder_whose_every_file_fails_marks_the_source_failing(
@@ -144,8 +144,8 @@ def test_a_folder_whose_every_file_fails_marks_the_source_failing(
     _, report = collect(store, folder)
     assert len(report.failures) == 2
     (source,) = store.list_sources()
-    assert source["status"] == "failing"
-    assert source["last_error"].startswith("every file failed (2), last: ")
+    assert source.status == "failing"
+    assert (source.last_error or "").startswith("every file failed (2), last: ")
 
 
 def test_a_folder_with_one_good_file_among_bad_ones_stays_healthy(
@@ -158,7 +158,7 @@ def test_a_folder_with_one_good_file_among_bad_ones_stays_healthy(
     _, report = collect(store, folder)
     assert report.done == 1 and len(report.failures) == 1
     (source,) = store.list_sources()
-    assert source["status"] == "ok"
+    assert source.status == "ok"
 
 
 def test_source_topic_is_given_to_items_without_one(store: Store, tmp_path: Path) -> None:
@@ -223,7 +223,7 @@ def test_a_touched_but_unchanged_file_is_not_imported_again(store: Store, inbox:
     _, report = collect(store, inbox)
     assert (report.done, report.info, report.failures) == (0, [], [])
     state = store.file_state(str(target.absolute()))
-    assert state is not None and state["mtime_ns"] == 1_800_000_000_000_000_000
+    assert state is not None and state.mtime_ns == 1_800_000_000_000_000_000
 
 
 def test_an_edit_right_after_a_read_that_keeps_size_and_mtime_is_still_seen(

@@ -18,6 +18,7 @@ from click.testing import CliRunner
 
 from digest.cli import cli
 from digest.config import Config
+from digest.models import Stage
 from digest.periods import parse_week
 from digest.pipeline import NotesScope, RunResult, run
 from fake_openai import USABLE_SHAPES, FakeOpenAI
@@ -40,7 +41,7 @@ def pages(count: int, prefix: str = "https://site.example/") -> dict[str, str]:
 
 def notes_run(config: Config, days_later: float = 0) -> RunResult:
     moment = NOW + timedelta(days=days_later)
-    return run(config, "summarize", period=WEEK, stages=("notes",), clock=lambda: moment)
+    return run(config, "summarize", period=WEEK, stages=(Stage.NOTES,), clock=lambda: moment)
 
 
 def note_calls(fake_openai: FakeOpenAI) -> int:
@@ -90,7 +91,7 @@ def test_a_server_whose_every_answer_is_unusable_is_asked_at_most_max_attempts_t
 
 
 def notes_and_digest(config: Config) -> str:
-    run(config, "compose", period=WEEK, stages=("deliver",), clock=lambda: NOW)
+    run(config, "compose", period=WEEK, stages=(Stage.DELIVER,), clock=lambda: NOW)
     return digest_text(config)
 
 
@@ -107,7 +108,7 @@ def test_the_same_text_saved_again_later_is_not_asked_for_again(
 
     period = parse_week("2026-W48", ZoneInfo("UTC"))
     assert period.start <= later < period.end
-    run(config, "now", period=period, stages=("notes",), clock=lambda: later,
+    run(config, "now", period=period, stages=(Stage.NOTES,), clock=lambda: later,
         notes=NotesScope(only_period=True))  # fmt: skip
 
     assert len(fake_openai.requests) == 2  # the first item's call and repair, nothing since

@@ -15,7 +15,8 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from digest.config import Config, DigestSection, LLMConfig, ModelPrice
-from digest.models import Extracted, SavedItem
+from digest.lifecycle import FetchSucceeded, ItemState
+from digest.models import Extracted, SavedItem, Stage
 from digest.periods import parse_week
 from digest.pipeline import NotesScope, RunResult, estimate_run, run
 from digest.store import open_store
@@ -65,14 +66,14 @@ def seed(config: Config, pages: dict[str, str], *, saved_at: datetime = NOW) -> 
         store.save_items(source, saved, max(NOW, saved_at))  # a date ahead of "now" is not trusted
         ids = {item.url: item.id for item in store.all_items() if item.url in pages}
         for url, text in pages.items():
-            store.record_fetched(ids[url], Extracted(text=text), str(hash(text)), NOW)
+            store.apply_fetch(fetched(ids[url], text, NOW))
         return ids
     finally:
         store.close()
 
 
 def run_notes(config: Config, period: Any = WEEK) -> RunResult:
-    return run(config, "now", period=period, stages=("notes", "deliver"), clock=lambda: NOW)
+    return run(config, "now", period=period, stages=(Stage.NOTES, Stage.DELIVER), clock=lambda: NOW)
 
 
 def db(config: Config) -> sqlite3.Connection:
@@ -166,7 +167,7 @@ def test_a_better_copy_of_the_text_renotes_that_item(tmp_path: Path, fake: FakeO
     before = len(fake.requests)
     store = open_store(config.db_path)
     better = ARTICLE + " The fuller copy adds the benchmark numbers."
-    store.record_fetched(ids["https://a.example/rust"], Extracted(text=better), "h2", NOW)
+    store.apply_fetch(fetched(ids["https://a.example/rust"], better, NOW))
     store.close()
 
     run_notes(config)
@@ -307,7 +308,7 @@ def test_a_note_the_model_cannot_give_is_an_extractive_stand_in_marked_until_ret
         attempts, error = conn.execute("SELECT note_attempts, note_error FROM items").fetchone()
     assert attempts == 2 and "placeholder or refusal" in error
 
-    run(config, "summarize", period=WEEK, stages=("notes",), clock=lambda: NOW,
+    run(config, "summarize", period=WEEK, stages=(Stage.NOTES,), clock=lambda: NOW,
         notes=NotesScope(retry=True))  # fmt: skip
     run_notes(config)
     assert "(extractive summary)" not in digest_text(config)
@@ -418,3 +419,8 @@ def test_now_dry_run_prints_the_estimate_and_calls_nothing(
     assert "$" in result.stdout
     assert fake.requests == []
     assert not (tmp_path / "data" / "digests").exists()
+
+
+def fetched(item_id: int, text: str, now: datetime) -> FetchSucceeded:
+    """What the fetch stage records for a page that was the article."""
+    return FetchSucceeded(item_id, Extracted(text=text), str(hash(text)), now, ItemState.FETCHED, None)

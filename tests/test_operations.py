@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import logging
 import sqlite3
@@ -16,6 +17,7 @@ from aiosmtpd.controller import Controller
 from click.testing import CliRunner, Result
 
 from digest.cli import cli
+from digest.clock import Waits
 from digest.config import LogConfig, load_config
 from digest.errors import RunCancelled
 from digest.jobs import daemon_jobs
@@ -161,7 +163,7 @@ def test_digest_now_with_wait_runs_once_the_lock_is_free(
     threading.Timer(0.5, holder.stdin.close).start()
     result = invoke(write_config(tmp_path), "now", "--wait")
     assert result.exit_code == 0, result.output
-    assert holder.poll() is not None  # it ran only after the holder let go
+    assert holder.stdin.closed  # it ran only after the holder was told to let go
     assert result.output.splitlines()[-1].endswith(".md")
 
 
@@ -267,13 +269,22 @@ def test_a_stopped_daemon_job_ends_after_the_item_in_hand_and_the_next_run_goes_
     )
     config = load_config(config_path)
 
+    async def held_once_stopped(seconds: float) -> None:
+        # the per-host delay (1 s, one page at a time) is not waited out: the next page
+        # waits for ever once the daemon is stopping, not at all before
+        if stop.is_set():
+            await asyncio.Event().wait()
+
+    async def no_wait(seconds: float) -> None:
+        return None
+
     with pytest.raises(RunCancelled, match="fetch stopped after 1 of 8 items"):
-        daemon_jobs(config, stop).collect()
+        daemon_jobs(config, stop, waits=Waits(sleep=held_once_stopped)).collect()
 
     db = sqlite3.connect(tmp_path / "data" / "digest.db")
     assert db.execute("SELECT count(*) FROM items WHERE state != 'new'").fetchone() == (1,)
     assert db.execute("SELECT status FROM runs").fetchall() == [("cancelled",)]
-    daemon_jobs(config, threading.Event()).collect()
+    daemon_jobs(config, threading.Event(), waits=Waits(sleep=no_wait)).collect()
     assert db.execute("SELECT count(*) FROM items WHERE state = 'new'").fetchone() == (0,)
 
 

@@ -12,6 +12,7 @@ import feedparser
 from digest.config import Config, DigestSection, OutputConfig
 from digest.deliver import deliver_digest
 from digest.feed import feed_path
+from digest.lifecycle import note_attached
 from digest.models import Item, Note, SavedItem
 from digest.periods import parse_week
 from digest.store import Store
@@ -102,9 +103,8 @@ def stored_item(store: Store, title: str, tags: tuple[str, ...] = ("llm serving"
     )
     store.save_items(source, [saved], NOW)
     [item] = store.all_items()
-    store.attach_note(
-        item.id, "k1", Note("Paged attention pages the KV cache.", ("Less waste",), tags), NOW
-    )
+    note = Note("Paged attention pages the KV cache.", ("Less waste",), tags)
+    store.attach_note(note_attached(item, "k1", note, NOW, final=True))
     return store.all_items()[0]
 
 

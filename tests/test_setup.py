@@ -20,6 +20,7 @@ from digest.cli import cli
 from digest.config import parse_config
 from digest.doctor import run_checks
 from digest.errors import ConfigError
+from digest.lifecycle import FetchFailed, ItemState
 from digest.models import SavedItem
 from digest.store import open_store
 from loopback import LoopbackServer, Response, free_port
@@ -196,7 +197,9 @@ def failed_items(config: Path, count: int) -> None:
         )
         for item in store.all_items():
             error = f"fetch failed: {item.url!r}: HTTP 503 {'Service Unavailable ' * 5}"
-            store.record_fetch_failure(item.id, error, NOW + timedelta(hours=1))
+            store.apply_fetch(
+                FetchFailed(item.id, error, ItemState.FAILED, NOW + timedelta(hours=1))
+            )
     finally:
         store.close()
 

@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pytest
 from sqlite_utils import Database
+from sqlite_utils.db import Table
 
 from digest.errors import StoreConflict, StoreLocked
+from digest.lifecycle import Backoff, fetch_succeeded
 from digest.migrations import migrations
 from digest.models import Extracted, SavedItem
 from digest.store import open_store
@@ -70,12 +72,16 @@ def test_an_item_saved_twice_keeps_its_earliest_save_and_both_sources(tmp_path: 
     assert sorted(item.sources) == ["feed", "journal"]
 
 
+BACKOFF = Backoff(base_s=60, max_s=3600, max_attempts=3)
+
+
 def test_a_week_read_without_page_text_holds_everything_else(tmp_path: Path) -> None:
     store = open_store(tmp_path / "digest.db")
     feed = store.ensure_source("feed", "feed", url="https://f.example/rss")
     store.save_items(feed, [SavedItem("https://a.example/p", "Title", NOW, topic="Rust")], NOW)
     (saved,) = store.all_items()
-    store.record_fetched(saved.id, Extracted("The page's long text."), "hash", NOW)
+    fetched = fetch_succeeded(saved, Extracted("The page's long text."), "hash", NOW, BACKOFF)
+    store.apply_fetch(fetched)
     week = (NOW - timedelta(days=1), NOW + timedelta(days=1))
 
     (full,) = store.items_saved_between(*week)
@@ -142,3 +148,113 @@ def test_a_uniqueness_conflict_is_a_store_error_naming_the_constraint(tmp_path: 
 
     with pytest.raises(StoreConflict, match="sources.name"), store.write() as conn:
         conn.execute("INSERT INTO sources (name, kind, created_at) VALUES ('inbox', 'feed', 'now')")
+
+
+# -- migrations from the schema before, with exact columns (after simonw/llm's test_migrate) --
+
+ITEM_COLUMNS = {
+    "id": "INTEGER",
+    "key": "TEXT",
+    "url": "TEXT",
+    "kind": "TEXT",
+    "title": "TEXT",
+    "topic": "TEXT",
+    "context": "TEXT",
+    "links": "TEXT",
+    "saved_at": "TEXT",
+    "collected_at": "TEXT",
+    "state": "TEXT",
+    "attempts": "INTEGER",
+    "error": "TEXT",
+    "next_attempt_at": "TEXT",
+    "text": "TEXT",
+    "text_hash": "TEXT",
+    "extracted_title": "TEXT",
+    "author": "TEXT",
+    "published": "TEXT",
+    "language": "TEXT",
+    "extractor": "TEXT",
+    "final_url": "TEXT",
+    "fetched_at": "TEXT",
+    "note_id": "INTEGER",
+    "read_at": "TEXT",
+    "linked_text": "TEXT",
+    "quality": "TEXT",
+    "failures": "INTEGER",
+    "note_key": "TEXT",
+    "note_attempts": "INTEGER",
+    "note_failures": "INTEGER",
+    "note_error": "TEXT",
+    "note_next_attempt_at": "TEXT",
+}
+T = NOW.isoformat()
+ITEM_INDEXES = {"items_note_key", "items_saved_at", "items_state", "items_unread"}
+
+
+def schema_before_autoincrement(path: Path) -> Database:
+    db = Database(sqlite3.connect(path))
+    db.conn.execute("PRAGMA foreign_keys = ON")
+    migrations.apply(db, stop_before="m013_items_autoincrement")
+    return db
+
+
+def test_items_migrated_to_autoincrement_keep_exact_columns_indexes_and_rows(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "digest.db"
+    db = schema_before_autoincrement(path)
+    assert db["items"].columns_dict.keys() == ITEM_COLUMNS.keys()
+    source = db.table("sources").insert({"name": "inbox", "kind": "file", "created_at": T}).last_pk
+    for n in (1, 2):
+        db.table("items").insert(
+            {"key": f"k{n}", "kind": "link", "saved_at": T, "collected_at": T, "note_key": "n"}
+        )
+        db.table("item_sources").insert({"item_id": n, "source_id": source, "saved_at": T})
+    db.conn.commit()
+    db.conn.close()
+
+    with open_store(path) as store:
+        items = store.db["items"]
+        assert {c.name: c.type for c in items.columns} == ITEM_COLUMNS
+        assert isinstance(items, Table)
+        assert {index.name for index in items.indexes} >= ITEM_INDEXES
+        assert "AUTOINCREMENT" in items.schema
+        assert [(item.id, item.key, item.note_key) for item in store.all_items()] == [
+            (1, "k1", "n"),
+            (2, "k2", "n"),
+        ]
+        assert store.conn.execute("PRAGMA foreign_key_check").fetchall() == []
+
+
+def test_the_rebuild_keeps_a_column_and_index_another_migration_added(tmp_path: Path) -> None:
+    path = tmp_path / "digest.db"
+    db = schema_before_autoincrement(path)
+    db.execute("ALTER TABLE items ADD COLUMN added_elsewhere TEXT NOT NULL DEFAULT 'x'")
+    db.execute("CREATE INDEX items_added_elsewhere ON items(added_elsewhere)")
+    db.conn.commit()
+    db.conn.close()
+
+    with open_store(path) as store:
+        items = store.db["items"]
+        assert isinstance(items, Table)
+        assert items.columns_dict["added_elsewhere"] is str
+        assert "items_added_elsewhere" in {index.name for index in items.indexes}
+
+
+def test_an_item_id_is_never_given_again_after_its_item_is_gone(tmp_path: Path) -> None:
+    with open_store(tmp_path / "digest.db") as store:
+        source = store.ensure_source("inbox", "file", path="/inbox", now=NOW)
+        store.save_items(source, [SavedItem("https://a.example/1"), SavedItem("https://a.example/2")], NOW)
+        with store.write() as conn:
+            conn.execute("DELETE FROM item_sources WHERE item_id = 2")
+            conn.execute("DELETE FROM items WHERE id = 2")
+        store.save_items(source, [SavedItem("https://a.example/3")], NOW)
+
+        assert [item.id for item in store.all_items()] == [1, 3]
+
+
+def test_the_store_closes_when_its_block_ends(tmp_path: Path) -> None:
+    with open_store(tmp_path / "digest.db") as store:
+        assert store.count_items() == 0
+    with pytest.raises(sqlite3.ProgrammingError):
+        store.count_items()

@@ -38,7 +38,8 @@ SUBJECTS = {
 
 def articles(language: str, per_subject: int = 4) -> tuple[list[Item], dict[int, str]]:
     randomness = random.Random(7)
-    items, subject_of = [], {}
+    items: list[Item] = []
+    subject_of: dict[int, str] = {}
     for subject, vocabulary in SUBJECTS[language].items():
         terms = vocabulary.split()
         for n in range(per_subject):

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from digest.errors import DISK_ERRNOS, ConfigError, DeliveryError, DigestError, disk_error
-from digest.models import Period, StageReport
+from digest.models import Period, Stage, StageReport
 from digest.urls import for_display
 
 if TYPE_CHECKING:  # config pulls in pydantic: imported when a command needs it
@@ -161,7 +161,7 @@ def print_reports(reports: Sequence[StageReport]) -> None:
     """One line per stage, then one line per news and per failure (a screenful of each at
     most), on stderr."""
     for report in reports:
-        click.echo(f"{report.stage}: {report.done} done, {len(report.failures)} failed", err=True)
+        click.echo(f"{report.name}: {report.done} done, {len(report.failures)} failed", err=True)
         for lines, mark in ((report.info, "  "), (report.failures, "  ! ")):
             for line in lines[:SCREENFUL]:
                 click.echo(for_display(f"{mark}{line}"), err=True)
@@ -185,7 +185,7 @@ def locked(command: Callable[..., None]) -> Callable[..., None]:
 
 def _run_stages(
     command: str,
-    stages: Sequence[str],
+    stages: Sequence[Stage],
     week: str | None,
     *,
     only_period: bool = False,
@@ -271,7 +271,7 @@ def now(week: str | None, dry_run: bool, since: str | None, every_week: bool, re
         return
     _run_stages(
         "now",
-        ("collect", "fetch", "notes", "deliver"),
+        (Stage.COLLECT, Stage.FETCH, Stage.NOTES, Stage.DELIVER),
         week,
         only_period=True,
         retry_fetch=retry,
@@ -307,7 +307,7 @@ def _backfill(since: str | None, retry: bool) -> None:
 @locked
 def collect() -> None:
     """Collect every source (feeds and files) into the store."""
-    _run_stages("collect", ("collect",), None)
+    _run_stages("collect", (Stage.COLLECT,), None)
 
 
 @cli.command()
@@ -316,7 +316,7 @@ def collect() -> None:
 @locked
 def extract(retry: bool) -> None:
     """Fetch and extract the text of items that are due."""
-    _run_stages("extract", ("fetch",), None, retry_fetch=retry)
+    _run_stages("extract", (Stage.FETCH,), None, retry_fetch=retry)
 
 
 @cli.command()
@@ -329,7 +329,7 @@ def extract(retry: bool) -> None:
 @locked
 def summarize(retry: bool) -> None:
     """Write notes for items that have none, or whose text changed."""
-    _run_stages("summarize", ("notes",), None, retry_notes=retry)
+    _run_stages("summarize", (Stage.NOTES,), None, retry_notes=retry)
 
 
 @cli.command()
@@ -338,7 +338,7 @@ def summarize(retry: bool) -> None:
 @locked
 def compose(week: str | None) -> None:
     """Compose and deliver the digest of one week from the notes in the store."""
-    _run_stages("compose", ("deliver",), week)
+    _run_stages("compose", (Stage.DELIVER,), week)
 
 
 @cli.command("import")
@@ -580,7 +580,7 @@ def status(as_json: bool, list_all: bool, failed_only: bool, source: str | None)
 
     store = open_store(config().db_path)
     try:
-        if source is not None and source not in {row["name"] for row in store.list_sources()}:
+        if source is not None and source not in {row.name for row in store.list_sources()}:
             raise click.BadParameter(
                 f"no source named {source!r} (`digest sources list` names them)",
                 param_hint="--source",

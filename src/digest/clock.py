@@ -2,16 +2,42 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from datetime import UTC, datetime
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, tzinfo
 
 Clock = Callable[[], datetime]
+# Seams for waiting: code that waits takes these, so a test can stand in for the wait.
+Monotonic = Callable[[], float]  # seconds on a clock that never goes back
+AsyncSleep = Callable[[float], Awaitable[None]]
+Sleep = Callable[[float], object]
+
+monotonic: Monotonic = time.monotonic
+async_sleep: AsyncSleep = asyncio.sleep
+
+
+@dataclass(frozen=True)
+class Waits:
+    """How the fetcher measures and waits out its per-host delays."""
+
+    monotonic: Monotonic = monotonic
+    sleep: AsyncSleep = async_sleep
+
+
+REAL_WAITS = Waits()
 # (stage, done, total), after each item of collect, fetch and notes; it may raise RunCancelled.
 Progress = Callable[[str, int, int], None]
 
 
 def utc_now() -> datetime:
+    """The one place digest reads the wall clock."""
     return datetime.now(UTC)
+
+
+def now_in(zone: tzinfo) -> datetime:
+    return utc_now().astimezone(zone)
 
 
 def no_progress(stage: str, done: int, total: int) -> None:

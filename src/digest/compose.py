@@ -18,10 +18,12 @@ from zoneinfo import ZoneInfo
 
 import jinja2
 
+from digest.lifecycle import why_no_note
 from digest.models import (
     Item,
     ItemKind,
     ItemState,
+    ModelUsage,
     NoteBasis,
     Period,
     Statement,
@@ -81,16 +83,6 @@ class Backlog:
     unread: Sequence[Item] = ()  # not marked read, from earlier weeks, oldest first
     year_ago: Sequence[Item] = ()  # saved in the same ISO week a year earlier
     unread_limit: int | None = None  # "Still unread" shows this many (not counting year_ago)
-
-
-@dataclass(frozen=True)
-class ModelUsage:
-    """Notes (or the week summary) made by one model with one prompt, and what they cost."""
-
-    model: str
-    prompt_version: str
-    count: int
-    usage: Usage
 
 
 @dataclass(frozen=True)
@@ -426,12 +418,7 @@ def skipped_items(items: Sequence[Item]) -> dict[str, int]:
     for item in items:
         if item.note is not None and not _pretend(item):
             continue
-        if item.state is ItemState.NEW and item.url and item.note is None:
-            why = "not fetched yet"
-        elif item.state is ItemState.FAILED or _pretend(item):
-            why = f"not read ({reason(item) or 'not fetched yet'})"
-        else:
-            why = "waiting for a note (the LLM was unavailable or the budget spent)"
+        why = why_no_note(item, page_unread=_pretend(item), reason=reason(item))
         reasons[why] = reasons.get(why, 0) + 1
     return {f"{'item' if n == 1 else 'items'} {why}": n for why, n in reasons.items()}
 

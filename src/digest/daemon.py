@@ -34,7 +34,7 @@ from apscheduler.schedulers.blocking import BlockingScheduler
 from apscheduler.triggers.cron import CronTrigger
 
 from digest.atomic import write_atomic
-from digest.clock import Clock, utc_now
+from digest.clock import Clock, now_in, utc_now
 from digest.errors import DigestError, RunCancelled, RunLocked, disk_error
 from digest.runlock import run_lock
 
@@ -181,7 +181,7 @@ class _LockedJob:
             logger.info("%s finished in %.1f s; next run %s", self.name, elapsed, self._next_run())
 
     def _next_run(self) -> str:
-        next_time = self.trigger.get_next_fire_time(None, datetime.now(self.trigger.timezone))
+        next_time = self.trigger.get_next_fire_time(None, now_in(self.trigger.timezone))
         return next_time.isoformat() if next_time else "never"
 
 
@@ -204,11 +204,11 @@ def run_daemon(
     recorded = Jobs(collect=jobs.collect, digest=_RecordedDigest(jobs.digest, state_path, now))
     scheduler = build_scheduler(schedule, recorded, zone=zone, lock_dir=lock_dir, cancel=stop)
     # collect at once: a fresh start should not wait for the next slot to show anything
-    scheduler.modify_job("collect", next_run_time=datetime.now(zone))
+    scheduler.modify_job("collect", next_run_time=now_in(zone))
     missed = _missed_digest_slot(cron_trigger(schedule.digest, zone), state_path, now())
     if missed is not None:
         logger.info("digest missed at %s; running it now", missed.isoformat())
-        scheduler.modify_job("digest", next_run_time=datetime.now(zone))
+        scheduler.modify_job("digest", next_run_time=now_in(zone))
     stopper = threading.Thread(
         target=_shut_down_when_asked, args=(scheduler, stop), name="digest-stopper", daemon=True
     )

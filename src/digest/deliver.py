@@ -23,8 +23,8 @@ from digest.compose import content_hash
 from digest.config import Config
 from digest.errors import DeliveryError
 from digest.feed import update_feed
+from digest.lifecycle import backoff_delay
 from digest.models import Period
-from digest.policy import backoff_delay
 from digest.render import render_email
 from digest.smtp import DeliveryUnknown, SmtpReplyError, send_email
 from digest.store import Store

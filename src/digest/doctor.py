@@ -24,7 +24,7 @@ import openai
 
 from digest.config import Config, SourceConfig, load_config, user_config_path
 from digest.errors import DeliveryError, DigestError
-from digest.smtp import check_server
+from digest.smtp import UNREACHABLE, check_server
 from digest.store import open_store_read_only, schema_differences
 
 Resolver = Callable[[str, int], Any]  # socket.getaddrinfo's shape: raises OSError if unknown
@@ -304,14 +304,4 @@ def check_smtp(config: Config) -> str:
     try:
         return check_server(email)
     except DeliveryError as exc:
-        raise Problem(str(exc), _smtp_fix(str(exc))) from exc
-
-
-def _smtp_fix(message: str) -> str:
-    if "STARTTLS" in message:
-        return "use security = 'ssl' (usually port 465) or a server that offers STARTTLS"
-    if "certificate" in message:
-        return "point [email] ca_file at the server's certificate, or fix the server's certificate"
-    if "password" in message or "login" in message:
-        return "check [email] username and the variable named by password_env"
-    return "check [email] host, port and security, and that the server is reachable"
+        raise Problem(str(exc), exc.fix or UNREACHABLE) from exc

@@ -1,40 +1,94 @@
-"""Every error digest raises on purpose derives from DigestError.
+"""Every error digest raises on purpose derives from DigestError; catch where it says.
 
-    DigestError
-    ├── ConfigError          bad or unreadable config: names the file and key
-    ├── StoreError           the database could not be used
-    │   ├── StoreLocked      another writer held it past the busy timeout
-    │   ├── StoreConflict    a write broke a uniqueness rule (names the constraint)
-    │   ├── StoreTooNew      written by a newer digest: refused at open
-    │   └── DiskError        the data folder cannot be written (full, quota, read-only)
-    ├── RunLocked            another digest run holds the run lock
-    ├── RunCancelled         the daemon is stopping: the run ends after the item in hand
-    ├── SourceError          a feed or file source could not be read
-    ├── ImportFormatError    a file's format is unknown or was forced wrongly
-    ├── FetchError           a page could not be fetched
-    │   ├── BlockedAddress   the URL resolves to an address the guard refuses
-    │   └── SkippedContent   binary: closed after its first bytes, never fetched again
-    ├── ExtractError         fetched bytes held no usable text
-    ├── SummarizeError       the LLM could not give a valid note
-    │   ├── UnusableAnswer   it answered, but nothing usable (counts against llm.max_attempts)
-    │   └── LLMUnavailable   stop the stage for this run (quota, auth, model)
-    │       └── BudgetReached  llm.budget_usd is spent: no new calls this run
-    └── DeliveryError        mail or file delivery failed
+    DigestError                 catch at a command's edge (cli.DigestGroup) or a unit's loop
+    ├── ConfigError             bad or unreadable config (names file and key): exit 1, fix it
+    ├── StoreError              the database could not be used: end the command
+    │   ├── StoreLocked         another writer held it past the busy timeout: retry later
+    │   ├── StoreConflict       a write broke a uniqueness rule (names the constraint): a bug
+    │   ├── StoreTooNew         written by a newer digest: refused at open, upgrade digest
+    │   └── DiskError           the data folder cannot be written (full, quota, read-only)
+    ├── RunLocked               another run holds the run lock: wait (--wait) or exit
+    ├── RunCancelled            the daemon is stopping: let it end the run after the item
+    ├── SourceError             a feed or file source could not be read: record, next source
+    ├── ImportFormatError       a file's format is unknown or forced wrongly: tell the user
+    ├── FetchError              a page could not be fetched (url; permanent, retry_after):
+    │   │                       record against the item, retry with backoff (lifecycle)
+    │   ├── BlockedAddress      a scheme or address the guard refuses: given up sooner
+    │   │   └── AddressRefused  (netguard) raised in the transport, which knows no URL
+    │   └── SkippedContent      binary: closed after its first bytes, never fetched again
+    ├── ExtractError            fetched bytes held no usable text (url): record, retry later
+    ├── SummarizeError          the LLM gave no valid note: a stand-in note, retry later
+    │   ├── UnusableAnswer      it answered, nothing usable (counts against llm.max_attempts)
+    │   └── LLMUnavailable      quota, auth, model, no server: stop the stage for this run
+    │       └── BudgetReached   llm.budget_usd is spent: no new calls this run
+    └── DeliveryError           mail or file delivery failed (fix: what to do): retry later
+        ├── DeliveryUnknown     (smtp) dropped after the message was sent: never resend
+        └── SmtpReplyError      (smtp) the server answered an error code; 4xx is transient
 
-Per-item code catches these, records them against the item and goes on; anything
-else is a bug and escapes.
+Outside the tree, on purpose: doctor.Problem (a failed check and its fix, caught by doctor
+itself), collect.importers.common.TimeError (a ValueError a parser turns into a Rejected
+line) and netguard.UnresolvedHost (an httpcore error httpx wraps; fetch names it).
+
+Per-item code catches these, records them against the item and goes on; anything else is
+a bug and escapes. The culprit travels as data (DigestError.url, item_id, path, line) and
+the one line shown is rendered by DigestError.__str__ alone.
 """
 
 from __future__ import annotations
 
 import errno
+from pathlib import Path
+from typing import ClassVar
 
 # What a full, over-quota or read-only disk makes a write fail with.
 DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM})
 
 
 class DigestError(Exception):
-    """Root of digest's own errors; str() is the one line the user sees."""
+    """Root of digest's own errors; str() is the one line the user sees, rendered here.
+
+    The culprit is data: `url`, `item_id`, `path` and `line` say which page, item, file
+    and line the error is about, for code to act on; `fix` says what to do, when the raiser
+    knows. Given a culprit, the line reads "<action>: <culprit>: <reason>"; without one the
+    reason names it itself.
+    """
+
+    action: ClassVar[str] = ""  # what failed, said before the culprit: "fetch failed"
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        url: str | None = None,
+        item_id: int | None = None,
+        path: str | Path | None = None,
+        line: int | None = None,
+        fix: str | None = None,
+    ) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.url = url
+        self.item_id = item_id
+        self.path = path
+        self.line = line
+        self.fix = fix
+
+    def __str__(self) -> str:
+        culprit = self.culprit()
+        if culprit is None:
+            return self.reason
+        return ": ".join(part for part in (self.action, culprit, self.reason) if part)
+
+    def culprit(self) -> str | None:
+        """Which item, page, file and line: 'item 7 'https://…'', 'notes.md:12'."""
+        parts = []
+        if self.item_id is not None:
+            parts.append(f"item {self.item_id}")
+        if self.url is not None:
+            parts.append(repr(self.url))
+        if self.path is not None:
+            parts.append(f"{self.path}:{self.line}" if self.line is not None else str(self.path))
+        return " ".join(parts) or None
 
 
 class ConfigError(DigestError):
@@ -85,28 +139,40 @@ class ImportFormatError(DigestError):
 
 
 class FetchError(DigestError):
-    """A fetch failed. `permanent` failures (404, 410, refused address) are given up sooner."""
+    """A fetch failed. `permanent` failures (404, 410, refused address) are given up sooner;
+    `retry_after` is the wait the server asked for, in seconds."""
 
-    def __init__(self, message: str, *, permanent: bool = False, retry_after: float | None = None):
-        super().__init__(message)
+    action = "fetch failed"
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        url: str | None = None,
+        permanent: bool = False,
+        retry_after: float | None = None,
+    ):
+        super().__init__(reason, url=url)
         self.permanent = permanent
         self.retry_after = retry_after
 
 
 class BlockedAddress(FetchError):
-    def __init__(self, message: str):
-        super().__init__(message, permanent=True)
+    action = "fetch refused"
+
+    def __init__(self, reason: str, *, url: str | None = None):
+        super().__init__(reason, url=url, permanent=True)
 
 
 class SkippedContent(FetchError):
     """Not worth reading (an image, a video, an archive): final, never retried."""
 
-    def __init__(self, message: str):
-        super().__init__(message, permanent=True)
+    def __init__(self, reason: str, *, url: str | None = None):
+        super().__init__(reason, url=url, permanent=True)
 
 
 class ExtractError(DigestError):
-    pass
+    action = "extract failed"
 
 
 class SummarizeError(DigestError):

@@ -13,13 +13,14 @@ import io
 import zlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from types import TracebackType
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 import httpx
 
+from digest.clock import REAL_WAITS, Waits, utc_now
 from digest.config import FetchConfig
 from digest.errors import BlockedAddress, FetchError, SkippedContent
 from digest.extract.sniff import SNIFF_BYTES, is_probably_binary, parse_content_type, sniff_binary
@@ -62,11 +63,11 @@ def check_status(result: FetchResult, *, now: datetime | None = None) -> None:
     status = result.status
     if 200 <= status < 300 or status == 304:
         return
-    message = f"fetch failed: {result.url!r}: HTTP {status}"
+    reason = f"HTTP {status}"
     if 400 <= status < 500 and status not in (408, 429):
-        raise FetchError(message, permanent=True)
-    retry_after = retry_after_s(result.headers, now or datetime.now(UTC), cap_s=MAX_RETRY_AFTER_S)
-    raise FetchError(message, permanent=False, retry_after=retry_after)
+        raise FetchError(reason, url=result.url, permanent=True)
+    retry_after = retry_after_s(result.headers, now or utc_now(), cap_s=MAX_RETRY_AFTER_S)
+    raise FetchError(reason, url=result.url, permanent=False, retry_after=retry_after)
 
 
 # -- the fetcher -----------------------------------------------------------
@@ -80,14 +81,17 @@ class Fetcher:
     clients of at most CLIENT_MAX_CONNECTIONS each.
     """
 
-    def __init__(self, config: FetchConfig) -> None:
+    def __init__(self, config: FetchConfig, waits: Waits = REAL_WAITS) -> None:
+        """`waits` spaces out the requests to one host (per_host_delay_s)."""
         self.config = config
+        self.monotonic = waits.monotonic
+        self.sleep = waits.sleep
         self.policy = AddressPolicy(config.allow_private_addresses)
         self.deadline_s = config.timeout_s  # wall clock for one fetch, redirects included
         self._slots = asyncio.Semaphore(config.concurrency)
         self._host_slots: dict[str, asyncio.Semaphore] = {}
         self._unresolved: dict[str, str] = {}  # host -> why DNS failed, earlier in this run
-        self._held_off: dict[str, float] = {}  # host -> loop time its Retry-After ends
+        self._held_off: dict[str, float] = {}  # host -> when (self.monotonic) its Retry-After ends
         self._host_next_start: dict[str, float] = {}
         self._clients: list[httpx.AsyncClient] = []
         self._client_slots: list[asyncio.Semaphore] = []
@@ -145,7 +149,7 @@ class Fetcher:
         for hops in range(self.config.max_redirects + 1):
             host = _checked_host(hop_url)
             if (why := self._unresolved.get(host)) is not None:
-                raise FetchError(f"fetch failed: {url!r}: {why}")
+                raise FetchError(why, url=url)
             # the host's slot first: a queue for one busy host must not hold global slots
             async with self._host_slot(host):
                 await self._space_out(host)
@@ -163,13 +167,10 @@ class Fetcher:
             permanent = permanent and hop.status in PERMANENT_REDIRECTS
             hop_url = _no_downgrade(hop_url, _redirect_target(hop_url, location))
             if hop_url in seen:
-                raise FetchError(
-                    f"fetch failed: {url!r}: redirect loop at {hop_url!r}", permanent=True
-                )
+                raise FetchError(f"redirect loop at {hop_url!r}", url=url, permanent=True)
             seen.add(hop_url)
         raise FetchError(
-            f"fetch failed: {url!r}: more than {self.config.max_redirects} redirects",
-            permanent=True,
+            f"more than {self.config.max_redirects} redirects", url=url, permanent=True
         )
 
     def _host_slot(self, host: str) -> asyncio.Semaphore:
@@ -179,7 +180,7 @@ class Fetcher:
         return slot
 
     def _check_held_off(self, url: str, host: str) -> None:
-        left = self._held_off.get(host, 0.0) - asyncio.get_running_loop().time()
+        left = self._held_off.get(host, 0.0) - self.monotonic()
         if left > 0:
             raise FetchError(
                 f"fetch postponed: {url!r}: {host} asked to wait {left:.0f} s more (Retry-After)",
@@ -190,17 +191,17 @@ class Fetcher:
         """A 429 or 503 with Retry-After holds back the whole host for the time asked."""
         if hop.status not in (429, 503):
             return
-        wait = retry_after_s(hop.headers, datetime.now(UTC), cap_s=MAX_RETRY_AFTER_S)
+        wait = retry_after_s(hop.headers, utc_now(), cap_s=MAX_RETRY_AFTER_S)
         if wait:
-            self._held_off[host] = asyncio.get_running_loop().time() + wait
+            self._held_off[host] = self.monotonic() + wait
 
     async def _space_out(self, host: str) -> None:
         """Wait until `per_host_delay_s` has passed since the last request to `host` began."""
-        now = asyncio.get_running_loop().time()
+        now = self.monotonic()
         start = max(now, self._host_next_start.get(host, now))
         self._host_next_start[host] = start + self.config.per_host_delay_s
         if start > now:
-            await asyncio.sleep(start - now)
+            await self.sleep(start - now)
 
     async def _hop(
         self,
@@ -221,16 +222,14 @@ class Fetcher:
                     result = await self._request(client, url, headers, sink, *body_options)
                 return result, clock() - started
         except AddressRefused as exc:
-            raise BlockedAddress(f"fetch refused: {url!r}: {exc}") from exc
+            raise BlockedAddress(str(exc), url=url) from exc
         except TimeoutError as exc:
-            raise FetchError(
-                f"fetch failed: {url!r}: timeout: took longer than {self.deadline_s:g}s"
-            ) from exc
+            raise FetchError(f"timeout: took longer than {self.deadline_s:g}s", url=url) from exc
         except (httpx.HTTPError, httpx.InvalidURL) as exc:
             why = describe_error(exc)
             if _caused_by(exc, UnresolvedHost):
                 self._unresolved[host] = why  # its other URLs fail at once, not spaced out
-            raise FetchError(f"fetch failed: {url!r}: {why}") from exc
+            raise FetchError(why, url=url) from exc
 
     async def _request(
         self,
@@ -300,11 +299,9 @@ def _checked_host(url: str) -> str:
     try:
         parsed = httpx.URL(url)
     except httpx.InvalidURL as exc:
-        raise FetchError(f"fetch failed: {url!r}: invalid URL ({exc})", permanent=True) from exc
+        raise FetchError(f"invalid URL ({exc})", url=url, permanent=True) from exc
     if parsed.scheme not in ("http", "https") or not parsed.host:
-        raise FetchError(
-            f"fetch refused: {url!r}: only http and https URLs are fetched", permanent=True
-        )
+        raise BlockedAddress("only http and https URLs are fetched", url=url)
     return parsed.host
 
 
@@ -312,7 +309,7 @@ def _redirect_target(current: str, location: str) -> str:
     try:
         return str(httpx.URL(current).join(location.strip()))
     except httpx.InvalidURL as exc:
-        raise FetchError(f"fetch failed: {current!r}: bad redirect to {location!r}") from exc
+        raise FetchError(f"bad redirect to {location!r}", url=current) from exc
 
 
 def _no_downgrade(current: str, target: str) -> str:
@@ -375,7 +372,7 @@ def _encoded(response: httpx.Response) -> bool:
 
 
 def _too_large(url: str, max_bytes: int) -> FetchError:
-    return FetchError(f"fetch failed: {url!r}: body larger than {max_bytes} bytes", permanent=True)
+    return FetchError(f"body larger than {max_bytes} bytes", url=url, permanent=True)
 
 
 class _Decoder:
@@ -386,7 +383,7 @@ class _Decoder:
         codings = [c for c in codings if c != "identity"]
         if len(codings) > 1 or (codings and codings[0] not in ("gzip", "x-gzip", "deflate")):
             raise FetchError(
-                f"fetch failed: {url!r}: unsupported Content-Encoding {encoding!r}", permanent=True
+                f"unsupported Content-Encoding {encoding!r}", url=url, permanent=True
             )
         self.coding = codings[0] if codings else None
         self.url = url
@@ -402,7 +399,7 @@ class _Decoder:
             try:
                 out: bytes = self._zlib.decompress(data, max(limit, 1))
             except zlib.error as exc:
-                raise FetchError(f"fetch failed: {self.url!r}: bad {self.coding} body") from exc
+                raise FetchError(f"bad {self.coding} body", url=self.url) from exc
             yield out
             limit -= len(out)
             if not self._zlib.eof:

@@ -24,18 +24,17 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
-from datetime import datetime
 from multiprocessing import get_context
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from digest import policy
-from digest.clock import Clock, Progress
+from digest import lifecycle
+from digest.clock import REAL_WAITS, Clock, Progress, Waits
 from digest.config import FetchConfig
 from digest.errors import DigestError, ExtractError, SkippedContent
 from digest.extract import extract
 from digest.fetch import Fetcher, FetchResult, check_status
-from digest.models import Extracted, Item, StageReport
+from digest.models import Extracted, Item, Stage, StageReport
 from digest.store import Store, url_key
 from digest.summarize.text import paragraphs, shorten
 from digest.tasks import run_together
@@ -120,12 +119,10 @@ class Pool:
                 )
         except BrokenProcessPool:
             self._replace(executor)
-            raise ExtractError(f"extract failed: {url!r}: the extraction worker died") from None
+            raise ExtractError("the extraction worker died", url=url) from None
         except TimeoutError:
             self._replace(executor)
-            raise ExtractError(
-                f"extract failed: {url!r}: took longer than {self.extract_timeout_s:g}s"
-            ) from None
+            raise ExtractError(f"took longer than {self.extract_timeout_s:g}s", url=url) from None
 
     def _replace(self, executor: ProcessPoolExecutor) -> None:
         """New workers for the broken or stuck `executor`, once however many pages saw it."""
@@ -164,12 +161,14 @@ def extract_file(path: str, url: str, content_type: str | None) -> Extracted:
 
 
 @asynccontextmanager
-async def page_reader(config: FetchConfig, clock: Clock, pages: int) -> AsyncIterator[PageReader]:
+async def page_reader(
+    config: FetchConfig, clock: Clock, pages: int, waits: Waits = REAL_WAITS
+) -> AsyncIterator[PageReader]:
     """A reader for a batch of about `pages` pages: worker processes only when it pays."""
     workers = os.cpu_count() or 1
     pool = Pool(workers) if workers > 1 and pages >= PROCESS_POOL_THRESHOLD else None
     try:
-        async with Fetcher(config) as fetcher:
+        async with Fetcher(config, waits) as fetcher:
             # enough pages in hand to keep the fetches going and every worker busy
             backlog = config.concurrency + (2 * pool.workers if pool else 0)
             yield PageReader(fetcher, clock, backlog, pool)
@@ -182,14 +181,21 @@ class FetchStage:
     """One run of the fetch stage over one store."""
 
     def __init__(
-        self, store: Store, config: FetchConfig, clock: Clock, progress: Progress = _no_progress
+        self,
+        store: Store,
+        config: FetchConfig,
+        clock: Clock,
+        progress: Progress = _no_progress,
+        waits: Waits = REAL_WAITS,
     ) -> None:
         self.store = store
+        self.waits = waits
         self.config = config
         self.clock = clock
         self.progress = progress
         self.shorteners = frozenset(config.shortener_hosts)
-        self.report = StageReport("fetch")
+        self.report = StageReport(Stage.FETCH)
+        self.backoff = lifecycle.Backoff(config.retry_base_s, config.retry_max_s, config.max_attempts)
         self._finished = 0
 
     async def run(self, due: Sequence[Item], posts: Sequence[Item]) -> StageReport:
@@ -198,7 +204,7 @@ class FetchStage:
             return self.report
         links = sum(len(post.links[:MAX_POST_LINKS]) for post in posts)
         total = len(due) + len(posts)
-        async with page_reader(self.config, self.clock, len(due) + links) as reader:
+        async with page_reader(self.config, self.clock, len(due) + links, self.waits) as reader:
             fetches = (self._fetch_item(reader, item) for item in by_host_in_turn(due))
             follows = (self._follow_links(reader, post) for post in posts)
             await run_together(
@@ -209,7 +215,7 @@ class FetchStage:
     async def _counted(self, work: Awaitable[None], total: int) -> None:
         await work
         self._finished += 1
-        self.progress("fetch", self._finished, total)
+        self.progress(Stage.FETCH, self._finished, total)
 
     async def _fetch_item(self, reader: PageReader, item: Item) -> None:
         assert item.url is not None
@@ -220,21 +226,12 @@ class FetchStage:
             return
         item_id = self._settle_shortened(item, page.result.final_url)
         text_hash = hashlib.sha256(page.extracted.text.encode()).hexdigest()
-        recheck = self._recheck_at(item) if page.extracted.quality else None
-        self.store.record_fetched(
-            item_id, page.extracted, text_hash, self.clock(), recheck_at=recheck
+        self.store.apply_fetch(
+            lifecycle.fetch_succeeded(
+                item, page.extracted, text_hash, self.clock(), self.backoff, item_id=item_id
+            )
         )
         self.report.done += 1
-
-    def _recheck_at(self, item: Item) -> datetime | None:
-        """When to fetch again a page that was no article (a wall, a stub): with backoff."""
-        return policy.next_attempt_at(
-            item.attempts + 1,
-            self.clock(),
-            base_s=self.config.retry_base_s,
-            max_s=self.config.retry_max_s,
-            max_attempts=self.config.max_attempts,
-        )
 
     def _settle_shortened(self, item: Item, final_url: str) -> int:
         """A shortened link's item takes the key of where it led, or merges into the item
@@ -248,17 +245,17 @@ class FetchStage:
         return item.id if key == item.key else self.store.move_to_key(item.id, key)
 
     def _record_failure(self, item: Item, exc: DigestError) -> None:
-        now = self.clock()
-        next_attempt = None if isinstance(exc, SkippedContent) else policy.next_attempt_at(
-            item.failures + 1,
-            now,
-            base_s=self.config.retry_base_s,
-            max_s=self.config.retry_max_s,
+        intent = lifecycle.fetch_failed(
+            item,
+            str(exc),
+            self.clock(),
+            self.backoff,
             retry_after_s=getattr(exc, "retry_after", None),
             permanent=getattr(exc, "permanent", False),
-            max_attempts=self.config.max_attempts,
+            final=isinstance(exc, SkippedContent),
         )
-        self.store.record_fetch_failure(item.id, str(exc), next_attempt)
+        self.store.apply_fetch(intent)
+        next_attempt = intent.next_attempt_at
         when = f"will retry after {next_attempt:%Y-%m-%d %H:%M} UTC" if next_attempt else "given up"
         self.report.failures.append(f"{exc}; {when}")
 
@@ -278,6 +275,7 @@ class FetchStage:
             "\n".join(linked_line(page) for page in pages) or None,
             "; ".join(errors) or None,
             self.clock(),
+            lifecycle.links_followed(post),
         )
         self.report.done += len(pages)
         self.report.failures.extend(f"{error}; a link in post {post.id}" for error in errors)

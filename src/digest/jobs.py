@@ -8,12 +8,12 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from digest.backlog import backlog_for, linkable_urls
-from digest.clock import Clock, Progress, utc_now
+from digest.clock import REAL_WAITS, Clock, Progress, Waits, utc_now
 from digest.config import Config
 from digest.daemon import Jobs
 from digest.deliver import DeliveryOutcome, Sleep, resend_email
 from digest.errors import RunCancelled
-from digest.models import Period
+from digest.models import Period, Stage
 from digest.periods import period_containing, previous_period
 from digest.pipeline import STAGES, RunResult, resolve_period, run
 from digest.store import Store, open_store
@@ -25,16 +25,15 @@ CATCH_UP_WEEKS = 8  # how far back the weekly job delivers missed or changed wee
 
 def resend(config: Config, period: Period, clock: Clock = utc_now) -> DeliveryOutcome:
     """`digest resend`: mail the latest revision of `period` again; the caller holds the lock."""
-    store = open_store(config.db_path)
-    try:
+    with open_store(config.db_path) as store:
         items = store.items_saved_between(period.start, period.end)
         allowed = linkable_urls(items, backlog_for(store, config, period))
         return resend_email(store, config, period, clock(), allowed_urls=allowed)
-    finally:
-        store.close()
 
 
-def daemon_jobs(config: Config, stop: threading.Event, clock: Clock = utc_now) -> Jobs:
+def daemon_jobs(
+    config: Config, stop: threading.Event, clock: Clock = utc_now, waits: Waits = REAL_WAITS
+) -> Jobs:
     """The daemon's two jobs: collect often, rewriting this week's file as it fills; weekly,
     deliver the weeks due (see `periods_to_deliver`).
 
@@ -55,9 +54,10 @@ def daemon_jobs(config: Config, stop: threading.Event, clock: Clock = utc_now) -
                 config,
                 "daemon collect",
                 period=period,
-                stages=(*STAGES[:3], "draft"),
+                stages=(*STAGES[:3], Stage.DRAFT),
                 clock=clock,
                 progress=stop_when_asked,
+                waits=waits,
             )
         )
 
@@ -75,7 +75,7 @@ def deliver_due_weeks(config: Config, clock: Clock, progress: Progress, pause: S
     )
     periods = due_periods(config, clock())
     for done, period in enumerate(periods):
-        progress("deliver", done, len(periods))
+        progress(Stage.DELIVER, done, len(periods))
         result = run(
             config,
             "daemon digest",
@@ -90,11 +90,8 @@ def deliver_due_weeks(config: Config, clock: Clock, progress: Progress, pause: S
 
 def due_periods(config: Config, now: datetime) -> list[Period]:
     """`periods_to_deliver` over the store as it stands."""
-    store = open_store(config.db_path)
-    try:
+    with open_store(config.db_path) as store:
         return periods_to_deliver(store, config.digest.zone, now)
-    finally:
-        store.close()
 
 
 def periods_to_deliver(store: Store, zone: ZoneInfo, now: datetime) -> list[Period]:
@@ -119,7 +116,7 @@ def periods_to_deliver(store: Store, zone: ZoneInfo, now: datetime) -> list[Peri
 
 def _log_result(result: RunResult) -> None:
     for report in result.reports:
-        log.info("%s: %d done, %d failed", report.stage, report.done, len(report.failures))
+        log.info("%s: %d done, %d failed", report.name, report.done, len(report.failures))
         for line in report.failures:
             log.warning("%s", line)
     if result.path is not None:

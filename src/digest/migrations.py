@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+import sqlite3
+
 from sqlite_utils import Database, Migrations
 
 from digest.urls import same_page_key
@@ -259,6 +262,8 @@ def m011_note_attempts(db: Database) -> None:
         ) WITHOUT ROWID
         """,
     )
+
+
 @migrations(name="m012_same_page_keys")
 def m012_same_page_keys(db: Database) -> None:
     # http and https, with or without a trailing slash: one page, one key (urls.same_page_key).
@@ -268,3 +273,55 @@ def m012_same_page_keys(db: Database) -> None:
     for item_id, key in rows:
         if (new := same_page_key(key)) != key:
             db.execute("UPDATE OR IGNORE items SET key = ? WHERE id = ?", (new, item_id))
+
+
+@migrations(name="m013_items_autoincrement", transactional=False)
+def m013_items_autoincrement(db: Database) -> None:
+    # Item ids are never reused: an id once shown in a digest or a run record keeps meaning
+    # that item even after it is merged away. SQLite adds AUTOINCREMENT only by rebuilding
+    # the table; the rebuild copies the live table's own schema (every column and index any
+    # earlier migration added). Foreign keys are off during the rebuild (SQLite allows that
+    # only outside a transaction) and checked before it commits.
+    enforced = db.conn.execute("PRAGMA foreign_keys").fetchone()[0]
+    db.conn.execute("PRAGMA foreign_keys = OFF")
+    try:
+        with db.atomic():
+            _rebuild_with_autoincrement(db, "items")
+            if broken := db.conn.execute("PRAGMA foreign_key_check").fetchall():
+                raise sqlite3.IntegrityError(f"items rebuilt with broken references: {broken[:3]}")
+    finally:
+        db.conn.execute(f"PRAGMA foreign_keys = {'ON' if enforced else 'OFF'}")
+
+
+def _rebuild_with_autoincrement(db: Database, table: str) -> None:
+    conn = db.conn
+    (create,) = conn.execute(
+        "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
+    ).fetchone()
+    if "AUTOINCREMENT" in create.upper():
+        return
+    rebuilt, replaced = re.subn(
+        r"\bid\s+INTEGER\s+PRIMARY\s+KEY\b",
+        "id INTEGER PRIMARY KEY AUTOINCREMENT",
+        create,
+        count=1,
+        flags=re.IGNORECASE,
+    )
+    if replaced != 1:
+        raise ValueError(f"table {table}: no 'id INTEGER PRIMARY KEY' column to rebuild")
+    name = rf"^CREATE TABLE\s+[\"`\[]?{table}[\"`\]]?"
+    rebuilt = re.sub(name, f"CREATE TABLE {table}_rebuilt", rebuilt)
+    companions = [
+        sql
+        for (sql,) in conn.execute(
+            "SELECT sql FROM sqlite_master WHERE tbl_name = ? AND type IN ('index', 'trigger')"
+            " AND sql IS NOT NULL ORDER BY type, name",
+            (table,),
+        )
+    ]
+    conn.execute(rebuilt)
+    conn.execute(f"INSERT INTO {table}_rebuilt SELECT * FROM {table}")
+    conn.execute(f"DROP TABLE {table}")
+    conn.execute(f"ALTER TABLE {table}_rebuilt RENAME TO {table}")
+    for sql in companions:
+        conn.execute(sql)

@@ -6,25 +6,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 
+from digest.lifecycle import ItemKind, ItemState, NoteBasis, gave_up
 
-class ItemKind(StrEnum):
-    LINK = "link"  # a URL to fetch and summarise
-    NOTE = "note"  # text the user saved without a URL
-    POST = "post"  # a saved post: its text is the content, its links are context
-
-
-class ItemState(StrEnum):
-    NEW = "new"  # collected, not fetched yet
-    FETCHED = "fetched"  # text extracted, no note yet
-    FAILED = "failed"  # last fetch failed; retried later with backoff
-    NOTED = "noted"  # has a note made from its full text
-
-
-class NoteBasis(StrEnum):
-    FULL_TEXT = "full text"
-    EXCERPT = "excerpt"  # part of the text: a long page condensed to its central passages
-    SAVED_CONTEXT = "saved context"  # title, journal line, feed summary: the page was not read
-    POST_TEXT = "post text"
+__all__ = ["ItemKind", "ItemState", "NoteBasis"]  # defined with the lifecycle they are part of
 
 
 @dataclass(frozen=True)
@@ -96,6 +80,16 @@ class Usage:
 
 
 @dataclass(frozen=True)
+class ModelUsage:
+    """Notes (or the week summary) made by one model with one prompt, and what they cost."""
+
+    model: str
+    prompt_version: str
+    count: int
+    usage: Usage
+
+
+@dataclass(frozen=True)
 class Statement:
     """One claim of the week summary and the ids of the items it rests on."""
 
@@ -146,7 +140,7 @@ class Item:
     @property
     def gave_up(self) -> bool:
         """A failed item with no next attempt: fetching it was given up; it keeps its note."""
-        return self.state is ItemState.FAILED and self.next_attempt_at is None
+        return gave_up(self)
 
     @property
     def display_title(self) -> str:
@@ -174,11 +168,28 @@ class Period:
     end: datetime  # exclusive
 
 
+class Stage(StrEnum):
+    """The pipeline's stages, in order: the CLI runs them, progress lines and run records
+    name them."""
+
+    COLLECT = "collect"
+    FETCH = "fetch"  # fetch and extract
+    NOTES = "notes"
+    DRAFT = "draft"  # compose the period's file only, no delivery
+    DELIVER = "deliver"  # compose and deliver
+
+
 @dataclass
 class StageReport:
     """What one stage did: a count, and a one-line message per failure, for the CLI and the runs table."""
 
-    stage: str
+    stage: Stage
+    part: str | None = field(default=None, kw_only=True)  # "feeds", "files": of the stage
     done: int = 0
     failures: list[str] = field(default_factory=list)
     info: list[str] = field(default_factory=list)  # news worth a line: "feed X is gone (410)"
+
+    @property
+    def name(self) -> str:
+        """"collect feeds", "fetch": what the CLI and the runs table call it."""
+        return f"{self.stage} {self.part}" if self.part else str(self.stage)

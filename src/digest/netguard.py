@@ -150,7 +150,12 @@ async def _resolve(host: str, port: int) -> list[IPAddress]:
 
 
 class GuardedTransport(httpx.AsyncHTTPTransport):
-    """httpx's transport with our backend plugged into its httpcore pool."""
+    """httpx's transport with our backend plugged into its httpcore pool.
+
+    httpx offers no public way to pass a network backend, so this replaces the transport's
+    private `_pool`: httpx is bounded above in pyproject.toml, and
+    test_the_guard_sits_in_the_pool_httpx_sends_through fails when that attribute moves.
+    """
 
     def __init__(self, policy: AddressPolicy, limits: httpx.Limits, ssl_context: ssl.SSLContext):
         super().__init__(verify=ssl_context, trust_env=False, limits=limits)

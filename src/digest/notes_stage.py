@@ -17,15 +17,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from digest import policy
+from digest import lifecycle
 from digest.clock import Clock
-from digest.compose import ModelUsage
 from digest.config import Config
 from digest.errors import BudgetReached, LLMUnavailable, SummarizeError, UnusableAnswer
 from digest.models import (
     Item,
-    ItemKind,
     ItemState,
+    ModelUsage,
     Note,
     Period,
     StageReport,
@@ -49,8 +48,6 @@ log = logging.getLogger("digest")
 
 RequestFor = Callable[[Item, Sequence[str]], NoteRequest]
 KNOWN_TAGS = 50  # the most used tags offered to the model for reuse
-NOTE_RETRY_BASE_S = 1800.0  # a failed note is asked for again after 30 min, then 1 h … 1 day
-NOTE_RETRY_MAX_S = 86400.0
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 
 
@@ -107,19 +104,15 @@ class NotesStage:
         `period`, those noted by another model or prompt version (re-noted lazily: only when
         a digest needs them). With `only_period`, only the items of `period`."""
         due = {
-            item.id: item
-            for item in self.store.note_candidates()
-            if item.state is not ItemState.NEW or item.kind is not ItemKind.LINK
+            item.id: item for item in self.store.note_candidates() if lifecycle.due_for_note(item)
         }
         if period is not None:
-            current = (summarizer.model, summarizer.prompt_version)
+            model, prompt_version = summarizer.model, summarizer.prompt_version
             for item in self.store.items_saved_between(period.start, period.end):
-                if item.note and (item.note.model, item.note.prompt_version) != current:
+                if lifecycle.renote_for_model(item, model, prompt_version):
                     due.setdefault(item.id, item)
             if only_period:
-                due = {
-                    i: item for i, item in due.items() if period.start <= item.saved_at < period.end
-                }
+                due = {i: item for i, item in due.items() if lifecycle.in_week(item, period)}
         return sorted(due.values(), key=lambda item: item.id)
 
     def known_tags(self) -> tuple[str, ...]:
@@ -139,9 +132,7 @@ class NotesStage:
         """How many LLM calls a note for `key` may still take now: none while a failed
         attempt waits out its backoff, none once llm.max_attempts answers came for it."""
         attempts = self.store.note_attempts(key)
-        if not policy.is_due(attempts.next_attempt_at, now):
-            return 0
-        return max(self.config.llm.max_attempts - attempts.answers, 0)
+        return lifecycle.note_calls_left(attempts, self.config.llm.max_attempts, now)
 
     async def note_same_text(
         self,
@@ -198,7 +189,10 @@ class NotesStage:
     ) -> None:
         for index, item in enumerate(items):
             cost = usage if index == 0 else None
-            self.store.attach_note(item.id, key, note, self.clock(), final=True, usage=cost)
+            intent = lifecycle.note_attached(
+                item, key, note, self.clock(), final=True, usage=cost
+            )
+            self.store.attach_note(intent)
             report.done += 1
 
     async def _stand_in(
@@ -212,25 +206,22 @@ class NotesStage:
         note = await fallback.note(request)
         key = note_cache_key(request.text, fallback)
         for item in bare:
-            self.store.attach_note(item.id, key, note, self.clock(), final=False)
+            self.store.attach_note(lifecycle.note_attached(item, key, note, self.clock(), final=False))
             report.done += 1
 
     def _record_failure(self, items: Sequence[Item], key: str, error: str) -> int:
         """Record the failed attempt on the items, with the answers it got (each was paid
         for); the answers for `key` so far."""
-        before = self.store.note_attempts(key)
-        answers = before.answers + self._calls.get(items[0].id, (0, Usage()))[0]
-        failures = before.failures + 1
-        backoff = policy.backoff_delay(failures, base_s=NOTE_RETRY_BASE_S, max_s=NOTE_RETRY_MAX_S)
-        self.store.record_note_failure(
+        intent = lifecycle.note_failed(
             [item.id for item in items],
             key,
-            answers=answers,
-            failures=failures,
-            error=error,
-            next_attempt_at=self.clock() + backoff,
+            self.store.note_attempts(key),
+            self._calls.get(items[0].id, (0, Usage()))[0],
+            error,
+            self.clock(),
         )
-        return answers
+        self.store.record_note_failure(intent)
+        return intent.answers
 
     def _what_stands_in(self, answers: int) -> str:
         if answers >= self.config.llm.max_attempts:
@@ -343,15 +334,7 @@ class NotesStage:
 
     def notes_usage(self, period: Period) -> tuple[ModelUsage, ...]:
         """What the notes of the period's items cost when they were made, by model and prompt."""
-        return tuple(
-            ModelUsage(
-                row["model"],
-                row["prompt_version"],
-                row["notes"],
-                Usage(row["tokens_in"], row["tokens_out"], row["cost_usd"]),
-            )
-            for row in self.store.note_usage_between(period.start, period.end)
-        )
+        return tuple(self.store.note_usage_between(period.start, period.end))
 
     # -- the estimate of a run ---------------------------------------------------
 

@@ -11,9 +11,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from digest import policy
+from digest import lifecycle
 from digest.backlog import backlog_for, linkable_urls
-from digest.clock import Clock, Progress, no_progress, utc_now
+from digest.clock import REAL_WAITS, Clock, Progress, Waits, no_progress, utc_now
 from digest.collect.feedlists import imported_feed_sources
 from digest.collect.feeds import collect_feeds
 from digest.collect.inbox import collect_file_source
@@ -24,7 +24,7 @@ from digest.errors import RunCancelled
 from digest.extract.quality import SHOWS_ARTICLE_TEXT
 from digest.fetch import Fetcher
 from digest.fetch_stage import FetchStage
-from digest.models import Item, ItemKind, NoteBasis, Period, StageReport
+from digest.models import Item, ItemKind, NoteBasis, Period, Stage, StageReport
 from digest.notes_stage import Estimate, NotesStage
 from digest.periods import parse_week, period_containing, previous_period
 from digest.store import Store, open_store
@@ -66,17 +66,19 @@ class Pipeline:
         *,
         clock: Clock = utc_now,
         progress: Progress = no_progress,
+        waits: Waits = REAL_WAITS,
     ):
         self.config = config
         self.store = store
         self.clock = clock
         self.progress = progress
+        self.waits = waits
         self.run_id: int | None = None
         self.retry = False  # fetch every failed item now, whatever its backoff says
         self.notes = NotesStage(store, config, clock, note_request)
 
     async def _counted(
-        self, stage: str, total: int, report: StageReport, work: Awaitable[None]
+        self, stage: Stage, total: int, report: StageReport, work: Awaitable[None]
     ) -> None:
         """Await one item's work, then report the stage's progress."""
         await work
@@ -111,27 +113,23 @@ class Pipeline:
                 reports.append(
                     collect_file_source(self.store, source, sid, self.config.digest.zone, now)
                 )
-                self.progress("collect", len(reports), len(sources))
+                self.progress(Stage.COLLECT, len(reports), len(sources))
         if feeds:
-            async with Fetcher(self.config.fetch) as fetcher:
+            async with Fetcher(self.config.fetch, self.waits) as fetcher:
                 reports.append(
                     await collect_feeds(self.store, fetcher, feeds, self.config.fetch, now)
                 )
-            self.progress("collect", len(sources), len(sources))
+            self.progress(Stage.COLLECT, len(sources), len(sources))
         return reports
 
     # -- fetch and extract -------------------------------------------------
 
     def due_for_fetch(self, now: datetime) -> list[Item]:
-        return [
-            item
-            for item in self.store.fetch_candidates()
-            if self.retry or (not item.gave_up and policy.is_due(item.next_attempt_at, now))
-        ]
+        return lifecycle.items_due_for_fetch(self.store.fetch_candidates(), now, retry=self.retry)
 
     async def fetch_and_extract(self) -> StageReport:
         """Fetch and extract the due items and follow new posts' links (see fetch_stage)."""
-        stage = FetchStage(self.store, self.config.fetch, self.clock, self.progress)
+        stage = FetchStage(self.store, self.config.fetch, self.clock, self.progress, self.waits)
         return await stage.run(self.due_for_fetch(self.clock()), self.store.posts_to_follow())
 
     # -- notes -------------------------------------------------------------
@@ -140,12 +138,12 @@ class Pipeline:
         self, summarizer: Summarizer, period: Period | None = None, *, only_period: bool = False
     ) -> StageReport:
         """Notes for the items that need one (see NotesStage.due), made concurrently."""
-        report = StageReport("notes")
+        report = StageReport(Stage.NOTES)
         due = self.notes.due(summarizer, period, only_period=only_period)
         known_tags = self.notes.known_tags()
         await run_together(
             self._counted(
-                "notes",
+                Stage.NOTES,
                 len(due),
                 report,
                 self.notes.note_same_text(summarizer, group, known_tags, report),
@@ -250,13 +248,10 @@ def note_request(item: Item, known_tags: Sequence[str]) -> NoteRequest:
 def estimate_run(config: Config, period: Period, *, only_period: bool = True) -> Estimate:
     """What a run for `period` would spend on the LLM, from the store as it is (no writes,
     no API key needed)."""
-    store = open_store(config.db_path)
-    try:
+    with open_store(config.db_path) as store:
         notes = NotesStage(store, config, utc_now, note_request)
         summarizer = notes.summarizer(on_call=lambda call: None, need_key=False)
         return notes.estimate(summarizer, period, only_period=only_period)
-    finally:
-        store.close()
 
 
 def resolve_period(config: Config, week: str | None, now: datetime) -> Period:
@@ -273,7 +268,7 @@ def resolve_period(config: Config, week: str | None, now: datetime) -> Period:
     return period
 
 
-STAGES = ("collect", "fetch", "notes", "deliver")  # "draft": the file only, no delivery
+STAGES = (Stage.COLLECT, Stage.FETCH, Stage.NOTES, Stage.DELIVER)  # Stage.DRAFT: the file only
 
 
 @dataclass(frozen=True)
@@ -288,32 +283,32 @@ class NotesScope:
 async def _run_stages(
     pipeline: Pipeline,
     period: Period,
-    stages: Sequence[str],
+    stages: Sequence[Stage],
     sleep: Sleep,
     scope: NotesScope = NotesScope(),
 ) -> RunResult:
     result = RunResult(period)
-    if "collect" in stages:
+    if Stage.COLLECT in stages:
         result.reports.extend(without_unresolved(r, "feeds") for r in await pipeline.collect())
-    if "fetch" in stages:
+    if Stage.FETCH in stages:
         result.reports.append(without_unresolved(await pipeline.fetch_and_extract(), "pages"))
-    if not {"notes", "draft", "deliver"} & set(stages):
+    if not {Stage.NOTES, Stage.DRAFT, Stage.DELIVER} & set(stages):
         return result
     summarizer = pipeline.summarizer()
     try:
-        if "notes" in stages:
+        if Stage.NOTES in stages:
             if scope.retry:
                 pipeline.store.retry_notes()
             report = await pipeline.make_notes(summarizer, period, only_period=scope.only_period)
             result.reports.append(report)
-        if "draft" in stages:
+        if Stage.DRAFT in stages:
             result.path = await pipeline.compose_draft(period, summarizer)
-        if "deliver" in stages:
+        if Stage.DELIVER in stages:
             result.delivery = await pipeline.compose_and_deliver(period, summarizer, sleep)
             result.path = result.delivery.path
             delivery = result.delivery
             result.reports.append(
-                StageReport("deliver", len(delivery.delivered), delivery.failures, delivery.held)
+                StageReport(Stage.DELIVER, len(delivery.delivered), delivery.failures, delivery.held)
             )
     finally:
         await summarizer.aclose()
@@ -326,28 +321,29 @@ def run(
     command: str,
     *,
     period: Period,
-    stages: Sequence[str] = STAGES,
+    stages: Sequence[Stage] = STAGES,
     clock: Clock = utc_now,
     progress: Progress = no_progress,
     sleep: Sleep = time.sleep,
     notes: NotesScope = NotesScope(),
     retry_fetch: bool = False,
+    waits: Waits = REAL_WAITS,
 ) -> RunResult:
     """Open the store, run the stages in order and record the run; the caller holds the run lock.
 
-    `sleep` is the pause between mail retries; a true result stops the retries. With
-    `retry_fetch`, every failed item is fetched again now.
+    `sleep` is the pause between mail retries; a true result stops the retries; `waits`
+    are the fetcher's (per-host delays). With `retry_fetch`, every failed item is fetched
+    again now.
     """
-    store = open_store(config.db_path)
-    try:
-        pipeline = Pipeline(config, store, clock=clock, progress=progress)
+    with open_store(config.db_path) as store:
+        pipeline = Pipeline(config, store, clock=clock, progress=progress, waits=waits)
         pipeline.retry = retry_fetch
         run_id = pipeline.run_id = store.start_run(command, clock())
         status, stats = "failed", dict[str, Any](period=period.label)
         try:
             result = asyncio.run(_run_stages(pipeline, period, stages, sleep, notes))
             status = "partial" if result.failures else "ok"
-            stats |= {report.stage: report.done for report in result.reports}
+            stats |= {report.name: report.done for report in result.reports}
             stats["failures"] = len(result.failures)
         except RunCancelled:
             status = "cancelled"
@@ -355,5 +351,3 @@ def run(
         finally:
             store.finish_run(run_id, status, stats, clock())
         return result
-    finally:
-        store.close()

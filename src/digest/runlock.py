@@ -18,9 +18,9 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 
+from digest.clock import utc_now
 from digest.errors import RunLocked, disk_error
 
 LOCK_NAME = "digest.lock"
@@ -88,7 +88,7 @@ def _acquire(
 
 
 def _write_holder(fd: int) -> None:
-    started = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    started = utc_now().strftime("%Y-%m-%dT%H:%M:%SZ")
     holder = {"pid": os.getpid(), "command": " ".join(sys.argv), "started": started}
     data = (json.dumps(holder) + "\n").encode()
     os.ftruncate(fd, 0)

@@ -17,6 +17,13 @@ from email.policy import SMTP as SMTP_POLICY
 from digest.config import EmailConfig
 from digest.errors import DeliveryError
 
+NO_STARTTLS = "use security = 'ssl' (usually port 465) or a server that offers STARTTLS"
+UNTRUSTED_CERTIFICATE = (
+    "point [email] ca_file at the server's certificate, or fix the server's certificate"
+)
+CREDENTIALS = "check [email] username and the variable named by password_env"
+UNREACHABLE = "check [email] host, port and security, and that the server is reachable"
+
 
 class DeliveryUnknown(DeliveryError):
     """The connection dropped after the message was sent but before the server's final reply."""
@@ -25,8 +32,8 @@ class DeliveryUnknown(DeliveryError):
 class SmtpReplyError(DeliveryError):
     """The server answered with an error code: 4xx is transient, 5xx is a refusal."""
 
-    def __init__(self, message: str, code: int):
-        super().__init__(message)
+    def __init__(self, message: str, code: int, *, fix: str | None = None):
+        super().__init__(message, fix=fix)
         self.code = code
 
     @property
@@ -64,9 +71,9 @@ def check_server(config: EmailConfig) -> str:
         finally:
             _close(smtp)
     except DeliveryError as exc:
-        raise DeliveryError(f"{where}: {exc}") from exc
+        raise DeliveryError(f"{where}: {exc}", fix=exc.fix) from exc
     except (smtplib.SMTPException, OSError) as exc:
-        raise DeliveryError(f"{where}: {reason(exc, config)}") from exc
+        raise DeliveryError(f"{where}: {reason(exc, config)}", fix=fix_for(exc)) from exc
     login = f", logged in as {config.username!r}" if config.username else ""
     return f"{where} answered ({config.security}{login})"
 
@@ -90,7 +97,9 @@ def connect(config: EmailConfig) -> smtplib.SMTP:
         smtp.ehlo()
         if config.security == "starttls":
             if not smtp.has_extn("starttls"):
-                raise DeliveryError("the server does not offer STARTTLS (security = 'starttls')")
+                raise DeliveryError(
+                    "the server does not offer STARTTLS (security = 'starttls')", fix=NO_STARTTLS
+                )
             smtp.starttls(context=_tls_context(config))
             smtp.ehlo()
     except BaseException:
@@ -108,15 +117,17 @@ def authenticate(smtp: smtplib.SMTP, config: EmailConfig) -> None:
     if not config.username:
         return
     if config.security == "none":
-        raise DeliveryError("refusing to send the password without TLS (security = 'none')")
+        raise DeliveryError(
+            "refusing to send the password without TLS (security = 'none')", fix=CREDENTIALS
+        )
     password = config.password
     if password is None:
-        raise DeliveryError(f"no SMTP password: set ${config.password_env}")
+        raise DeliveryError(f"no SMTP password: set ${config.password_env}", fix=CREDENTIALS)
     try:
         smtp.login(config.username, password)
     except smtplib.SMTPAuthenticationError as exc:
         raise SmtpReplyError(
-            f"login as {config.username!r} refused ({exc.smtp_code})", exc.smtp_code
+            f"login as {config.username!r} refused ({exc.smtp_code})", exc.smtp_code, fix=CREDENTIALS
         ) from exc
 
 
@@ -174,6 +185,15 @@ def reason(exc: BaseException, config: EmailConfig) -> str:
     if isinstance(exc, socket.gaierror):
         return f"cannot resolve {config.host!r}"
     return one_line(str(exc)) or type(exc).__name__
+
+
+def fix_for(exc: BaseException) -> str:
+    """What to do about a failure to reach or talk to the server."""
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        return UNTRUSTED_CERTIFICATE
+    if isinstance(exc, smtplib.SMTPAuthenticationError):
+        return CREDENTIALS
+    return UNREACHABLE
 
 
 def one_line(text: str) -> str:

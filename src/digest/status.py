@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from digest.store import Store
+from digest.store.records import ItemToLookAt, LLMTotals, LLMUsageBy, SourceListing
 from digest.urls import for_display
 
 SCHEMA = "digest-status"
@@ -45,7 +46,7 @@ class StatusQuery:
 
 def gather_status(store: Store, query: StatusQuery = StatusQuery()) -> dict[str, Any]:
     """The status document (schema version SCHEMA_VERSION)."""
-    sources = [row for row in store.list_sources() if query.source in (None, row["name"])]
+    sources = [row for row in store.list_sources() if query.source in (None, row.name)]
     total, rows = store.items_to_look_at(
         failed_only=query.failed_only,
         source=query.source,
@@ -69,16 +70,22 @@ def gather_status(store: Store, query: StatusQuery = StatusQuery()) -> dict[str,
             }
             for delivery in store.deliveries(ATTENTION)
         ],
-        "runs": [_run(row) for row in store.recent_runs()],
+        "runs": [asdict(run) for run in store.recent_runs()],
         "llm": _llm(store.llm_usage(), store.llm_usage_by()),
     }
 
 
-def _source(row: dict[str, Any]) -> dict[str, Any]:
-    keys = ("name", "kind", "origin", "location", "status", "items", "last_checked_at")
-    return {key: row[key] for key in keys} | {
-        "failures_in_a_row": row["failures"],
-        "last_error": row["last_error"],
+def _source(row: SourceListing) -> dict[str, Any]:
+    return {
+        "name": row.name,
+        "kind": row.kind,
+        "origin": row.origin,
+        "location": row.location,
+        "status": row.status,
+        "items": row.items,
+        "last_checked_at": row.last_checked_at,
+        "failures_in_a_row": row.failures,
+        "last_error": row.last_error,
     }
 
 
@@ -92,30 +99,25 @@ def _item_totals(counts: dict[str, dict[str, int]]) -> dict[str, Any]:
     }
 
 
-def _item(row: dict[str, Any]) -> dict[str, Any]:
+def _item(row: ItemToLookAt) -> dict[str, Any]:
     return {
-        "id": row["id"],
-        "url": row["url"],
-        "sources": row["sources"].split(", ") if row["sources"] else [],
-        "state": row["state"],
-        "quality": row["quality"],
-        "read": row["read_at"] is not None,
-        "attempts": row["attempts"],
-        "next_attempt_at": row["next_attempt_at"],
-        "error": row["error"],
+        "id": row.id,
+        "url": row.url,
+        "sources": list(row.sources),
+        "state": row.state,
+        "quality": row.quality,
+        "read": row.read_at is not None,
+        "attempts": row.attempts,
+        "next_attempt_at": row.next_attempt_at,
+        "error": row.error,
     }
 
 
-def _run(row: dict[str, Any]) -> dict[str, Any]:
-    keys = ("id", "command", "started_at", "finished_at", "status", "stats")
-    return {key: row[key] for key in keys}
-
-
-def _llm(totals: dict[str, Any], groups: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
-    return totals | {
-        "by_run": groups["runs"],
-        "by_week": groups["weeks"],
-        "by_model": groups["models"],
+def _llm(totals: LLMTotals, groups: LLMUsageBy) -> dict[str, Any]:
+    return asdict(totals) | {
+        "by_run": [{"run_id": run} | asdict(t) for run, t in groups.runs],
+        "by_week": [{"week": week} | asdict(t) for week, t in groups.weeks],
+        "by_model": [{"model": model} | asdict(t) for model, t in groups.models],
     }
 
 

@@ -21,6 +21,7 @@ from digest.config import SourceConfig
 from digest.errors import ImportFormatError
 from digest.models import Rejected
 from digest.store import Store
+from digest.store.records import SourceListing
 from digest.urls import normalize_url
 
 OPML = FEED_LIST_FORMATS[0]
@@ -70,8 +71,8 @@ def import_feed_list(
     """Add the list's feeds not known yet as database feed sources, each under a free name."""
     report = FeedListReport(feed_list.path)
     rows = store.list_sources()
-    names = {row["name"] for row in rows} | {source.name for source in declared}
-    known = {_key(row["location"]) for row in rows if row["kind"] == "feed"}
+    names = {row.name for row in rows} | {source.name for source in declared}
+    known = {_key(row.location) for row in rows if row.kind == "feed"}
     known |= {_key(s.url) for s in declared if s.kind == "feed" and s.url}
     for name, url, category in feed_list.feeds:
         if (problem := url_problem(url)) is not None:
@@ -94,9 +95,9 @@ def imported_feed_sources(
     names = {source.name for source in declared}
     urls = {_key(s.url) for s in declared if s.kind == "feed" and s.url}
     return [
-        (row["id"], SourceConfig(name=row["name"], kind="feed", url=row["url"], topic=row["topic"]))
+        (row.id, SourceConfig(name=row.name, kind="feed", url=row.url, topic=row.topic))
         for row in store.imported_feeds()
-        if row["name"] not in names and _key(row["url"]) not in urls
+        if row.name not in names and _key(row.url) not in urls
     ]
 
 
@@ -126,34 +127,34 @@ def _free_name(name: str, taken: set[str]) -> str:
 def all_sources(store: Store, declared: Sequence[SourceConfig]) -> list[dict[str, Any]]:
     """Every source for `digest sources list`: the config's in its order, then the others
     the database holds, each with where it comes from, its status and its item count."""
-    rows = {row["name"]: row for row in store.list_sources()}
+    rows = {row.name: row for row in store.list_sources()}
     listed = []
     for source in declared:
-        row = rows.pop(source.name, {})
+        row = rows.pop(source.name, None)
         location = source.url or str(source.path)
         listed.append(_listed(source.name, source.kind, "config", location, row))
     for row in rows.values():
-        listed.append(_listed(row["name"], row["kind"], _origin(row), row["location"], row))
+        listed.append(_listed(row.name, row.kind, _origin(row), row.location, row))
     return listed
 
 
 def _listed(
-    name: str, kind: str, origin: str, location: str | None, row: dict[str, Any]
+    name: str, kind: str, origin: str, location: str | None, row: SourceListing | None
 ) -> dict[str, Any]:
     return {
         "name": name,
         "kind": kind,
         "origin": origin,
-        "status": row.get("status", "not collected yet"),
-        "items": row.get("items", 0),
+        "status": row.status if row else "not collected yet",
+        "items": row.items if row else 0,
         "location": location or "",
     }
 
 
-def _origin(row: dict[str, Any]) -> str:
-    if row["origin"] != "config":
-        return str(row["origin"])
-    return _CLI_SOURCES.get(row["kind"], "no longer in the config")
+def _origin(row: SourceListing) -> str:
+    if row.origin != "config":
+        return row.origin
+    return _CLI_SOURCES.get(row.kind, "no longer in the config")
 
 
 _CLI_SOURCES = {"manual": "digest add", "import": "digest import"}

@@ -25,8 +25,8 @@ from digest.collect.importers.common import plain_text
 from digest.config import FetchConfig, SourceConfig
 from digest.errors import DigestError, FetchError, SourceError
 from digest.fetch import Fetcher, FetchResult, check_status, describe_error
-from digest.models import FeedState, ItemKind, SavedItem, StageReport
-from digest.policy import is_due, next_attempt_at
+from digest.lifecycle import Backoff, is_due, next_attempt_at
+from digest.models import FeedState, ItemKind, SavedItem, Stage, StageReport
 from digest.store import Store, item_key
 from digest.tasks import run_together
 
@@ -260,7 +260,7 @@ async def collect_feeds(
         outcomes[index] = await _collect_one(store, fetcher, source_id, source, config, now)
 
     await run_together(collect_one(i, *feed) for i, feed in enumerate(due))
-    report = StageReport(stage="collect feeds")
+    report = StageReport(Stage.COLLECT, part="feeds")
     for outcome in outcomes:
         report.done += outcome.new
         report.info.extend(outcome.info)
@@ -350,11 +350,9 @@ def _record_failure(
     when = next_attempt_at(
         failures,
         now,
-        base_s=config.retry_base_s,
-        max_s=config.retry_max_s,
+        Backoff(config.retry_base_s, config.retry_max_s, config.max_attempts),
         retry_after_s=error.retry_after if isinstance(error, FetchError) else None,
         permanent=isinstance(error, FetchError) and error.permanent,
-        max_attempts=config.max_attempts,
     ) or now + timedelta(seconds=config.retry_max_s)
     store.record_source_failure(source_id, str(error), now, when)
     moment = when.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")

@@ -25,15 +25,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 from zoneinfo import ZoneInfo
 
 from digest.collect.bigfiles import READ_BLOCK, BigFile, big_file, blocks, read_range, save_big
 from digest.collect.files import FileReport, describe, load, problem_lines, read_bytes, save
 from digest.config import SourceConfig
 from digest.errors import ImportFormatError, SourceError
-from digest.models import StageReport
+from digest.models import Stage, StageReport
 from digest.store import Store
+from digest.store.records import FileState
 
 RACY_WINDOW_NS = 2_000_000_000
 
@@ -59,7 +59,7 @@ def collect_file_source(
     is every line not understood (`path:line: reason: text`). The source is marked failing
     when its path itself is missing or unreadable, or when every one of its files failed.
     """
-    report = StageReport("collect files")
+    report = StageReport(Stage.COLLECT, part="files")
     try:
         paths = files_under(source.path)
     except SourceError as exc:
@@ -127,10 +127,10 @@ def _collect_one(
         seen = _seen(blocks(path, big.size), stat, checked_ns, state)
     if not seen.size:
         return None  # only a line still being written: next time
-    if state is not None and seen.fingerprint == state["fingerprint"]:
-        _remember(store, key, seen, state["lines_read"], now)  # touched, or racy last time
+    if state is not None and seen.fingerprint == state.fingerprint:
+        _remember(store, key, seen, state.lines_read, now)  # touched, or racy last time
         return None
-    grown_from = state["lines_read"] if state and seen.grown else 0
+    grown_from = state.lines_read if state and seen.grown else 0
     report, lines_ended = _import(store, path, big_or_data, source, source_id, zone, now, grown_from)
     _remember(store, key, seen, lines_ended, now)
     return report
@@ -168,23 +168,23 @@ def _stat(path: Path) -> os.stat_result:
         raise SourceError(f"cannot read {path}: {exc.strerror or exc}") from exc
 
 
-def _unchanged(state: dict[str, Any], stat: os.stat_result) -> bool:
+def _unchanged(state: FileState, stat: os.stat_result) -> bool:
     """The stat is the one recorded, and was taken late enough after the mtime to trust it."""
-    same = (state["size"], state["mtime_ns"], state["inode"], state["device"]) == (
+    same = (state.size, state.mtime_ns, state.inode, state.device) == (
         stat.st_size,
         stat.st_mtime_ns,
         stat.st_ino,
         stat.st_dev,
     )
-    return same and stat.st_mtime_ns + RACY_WINDOW_NS <= state["checked_ns"]
+    return same and stat.st_mtime_ns + RACY_WINDOW_NS <= state.checked_ns
 
 
 def _seen(
-    chunks: Iterable[bytes], stat: os.stat_result, checked_ns: int, state: dict[str, Any] | None
+    chunks: Iterable[bytes], stat: os.stat_result, checked_ns: int, state: FileState | None
 ) -> _Seen:
     """The hashes of the bytes read (given a chunk at a time), and whether they start with
     exactly the bytes read last time."""
-    previous = state["size"] if state is not None else 0
+    previous = state.size if state is not None else 0
     hasher, size, before = hashlib.sha256(), 0, None
     for chunk in chunks:
         if before is None and size + len(chunk) >= previous:
@@ -194,7 +194,7 @@ def _seen(
         else:
             hasher.update(chunk)
         size += len(chunk)
-    grown = state is not None and size > previous and before == state["fingerprint"]
+    grown = state is not None and size > previous and before == state.fingerprint
     return _Seen(stat, size, checked_ns, hasher.hexdigest(), grown)
 
 

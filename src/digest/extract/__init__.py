@@ -61,7 +61,7 @@ def extract(content: bytes, *, url: str, content_type: str | None) -> Extracted:
 
         return extract_html(content, url, charset)
     if media_type == "application/pdf":
-        raise ExtractError(f"extract failed: {url!r}: declared PDF but not a PDF file")
+        raise ExtractError("declared PDF but not a PDF file", url=url)
     if media_type is None or media_type in PLAIN_TYPES:
         from digest.extract.documents import extract_plain
 

@@ -30,16 +30,16 @@ def extract_pdf(content: bytes, url: str) -> Extracted:
     try:
         reader = PdfReader(BytesIO(content))
         if reader.is_encrypted and not reader.decrypt(""):
-            raise ExtractError(f"extract failed: {url!r}: PDF is encrypted")
+            raise ExtractError("PDF is encrypted", url=url)
         pages = [page.extract_text() or "" for page in reader.pages[:MAX_PDF_PAGES]]
         info = reader.metadata
         meta_title, author = (info.title, info.author) if info is not None else (None, None)
         published = _pdf_date(reader)
     except _PDF_ERRORS as exc:
-        raise ExtractError(f"extract failed: {url!r}: unreadable PDF ({exc})") from exc
+        raise ExtractError(f"unreadable PDF ({exc})", url=url) from exc
     text = "\n\n".join(clean(page) for page in pages if page.strip())
     if len(text) < MIN_TEXT_CHARS:
-        raise ExtractError(f"extract failed: {url!r}: no text in PDF (scanned pages?)")
+        raise ExtractError("no text in PDF (scanned pages?)", url=url)
     return Extracted(
         text=text,
         title=clean(meta_title) or first_line(text),

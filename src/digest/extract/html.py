@@ -94,7 +94,7 @@ def extract_html(content: bytes, url: str, http_charset: str | None) -> Extracte
     html = decode_html(content, http_charset)
     tree = trafilatura.load_html(html)
     if tree is None:
-        raise ExtractError(f"extract failed: {url!r}: not parseable as HTML")
+        raise ExtractError("not parseable as HTML", url=url)
     reader = site_reader(url)
     found = reader(tree, url, html) if reader is not None else None
     if found is None:

@@ -22,11 +22,13 @@ from typing import TYPE_CHECKING, Final
 if TYPE_CHECKING:
     from lxml.html import HtmlElement
 
-BLOCKED: Final = "blocked"
-CONSENT: Final = "consent"
-LOGIN: Final = "login"
-PAYWALLED: Final = "paywalled"
-THIN: Final = "thin"
+from digest.lifecycle import Quality
+
+BLOCKED: Final = Quality.BLOCKED
+CONSENT: Final = Quality.CONSENT
+LOGIN: Final = Quality.LOGIN
+PAYWALLED: Final = Quality.PAYWALLED
+THIN: Final = Quality.THIN
 # What a paywall stub or thin page shows is the article's own words (a lede, a description).
 SHOWS_ARTICLE_TEXT = frozenset({PAYWALLED, THIN})
 

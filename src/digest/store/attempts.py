@@ -2,20 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
 
+from digest.lifecycle import NoteAttempts, NoteFailed
 from digest.store.base import StoreBase, from_iso, iso
-
-
-@dataclass(frozen=True)
-class NoteAttempts:
-    """What the note attempts for one note key came to, over every item that has that key."""
-
-    answers: int = 0  # model answers received (none was usable)
-    failures: int = 0  # failed attempts in a row
-    next_attempt_at: datetime | None = None
 
 
 class AttemptsStore(StoreBase):
@@ -29,32 +19,22 @@ class AttemptsStore(StoreBase):
         answers, failures, next_attempt_at = rows[0]
         return NoteAttempts(answers or 0, failures or 0, from_iso(next_attempt_at))
 
-    def record_note_failure(
-        self,
-        item_ids: Sequence[int],
-        note_key: str,
-        *,
-        answers: int,
-        failures: int,
-        error: str,
-        next_attempt_at: datetime | None,
-    ) -> None:
-        """Record a failed attempt for `note_key` on the items: `answers` is the total of
-        model answers received for that key so far, `failures` the failures in a row."""
+    def record_note_failure(self, intent: NoteFailed) -> None:
+        """Record a failed attempt for the intent's note key on its items."""
         with self.write() as conn:
             conn.executemany(
                 "UPDATE items SET note_key = ?, note_attempts = ?, note_failures = ?,"
                 " note_error = ?, note_next_attempt_at = ? WHERE id = ?",
                 [
                     (
-                        note_key,
-                        answers,
-                        failures,
-                        error,
-                        iso(next_attempt_at) if next_attempt_at else None,
+                        intent.note_key,
+                        intent.answers,
+                        intent.failures,
+                        intent.error,
+                        iso(intent.next_attempt_at),
                         item_id,
                     )
-                    for item_id in item_ids
+                    for item_id in intent.item_ids
                 ],
             )
 

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from sqlite_utils import Database
 
@@ -64,6 +64,12 @@ class StoreBase:
 
     def close(self) -> None:
         self.conn.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:

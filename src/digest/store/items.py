@@ -11,11 +11,13 @@ from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
+from digest import lifecycle
+from digest.lifecycle import FetchFailed, FetchSucceeded, NoteAttached
 from digest.models import (
-    Extracted,
     Item,
     ItemKind,
     ItemState,
+    ModelUsage,
     Note,
     NoteBasis,
     SavedItem,
@@ -70,64 +72,59 @@ class ItemsStore(StoreBase):
         return known
 
     def fetch_candidates(self) -> list[Item]:
-        """Link items not fetched yet, whose last fetch failed, or whose page was no article
-        (a wall, a stub) and is to be checked again; policy decides which are due."""
+        """Link items in a state the lifecycle fetches from, or with a next attempt set; the
+        lifecycle decides which are due (lifecycle.due_for_fetch)."""
+        states = ", ".join("?" * len(lifecycle.FETCH_STATES))
         return self._items(
-            "WHERE (i.state IN ('new', 'failed')"
-            " OR (i.quality IS NOT NULL AND i.next_attempt_at IS NOT NULL))"
-            " AND i.url IS NOT NULL AND i.kind = 'link'"
+            f"WHERE (i.state IN ({states}) OR i.next_attempt_at IS NOT NULL)"
+            " AND i.url IS NOT NULL AND i.kind = ?",
+            (*lifecycle.FETCH_STATES, ItemKind.LINK),
         )
 
-    def record_fetched(
-        self,
-        item_id: int,
-        extracted: Extracted,
-        text_hash: str,
-        now: datetime,
-        *,
-        recheck_at: datetime | None = None,
-    ) -> None:
-        """Store what the page said; a page that was no article (`extracted.quality`) is
-        fetched again at `recheck_at`, if given."""
+    def apply_fetch(self, intent: FetchSucceeded | FetchFailed) -> None:
+        """What a fetch changed, as the lifecycle decided it."""
         with self.write() as conn:
+            if isinstance(intent, FetchFailed):
+                conn.execute(
+                    "UPDATE items SET state = ?, error = ?, attempts = attempts + 1,"
+                    " failures = failures + 1, next_attempt_at = ? WHERE id = ?",
+                    (
+                        intent.state.value,
+                        for_display(intent.error),
+                        _iso(intent.next_attempt_at),
+                        intent.item_id,
+                    ),
+                )
+                return
+            extracted = intent.extracted
             conn.execute(
-                "UPDATE items SET state = 'fetched', error = NULL, next_attempt_at = ?,"
+                "UPDATE items SET state = ?, error = NULL, next_attempt_at = ?,"
                 " attempts = attempts + 1, failures = 0, text = ?, text_hash = ?, extracted_title = ?, author = ?,"
                 " published = ?, language = ?, extractor = ?, final_url = ?, fetched_at = ?,"
                 " quality = ? WHERE id = ?",
                 (
-                    iso(recheck_at) if recheck_at and extracted.quality else None,
+                    intent.state.value,
+                    _iso(intent.next_attempt_at),
                     extracted.text,
-                    text_hash,
+                    intent.text_hash,
                     _capped(extracted.title, MAX_TITLE_CHARS),
                     _capped(extracted.author, MAX_TITLE_CHARS),
                     extracted.published,
                     extracted.language,
                     extracted.extractor,
                     extracted.final_url,
-                    iso(now),
+                    iso(intent.at),
                     extracted.quality,
-                    item_id,
+                    intent.item_id,
                 ),
             )
 
-    def record_fetch_failure(
-        self, item_id: int, error: str, next_attempt_at: datetime | None
-    ) -> None:
-        """Keep the item, count the attempt; no next attempt means fetching it is given up."""
-        with self.write() as conn:
-            conn.execute(
-                "UPDATE items SET state = 'failed', error = ?, attempts = attempts + 1,"
-                " failures = failures + 1,"
-                " next_attempt_at = ? WHERE id = ?",
-                (for_display(error), iso(next_attempt_at) if next_attempt_at else None, item_id),
-            )
-
     def note_candidates(self) -> list[Item]:
-        """Items without a note, items whose text arrived after their stand-in note, and
-        notes and posts whose note was only a stand-in."""
+        """Items without a note or in a state the lifecycle notes from; the lifecycle decides
+        which are due (lifecycle.due_for_note)."""
+        states = ", ".join("?" * len(lifecycle.NOTE_STATES))
         return self._items(
-            "WHERE i.note_id IS NULL OR i.state = 'fetched' OR (i.kind != 'link' AND i.state = 'new')"
+            f"WHERE i.note_id IS NULL OR i.state IN ({states})", lifecycle.NOTE_STATES
         )
 
     def items_saved_between(
@@ -186,51 +183,39 @@ class ItemsStore(StoreBase):
         rows = self._query("SELECT * FROM notes WHERE cache_key = ?", (cache_key,))
         return _note_from_row(rows[0]) if rows else None
 
-    def attach_note(
-        self,
-        item_id: int,
-        cache_key: str,
-        note: Note,
-        now: datetime,
-        *,
-        final: bool = True,
-        usage: Usage | None = None,
-    ) -> None:
-        """Store the note under its cache key, with what it cost, and make it the item's note.
-
-        A note that is not `final` (a stand-in after an LLM failure) leaves the item due
-        for another note on the next run.
-        """
+    def attach_note(self, intent: NoteAttached) -> None:
+        """Store the note under its cache key, with what it cost, and make it the item's note
+        in the state the lifecycle decided; a final note ends the note attempts."""
+        note, usage = intent.note, intent.usage or Usage()
         with self.write() as conn:
             conn.execute(
                 "INSERT INTO notes (cache_key, model, prompt_version, summary, key_points, tags,"
                 " basis, created_at, tokens_in, tokens_out, cost_usd)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(cache_key) DO NOTHING",
                 (
-                    cache_key,
+                    intent.cache_key,
                     note.model,
                     note.prompt_version,
                     note.summary,
                     json.dumps(list(note.key_points)),
                     json.dumps(list(note.tags)),
                     note.basis.value,
-                    iso(now),
-                    usage.tokens_in if usage else 0,
-                    usage.tokens_out if usage else 0,
-                    usage.cost_usd if usage else 0.0,
+                    iso(intent.at),
+                    usage.tokens_in,
+                    usage.tokens_out,
+                    usage.cost_usd,
                 ),
             )
             conn.execute(
                 "UPDATE items SET note_id = (SELECT id FROM notes WHERE cache_key = ?),"
-                " state = CASE WHEN ? AND (state = 'fetched' OR kind != 'link') THEN 'noted'"
-                " ELSE state END WHERE id = ?",
-                (cache_key, final, item_id),
+                " state = ? WHERE id = ?",
+                (intent.cache_key, intent.state.value, intent.item_id),
             )
-            if final:  # the note attempts are over
+            if intent.final:  # the note attempts are over
                 conn.execute(
                     "UPDATE items SET note_failures = 0, note_error = NULL,"
                     " note_next_attempt_at = NULL WHERE id = ?",
-                    (item_id,),
+                    (intent.item_id,),
                 )
 
     def cached_week_summary(self, cache_key: str) -> tuple[str, Usage] | None:
@@ -264,16 +249,25 @@ class ItemsStore(StoreBase):
                 ),
             )
 
-    def note_usage_between(self, start: datetime, end: datetime) -> list[sqlite3.Row]:
+    def note_usage_between(self, start: datetime, end: datetime) -> list[ModelUsage]:
         """For the distinct notes of the items saved in [start, end): per (model, prompt
         version), how many notes and what they cost when they were made."""
-        return self._query(
+        rows = self._query(
             "SELECT model, prompt_version, count(*) AS notes, sum(tokens_in) AS tokens_in,"
             " sum(tokens_out) AS tokens_out, sum(cost_usd) AS cost_usd FROM notes"
             " WHERE id IN (SELECT note_id FROM items WHERE saved_at >= ? AND saved_at < ?)"
             " GROUP BY model, prompt_version ORDER BY model, prompt_version",
             (iso(start), iso(end)),
         )
+        return [
+            ModelUsage(
+                row["model"],
+                row["prompt_version"],
+                row["notes"],
+                Usage(row["tokens_in"], row["tokens_out"], row["cost_usd"]),
+            )
+            for row in rows
+        ]
 
     def known_tags(self) -> list[str]:
         tags: dict[str, int] = {}
@@ -308,11 +302,7 @@ _UPSERT_ITEM = (
     " saved_at = min(saved_at, excluded.saved_at),"
     " context = CASE WHEN context IS NULL THEN excluded.context"
     "   WHEN excluded.context IS NULL OR instr(context, excluded.context) > 0 THEN context"
-    f"   ELSE substr(context || char(10) || excluded.context, 1, {MAX_CONTEXT_CHARS}) END,"
-    # new saved context for a link whose page gave no article: its note is due again
-    " note_id = CASE WHEN kind = 'link' AND (quality IS NOT NULL OR text IS NULL)"
-    "   AND excluded.context IS NOT NULL AND instr(coalesce(context, ''), excluded.context) = 0"
-    "   THEN NULL ELSE note_id END"
+    f"   ELSE substr(context || char(10) || excluded.context, 1, {MAX_CONTEXT_CHARS}) END"
 )
 _LINK_SOURCE = (
     "INSERT INTO item_sources (item_id, source_id, saved_at)"
@@ -320,6 +310,10 @@ _LINK_SOURCE = (
     " ON CONFLICT(item_id, source_id) DO UPDATE SET saved_at = min(saved_at, excluded.saved_at)"
 )
 _stamp = lru_cache(maxsize=4096)(iso)  # a journal's items share their day's midnight
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return iso(moment) if moment else None
 
 
 def _item_row(item: SavedItem, collected: str) -> tuple[str | None, ...]:
@@ -343,9 +337,32 @@ def _save_batch(
     before = conn.total_changes
     conn.executemany(f"{_INSERT_ITEM} ON CONFLICT(key) DO NOTHING", rows)  # the cheap common case
     if conn.total_changes - before < len(rows):
+        renewed = _notes_renewed(conn, rows)
         conn.executemany(_UPSERT_ITEM, rows)
+        conn.executemany("UPDATE items SET note_id = NULL WHERE id = ?", renewed)
     conn.executemany(_LINK_SOURCE, [(source_id, row[7], row[0]) for row in rows])
     return len(rows)
+
+
+def _notes_renewed(
+    conn: sqlite3.Connection, rows: list[tuple[str | None, ...]]
+) -> list[tuple[int]]:
+    """The ids of stored items whose note new saved context in `rows` makes due again."""
+    with_context = {row[0]: row[5] for row in rows if row[5] is not None}
+    if not with_context:
+        return []
+    stored = conn.execute(
+        "SELECT id, key, kind, quality, text IS NOT NULL, context FROM items"
+        f" WHERE key IN ({', '.join('?' * len(with_context))})",
+        list(with_context),
+    ).fetchall()
+    return [
+        (item_id,)
+        for item_id, key, kind, quality, has_text, context in stored
+        if lifecycle.context_renews_note(
+            ItemKind(kind), quality, bool(has_text), context, with_context[key]
+        )
+    ]
 
 
 def _follow_aliases(

@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 from datetime import datetime
 
-from digest.models import Item
+from digest.models import Item, ItemKind, ItemState
 from digest.store.base import iso
 from digest.store.items import ItemsStore
 from digest.urls import for_display
@@ -16,7 +16,8 @@ class LinksStore(ItemsStore):
     def posts_to_follow(self) -> list[Item]:
         """Posts with links that have not been followed yet."""
         return self._items(
-            "WHERE i.kind = 'post' AND i.links != '[]' AND i.fetched_at IS NULL ORDER BY i.id"
+            "WHERE i.kind = ? AND i.links != '[]' AND i.fetched_at IS NULL ORDER BY i.id",
+            (ItemKind.POST,),
         )
 
     def record_followed_links(
@@ -26,20 +27,15 @@ class LinksStore(ItemsStore):
         linked_text: str | None,
         error: str | None,
         now: datetime,
+        state: ItemState,
     ) -> None:
-        """Store where a post's links led and what they said; a post noted before is
-        due for a new note that can use them."""
+        """Store where a post's links led and what they said, in the state the lifecycle
+        decided (a post noted before is due for a new note that can use them)."""
         with self.write() as conn:
             conn.execute(
                 "UPDATE items SET links = ?, linked_text = ?, error = ?, fetched_at = ?,"
-                " state = CASE WHEN state = 'noted' THEN 'fetched' ELSE state END WHERE id = ?",
-                (
-                    json.dumps(list(links)),
-                    linked_text,
-                    for_display(error) if error else None,
-                    iso(now),
-                    item_id,
-                ),
+                " state = ? WHERE id = ?",
+                (json.dumps(list(links)), linked_text, for_display(error) if error else None, iso(now), state.value, item_id),
             )
 
     def move_to_key(self, item_id: int, key: str) -> int:

@@ -8,7 +8,9 @@ from collections.abc import Sequence
 from datetime import date, datetime
 from typing import Any
 
+from digest.models import ItemState
 from digest.store.base import DeliveryRecord, DigestRecord, StoreBase, iso
+from digest.store.records import ItemToLookAt, LLMTotals, LLMUsageBy, RunRecord
 from digest.urls import for_display
 
 _SUMS = ("calls", "tokens_in", "tokens_out", "cost_usd")
@@ -63,7 +65,7 @@ class RunsStore(StoreBase):
                 ),
             )
 
-    def llm_usage(self, run_id: int | None = None) -> dict[str, Any]:
+    def llm_usage(self, run_id: int | None = None) -> LLMTotals:
         where, params = ("WHERE run_id = ?", (run_id,)) if run_id is not None else ("", ())
         row = self._query(
             "SELECT count(*) AS calls, coalesce(sum(tokens_in), 0) AS tokens_in,"
@@ -71,9 +73,9 @@ class RunsStore(StoreBase):
             f" FROM llm_calls {where}",
             params,
         )[0]
-        return dict(row)
+        return _totals(row)
 
-    def llm_usage_by(self, *, runs: int = 5) -> dict[str, list[dict[str, Any]]]:
+    def llm_usage_by(self, *, runs: int = 5) -> LLMUsageBy:
         """Calls, tokens and cost per run (the last `runs` that called), per ISO week (UTC) and
         per model, newest first."""
         totals = (
@@ -89,25 +91,30 @@ class RunsStore(StoreBase):
             f"SELECT model, {totals} FROM llm_calls GROUP BY model ORDER BY cost_usd DESC, model"
         )
         by_day = self._query(f"SELECT date(at) AS day, {totals} FROM llm_calls GROUP BY day")
-        weeks: dict[str, dict[str, Any]] = {}
+        weeks: dict[str, LLMTotals] = {}
         for row in by_day:
             year, week, _ = date.fromisoformat(row["day"]).isocalendar()
-            total = weeks.setdefault(f"{year}-W{week:02d}", dict.fromkeys(_SUMS, 0))
-            for key in _SUMS:
-                total[key] += row[key]
-        return {
-            "runs": [dict(row) for row in by_run],
-            "weeks": [{"week": week} | weeks[week] for week in sorted(weeks, reverse=True)],
-            "models": [dict(row) for row in by_model],
-        }
+            label = f"{year}-W{week:02d}"
+            total = weeks.get(label, LLMTotals(0, 0, 0, 0.0))
+            weeks[label] = LLMTotals(
+                total.calls + row["calls"],
+                total.tokens_in + row["tokens_in"],
+                total.tokens_out + row["tokens_out"],
+                total.cost_usd + row["cost_usd"],
+            )
+        return LLMUsageBy(
+            runs=tuple((int(row["run_id"]), _totals(row)) for row in by_run),
+            weeks=tuple((week, weeks[week]) for week in sorted(weeks, reverse=True)),
+            models=tuple((str(row["model"]), _totals(row)) for row in by_model),
+        )
 
-    def recent_runs(self, limit: int = 5) -> list[dict[str, Any]]:
+    def recent_runs(self, limit: int = 5) -> list[RunRecord]:
         rows = self._query(
             "SELECT id, command, started_at, finished_at, status, stats FROM runs"
             " ORDER BY id DESC LIMIT ?",
             (limit,),
         )
-        return [dict(row) | {"stats": json.loads(row["stats"])} for row in rows]
+        return [RunRecord(**(dict(row) | {"stats": json.loads(row["stats"])})) for row in rows]
 
     # -- digests and deliveries -------------------------------------------
 
@@ -239,11 +246,12 @@ class RunsStore(StoreBase):
 
     def items_to_look_at(
         self, *, failed_only: bool, source: str | None, limit: int | None
-    ) -> tuple[int, list[dict[str, Any]]]:
+    ) -> tuple[int, list[ItemToLookAt]]:
         """Failed items, and (unless `failed_only`) items whose page was no article: the
         total and the first `limit` (None: all), oldest first."""
         where, params = _of_source(source)
-        where += " AND (i.state = 'failed'" + ("" if failed_only else " OR i.quality IS NOT NULL")
+        where += " AND (i.state = ?" + ("" if failed_only else " OR i.quality IS NOT NULL")
+        params = [*params, ItemState.FAILED]
         where += ")"
         total = self._query(f"SELECT count(*) FROM items i WHERE {where}", params)[0][0]
         rows = self._query(
@@ -253,7 +261,7 @@ class RunsStore(StoreBase):
             f" FROM items i WHERE {where} ORDER BY i.id LIMIT ?",
             [*params, -1 if limit is None else limit],
         )
-        return int(total), [dict(row) for row in rows]
+        return int(total), [_to_look_at(row) for row in rows]
 
 
 def _of_source(source: str | None) -> tuple[str, list[Any]]:
@@ -265,6 +273,17 @@ def _of_source(source: str | None) -> tuple[str, list[Any]]:
         " WHERE x.item_id = i.id AND s.name = ?)",
         [source],
     )
+
+
+def _totals(row: sqlite3.Row) -> LLMTotals:
+    return LLMTotals(
+        int(row["calls"]), int(row["tokens_in"]), int(row["tokens_out"]), float(row["cost_usd"])
+    )
+
+
+def _to_look_at(row: sqlite3.Row) -> ItemToLookAt:
+    sources = tuple(row["sources"].split(", ")) if row["sources"] else ()
+    return ItemToLookAt(**(dict(row) | {"sources": sources}))
 
 
 def _delivery_from_row(row: sqlite3.Row) -> DeliveryRecord:

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import UTC, datetime
-from typing import Any
+from datetime import datetime
 
+from digest.clock import utc_now
 from digest.models import (
     FeedState,
     SavedItem,
 )
 from digest.store.base import SaveReport, from_iso, iso
 from digest.store.items import ItemsStore
+from digest.store.records import FileState, ImportedFeed, SourceListing
 from digest.urls import for_display
 
 
@@ -37,7 +38,7 @@ class SourcesStore(ItemsStore):
             if row is None:
                 cursor = conn.execute(
                     "INSERT INTO sources (name, kind, url, path, created_at) VALUES (?, ?, ?, ?, ?)",
-                    (name, kind, url, path, iso(now or datetime.now(UTC))),
+                    (name, kind, url, path, iso(now or utc_now())),
                 )
                 return int(cursor.lastrowid or 0)
             if kind == "feed" and row["url"] != url:
@@ -64,13 +65,13 @@ class SourcesStore(ItemsStore):
             )
             return int(cursor.lastrowid or 0)
 
-    def imported_feeds(self) -> list[dict[str, Any]]:
+    def imported_feeds(self) -> list[ImportedFeed]:
         """Feed sources the config does not declare: id, name, url, topic, origin."""
         rows = self._query(
             "SELECT id, name, url, topic, origin FROM sources"
             " WHERE kind = 'feed' AND origin != 'config' ORDER BY id"
         )
-        return [dict(row) for row in rows]
+        return [ImportedFeed(**row) for row in map(dict, rows)]
 
     def feed_state(self, source_id: int) -> FeedState:
         row = self._query(
@@ -141,7 +142,7 @@ class SourcesStore(ItemsStore):
         rows = self._query("SELECT next_attempt_at FROM sources WHERE id = ?", (source_id,))
         return from_iso(rows[0][0]) if rows else None
 
-    def list_sources(self) -> list[dict[str, Any]]:
+    def list_sources(self) -> list[SourceListing]:
         rows = self._query(
             "SELECT s.name, s.kind, s.origin, coalesce(s.url, s.path) AS location,"
             # a feed imported from OPML has its row before its first poll
@@ -150,13 +151,17 @@ class SourcesStore(ItemsStore):
             " s.failures, s.last_checked_at, (SELECT count(*) FROM item_sources i"
             " WHERE i.source_id = s.id) AS items FROM sources s ORDER BY s.name"
         )
-        return [dict(row) for row in rows]
+        return [SourceListing(**row) for row in map(dict, rows)]
 
     # -- file sources ----------------------------------------------------
 
-    def file_state(self, path: str) -> dict[str, Any] | None:
-        rows = self._query("SELECT * FROM file_states WHERE path = ?", (path,))
-        return dict(rows[0]) if rows else None
+    def file_state(self, path: str) -> FileState | None:
+        rows = self._query(
+            "SELECT path, size, mtime_ns, inode, device, checked_ns, fingerprint, lines_read,"
+            " updated_at FROM file_states WHERE path = ?",
+            (path,),
+        )
+        return FileState(**dict(rows[0])) if rows else None
 
     def save_file_state(
         self,

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from digest.clock import AsyncSleep, Clock, async_sleep, utc_now
 from digest.config import LLMConfig
 from digest.errors import ConfigError
 from digest.summarize.base import CallRecord, NoteRequest, Summarizer, note_cache_key
@@ -41,6 +42,8 @@ class Options:
     known_formats: dict[str, str] = field(default_factory=dict)
     on_format: OnFormat | None = None
     need_key: bool = True  # False: only to plan calls (--dry-run), none is made
+    clock: Clock = utc_now  # for a Retry-After given as a date
+    sleep: AsyncSleep = async_sleep  # waits between retries
 
 
 def _offline(config: LLMConfig, options: Options) -> Summarizer:
@@ -62,6 +65,8 @@ def _openai(config: LLMConfig, options: Options) -> Summarizer:
         on_call=options.on_call,
         known_formats=options.known_formats,
         on_format=options.on_format,
+        clock=options.clock,
+        sleep=options.sleep,
     )
 
 

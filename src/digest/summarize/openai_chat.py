@@ -17,16 +17,17 @@ import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
 from typing import Any
 
 import openai
 from openai.types.chat import ChatCompletionMessageParam
 
+from digest.clock import AsyncSleep, Clock, async_sleep, utc_now
 from digest.config import LLMConfig
 from digest.errors import LLMUnavailable, SummarizeError, UnusableAnswer
+from digest.lifecycle import backoff_delay
 from digest.models import Note, NoteBasis, Statement, WeekSummary
-from digest.policy import backoff_delay, retry_after_s
+from digest.policy import retry_after_s
 from digest.summarize.answers import (
     NOTE_SCHEMA,
     WEEK_SCHEMA,
@@ -106,8 +107,12 @@ class OpenAISummarizer:
         on_call: OnCall | None = None,
         known_formats: dict[str, str] | None = None,
         on_format: OnFormat | None = None,
+        clock: Clock = utc_now,
+        sleep: AsyncSleep = async_sleep,
     ) -> None:
         self.config = config
+        self.clock = clock
+        self.sleep = sleep
         self.model = config.model
         self.summary_model = config.summary_model or config.model
         self.prompt_version = f"{PROMPT_VERSION}:{config.language}"
@@ -282,7 +287,7 @@ class OpenAISummarizer:
                 if delay is None:
                     backoff = backoff_delay(attempt + 1, base_s=0.5, max_s=8.0)
                     delay = backoff.total_seconds()
-                await asyncio.sleep(delay)
+                await self.sleep(delay)
                 attempt += 1
 
     def _gave_up(self, exc: Exception, tries: int, who: str) -> SummarizeError:
@@ -308,7 +313,7 @@ class OpenAISummarizer:
             )
         if exc.status_code not in RETRYABLE_STATUS and exc.status_code < 500:
             raise SummarizeError(f"summarize failed: {who}: {_status(exc)}")
-        return retry_after_s(exc.response.headers, datetime.now(UTC), cap_s=RETRY_AFTER_CAP_S)
+        return retry_after_s(exc.response.headers, self.clock(), cap_s=RETRY_AFTER_CAP_S)
 
     async def _call(
         self, ask: Ask, purpose: str, response_format: str

@@ -1,0 +1,358 @@
+"""The life of an item, decided in one place on plain data (after lemon24/reader's update
+"decider"): what is due for a fetch or a note at `now`, what an outcome changes, and what a
+week shows. Nothing here reads the time, a file or the database: the stages pass the items
+and `now` in and hand the intents returned to the store, which applies them as told.
+
+States move only along TRANSITIONS:
+
+    any state  --fetched-->           fetched   (a page came back, article or not)
+    any state  --fetch failed-->      failed    (retried with backoff, or given up)
+    fetched    --noted on text-->     noted     (notes and posts: from new as well)
+    noted      --links followed-->    fetched   (a post's note is due again)
+    a note from saved context only (a link not read) leaves the state as it is.
+
+A page that was no article (a Quality) is `fetched` with a next attempt: it is checked again
+with backoff. A failed fetch is retried with backoff until `max_attempts` (fewer for a
+permanent error); a failed item with no next attempt is given up and keeps its note.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import StrEnum
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from digest.models import Extracted, Item, Note, Period, Usage
+
+
+class ItemKind(StrEnum):
+    LINK = "link"  # a URL to fetch and summarise
+    NOTE = "note"  # text the user saved without a URL
+    POST = "post"  # a saved post: its text is the content, its links are context
+
+
+class ItemState(StrEnum):
+    NEW = "new"  # collected, not fetched yet
+    FETCHED = "fetched"  # text extracted, no note from it yet
+    FAILED = "failed"  # last fetch failed; retried later with backoff
+    NOTED = "noted"  # has a note made from its full text
+
+
+class NoteBasis(StrEnum):
+    FULL_TEXT = "full text"
+    EXCERPT = "excerpt"  # part of the text: a long page condensed to its central passages
+    SAVED_CONTEXT = "saved context"  # title, journal line, feed summary: the page was not read
+    POST_TEXT = "post text"
+
+
+class Quality(StrEnum):
+    """What a fetched page was instead of the article (Extracted.quality, Item.quality)."""
+
+    BLOCKED = "blocked"
+    CONSENT = "consent"
+    LOGIN = "login"
+    PAYWALLED = "paywalled"
+    THIN = "thin"
+
+
+class Event(StrEnum):
+    """What happens to an item; TRANSITIONS says which state it leads to."""
+
+    FETCHED = "fetched"  # a page came back and was extracted (an article or not)
+    FETCH_FAILED = "fetch failed"
+    NOTED_ON_TEXT = "noted on text"  # a final note from the item's own text
+    NOTED_ON_CONTEXT = "noted on context"  # a note from what was saved with a link not read
+    LINKS_FOLLOWED = "links followed"  # a post's links were read: its note is due again
+
+
+_S, _E = ItemState, Event
+TRANSITIONS: Final[Mapping[tuple[ItemState, Event], ItemState]] = {
+    (_S.NEW, _E.FETCHED): _S.FETCHED,
+    (_S.FETCHED, _E.FETCHED): _S.FETCHED,
+    (_S.FAILED, _E.FETCHED): _S.FETCHED,
+    (_S.NOTED, _E.FETCHED): _S.FETCHED,
+    (_S.NEW, _E.FETCH_FAILED): _S.FAILED,
+    (_S.FETCHED, _E.FETCH_FAILED): _S.FAILED,
+    (_S.FAILED, _E.FETCH_FAILED): _S.FAILED,
+    (_S.NOTED, _E.FETCH_FAILED): _S.FAILED,
+    (_S.NEW, _E.NOTED_ON_TEXT): _S.NOTED,  # notes and posts: their text came with them
+    (_S.FETCHED, _E.NOTED_ON_TEXT): _S.NOTED,
+    (_S.NOTED, _E.NOTED_ON_TEXT): _S.NOTED,
+    (_S.FAILED, _E.NOTED_ON_TEXT): _S.NOTED,
+    (_S.NEW, _E.NOTED_ON_CONTEXT): _S.NEW,
+    (_S.FETCHED, _E.NOTED_ON_CONTEXT): _S.FETCHED,
+    (_S.FAILED, _E.NOTED_ON_CONTEXT): _S.FAILED,
+    (_S.NOTED, _E.NOTED_ON_CONTEXT): _S.NOTED,
+    (_S.NEW, _E.LINKS_FOLLOWED): _S.NEW,
+    (_S.FETCHED, _E.LINKS_FOLLOWED): _S.FETCHED,
+    (_S.FAILED, _E.LINKS_FOLLOWED): _S.FAILED,
+    (_S.NOTED, _E.LINKS_FOLLOWED): _S.FETCHED,
+}
+
+
+def next_state(state: ItemState, event: Event) -> ItemState:
+    return TRANSITIONS[state, event]
+
+
+# -- retries -------------------------------------------------------------------
+
+PERMANENT_FAILURE_LIMIT = 3  # a 404 may be a passing mistake; three in a row is not
+NOTE_RETRY_BASE_S = 1800.0  # a failed note is asked for again after 30 min, then 1 h … 1 day
+NOTE_RETRY_MAX_S = 86400.0
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """base, 2×base, 4×base … capped at max_s; given up after max_attempts in a row."""
+
+    base_s: float
+    max_s: float
+    max_attempts: int
+
+
+def backoff_delay(failures: int, *, base_s: float, max_s: float) -> timedelta:
+    """base, 2×base, 4×base … capped; `failures` counts this one too."""
+    return timedelta(seconds=min(base_s * 2 ** max(failures - 1, 0), max_s))
+
+
+def next_attempt_at(
+    failures: int,
+    now: datetime,
+    backoff: Backoff,
+    *,
+    retry_after_s: float | None = None,
+    permanent: bool = False,
+) -> datetime | None:
+    """When to try again after the `failures`-th failure in a row, or None to give up."""
+    limit = (
+        min(PERMANENT_FAILURE_LIMIT, backoff.max_attempts) if permanent else backoff.max_attempts
+    )
+    if failures >= limit:
+        return None
+    delay = backoff_delay(failures, base_s=backoff.base_s, max_s=backoff.max_s)
+    if retry_after_s is not None:
+        delay = max(delay, timedelta(seconds=min(retry_after_s, backoff.max_s)))
+    return now + delay
+
+
+def is_due(next_attempt: datetime | None, now: datetime) -> bool:
+    return next_attempt is None or next_attempt <= now
+
+
+# -- fetching ----------------------------------------------------------------------
+
+# The states the store reads fetch candidates in, besides items with a next attempt set.
+FETCH_STATES: Final = (ItemState.NEW, ItemState.FAILED)
+
+
+def gave_up(item: Item) -> bool:
+    """A failed item with no next attempt: fetching it was given up; it keeps its note."""
+    return item.state is ItemState.FAILED and item.next_attempt_at is None
+
+
+def due_for_fetch(item: Item, now: datetime, *, retry: bool = False) -> bool:
+    """A link not fetched yet, whose last fetch failed and is due again, or whose page was
+    no article (a wall, a stub) and is due to be checked again; with `retry`, every failed
+    one now, whatever its backoff (the user asked)."""
+    if item.kind is not ItemKind.LINK or item.url is None:
+        return False
+    recheck = item.quality is not None and item.next_attempt_at is not None
+    if item.state not in FETCH_STATES and not recheck:
+        return False
+    return retry or (not gave_up(item) and is_due(item.next_attempt_at, now))
+
+
+def items_due_for_fetch(
+    items: Iterable[Item], now: datetime, *, retry: bool = False
+) -> list[Item]:
+    return [item for item in items if due_for_fetch(item, now, retry=retry)]
+
+
+@dataclass(frozen=True)
+class FetchSucceeded:
+    """Store the page's text; a page that was no article is checked again at next_attempt_at."""
+
+    item_id: int
+    extracted: Extracted
+    text_hash: str
+    at: datetime
+    state: ItemState
+    next_attempt_at: datetime | None
+
+
+@dataclass(frozen=True)
+class FetchFailed:
+    """Keep the item, count the attempt; no next attempt means fetching it is given up."""
+
+    item_id: int
+    error: str
+    state: ItemState
+    next_attempt_at: datetime | None
+
+
+def fetch_succeeded(
+    item: Item, extracted: Extracted, text_hash: str, now: datetime, backoff: Backoff, *,
+    item_id: int | None = None,
+) -> FetchSucceeded:
+    """The page came back: a page that was no article is fetched again later, with backoff
+    counted over the item's attempts. `item_id` when the page went to another item (a
+    shortened link merged into the item saved at its target)."""
+    recheck = next_attempt_at(item.attempts + 1, now, backoff) if extracted.quality else None
+    return FetchSucceeded(
+        item_id=item.id if item_id is None else item_id,
+        extracted=extracted,
+        text_hash=text_hash,
+        at=now,
+        state=next_state(item.state, Event.FETCHED),
+        next_attempt_at=recheck,
+    )
+
+
+def fetch_failed(
+    item: Item,
+    error: str,
+    now: datetime,
+    backoff: Backoff,
+    *,
+    retry_after_s: float | None = None,
+    permanent: bool = False,
+    final: bool = False,
+) -> FetchFailed:
+    """The fetch failed: retried with backoff (at least what the server asked), or given up
+    (at once when `final`: what was there is not worth fetching again)."""
+    when = None if final else next_attempt_at(
+        item.failures + 1, now, backoff, retry_after_s=retry_after_s, permanent=permanent
+    )
+    return FetchFailed(item.id, error, next_state(item.state, Event.FETCH_FAILED), when)
+
+
+def links_followed(item: Item) -> ItemState:
+    """A post whose links were followed: noted before, its note is due again."""
+    return next_state(item.state, Event.LINKS_FOLLOWED)
+
+
+# -- notes ---------------------------------------------------------------------------
+
+# The states the store reads note candidates in, besides items without a note.
+NOTE_STATES: Final = (ItemState.NEW, ItemState.FETCHED)
+
+
+def due_for_note(item: Item) -> bool:
+    """No note yet or a stand-in, or text that arrived after the note; never a link not
+    fetched yet (its page may still come)."""
+    if item.kind is ItemKind.LINK and item.state is ItemState.NEW:
+        return False
+    has_own_text = item.kind is not ItemKind.LINK and item.state is ItemState.NEW
+    return item.note is None or item.state is ItemState.FETCHED or has_own_text
+
+
+def context_renews_note(
+    kind: ItemKind, quality: str | None, has_text: bool, context: str | None, new_context: str
+) -> bool:
+    """New saved context for a link whose page gave no article: its note is due again."""
+    renewable = kind is ItemKind.LINK and (quality is not None or not has_text)
+    return renewable and new_context not in (context or "")
+
+
+def renote_for_model(item: Item, model: str, prompt_version: str) -> bool:
+    """Noted by another model or prompt version: noted again when a digest needs it."""
+    return item.note is not None and (item.note.model, item.note.prompt_version) != (
+        model,
+        prompt_version,
+    )
+
+
+@dataclass(frozen=True)
+class NoteAttempts:
+    """What the note attempts for one note key came to, over every item that has that key."""
+
+    answers: int = 0  # model answers received (none was usable)
+    failures: int = 0  # failed attempts in a row
+    next_attempt_at: datetime | None = None
+
+
+def note_calls_left(attempts: NoteAttempts, max_attempts: int, now: datetime) -> int:
+    """How many LLM calls a note may still take now: none while a failed attempt waits out
+    its backoff, none once `max_attempts` answers came for its key."""
+    if not is_due(attempts.next_attempt_at, now):
+        return 0
+    return max(max_attempts - attempts.answers, 0)
+
+
+@dataclass(frozen=True)
+class NoteAttached:
+    """Make `note` the item's note; a final one ends the note attempts, a stand-in (not
+    final) leaves the item due for another note."""
+
+    item_id: int
+    cache_key: str
+    note: Note
+    at: datetime
+    state: ItemState
+    final: bool
+    usage: Usage | None = None
+
+
+@dataclass(frozen=True)
+class NoteFailed:
+    """A failed note attempt for `note_key`, recorded on every item that shares its text."""
+
+    item_ids: tuple[int, ...]
+    note_key: str
+    answers: int  # model answers received for the key so far (each was paid for)
+    failures: int  # in a row
+    error: str
+    next_attempt_at: datetime
+
+
+def note_attached(
+    item: Item,
+    cache_key: str,
+    note: Note,
+    now: datetime,
+    *,
+    final: bool,
+    usage: Usage | None = None,
+) -> NoteAttached:
+    on_text = final and (item.state is ItemState.FETCHED or item.kind is not ItemKind.LINK)
+    event = Event.NOTED_ON_TEXT if on_text else Event.NOTED_ON_CONTEXT
+    return NoteAttached(
+        item.id, cache_key, note, now, next_state(item.state, event), final, usage
+    )
+
+
+def note_failed(
+    item_ids: Iterable[int],
+    note_key: str,
+    before: NoteAttempts,
+    answers: int,
+    error: str,
+    now: datetime,
+) -> NoteFailed:
+    """After `before`, one more failed attempt that got `answers` answers from the model."""
+    failures = before.failures + 1
+    delay = backoff_delay(failures, base_s=NOTE_RETRY_BASE_S, max_s=NOTE_RETRY_MAX_S)
+    return NoteFailed(
+        tuple(item_ids), note_key, before.answers + answers, failures, error, now + delay
+    )
+
+
+# -- the week ----------------------------------------------------------------------
+
+
+def in_week(item: Item, period: Period) -> bool:
+    """A week shows the items saved in it, noted or not."""
+    return period.start <= item.saved_at < period.end
+
+
+def why_no_note(item: Item, *, page_unread: bool = False, reason: str | None = None) -> str:
+    """Why an item is shown without a note from its page: `page_unread` when its note only
+    stands in for a page that was not read, for `reason` (host unreachable, paywalled…)."""
+    if item.state is ItemState.NEW and item.url and item.note is None:
+        return "not fetched yet"
+    if item.state is ItemState.FAILED or page_unread:
+        return f"not read ({reason or 'not fetched yet'})"
+    return "waiting for a note (the LLM was unavailable or the budget spent)"

@@ -1,0 +1,93 @@
+"""What the store's status and bookkeeping queries return: typed read models, never rows."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class SourceListing:
+    """A source as `digest sources list` and status show it."""
+
+    name: str
+    kind: str
+    origin: str
+    location: str | None
+    status: str | None
+    last_error: str | None
+    failures: int
+    last_checked_at: str | None
+    items: int
+
+
+@dataclass(frozen=True)
+class ImportedFeed:
+    """A feed source added from a feed list, not declared in the config."""
+
+    id: int
+    name: str
+    url: str
+    topic: str | None
+    origin: str
+
+
+@dataclass(frozen=True)
+class FileState:
+    """What a file source was when last read (see collect/inbox.py)."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    inode: int | None
+    device: int | None
+    checked_ns: int
+    fingerprint: str
+    lines_read: int
+    updated_at: str
+
+
+@dataclass(frozen=True)
+class ItemToLookAt:
+    """A failed item, or one whose page was no article, for status."""
+
+    id: int
+    url: str | None
+    state: str
+    quality: str | None
+    read_at: str | None
+    attempts: int
+    next_attempt_at: str | None
+    error: str | None
+    sources: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class LLMTotals:
+    """LLM calls, tokens and cost, over everything or one group (a run, week or model)."""
+
+    calls: int
+    tokens_in: int
+    tokens_out: int
+    cost_usd: float
+
+
+@dataclass(frozen=True)
+class LLMUsageBy:
+    """LLM totals per run id, per ISO week label and per model, newest or costliest first."""
+
+    runs: tuple[tuple[int, LLMTotals], ...]
+    weeks: tuple[tuple[str, LLMTotals], ...]
+    models: tuple[tuple[str, LLMTotals], ...]
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One run of a command, as the runs table keeps it."""
+
+    id: int
+    command: str
+    started_at: str
+    finished_at: str | None
+    status: str
+    stats: dict[str, Any]  # the run's own JSON document, as it was saved
