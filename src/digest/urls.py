@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Collection
+from dataclasses import dataclass
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
+
+import idna
 
 TRACKING_PARAMS = frozenset(
     {
@@ -71,6 +75,120 @@ SHORTENER_HOSTS = frozenset(
 def is_tracking_param(name: str) -> bool:
     lowered = name.lower()
     return lowered.startswith("utm_") or lowered in TRACKING_PARAMS
+
+
+# -- one parser for every URL that comes in ----------------------------------------
+
+MAX_URL_CHARS = 8192
+_SCHEME_PREFIX = re.compile(r"[a-z][a-z0-9+.\-]*:", re.IGNORECASE)
+_UNSAFE_CHAR = re.compile(r"[\s\x00-\x1f\x7f-\x9f]")
+_ASCII_HOST = re.compile(r"[a-z0-9_-]{1,63}(?:\.[a-z0-9_-]{1,63})*\.?", re.IGNORECASE)
+_DOTTED_NUMBERS = re.compile(r"[0-9.]+")
+
+
+@dataclass(frozen=True)
+class WebURL:
+    """A URL we can save and fetch: `url` as the user gave it (trimmed), and its canonical form."""
+
+    url: str
+    canonical: str
+
+
+@dataclass(frozen=True)
+class BadURL:
+    """Why a piece of text is not a URL we can save; `reason` is one line for a report."""
+
+    reason: str
+
+
+def parse_url(text: str) -> WebURL | BadURL:
+    """Read one URL from any source; never raises.
+
+    Accepts absolute http(s) URLs with a valid host (a DNS name, IDNA name, IPv4 or
+    bracketed IPv6 address) and port, without user name, password, whitespace or
+    control characters, up to MAX_URL_CHARS. Everything else gives a BadURL saying
+    why; a scheme other than http(s) gives "not a web link (scheme:)".
+    """
+    url = text.strip().removeprefix("<").removesuffix(">").strip()
+    reason = _url_problem(url)
+    if reason is not None:
+        return BadURL(reason)
+    try:
+        return WebURL(url, normalize_url(url))
+    except ValueError as exc:  # a shape the checks above let through: still never raise
+        return BadURL(str(exc))
+
+
+def _url_problem(url: str) -> str | None:
+    if not url:
+        return "empty URL"
+    if len(url) > MAX_URL_CHARS:
+        return f"URL longer than 8 KB ({len(url):,} characters)"
+    if (unsafe := _UNSAFE_CHAR.search(url)) is not None:
+        return "URL contains a space" if unsafe.group() == " " else "URL contains a control character"
+    scheme = _SCHEME_PREFIX.match(url)
+    if scheme is None:
+        return "not an absolute URL"
+    name = scheme.group()[:-1].lower()
+    if name not in FETCHABLE_SCHEMES:
+        return f"not a web link ({name}:)"
+    if not url[scheme.end() :].startswith("//"):
+        return "not an absolute URL"
+    authority = re.split(r"[/?#\\]", url[scheme.end() + 2 :], maxsplit=1)[0]
+    return _authority_problem(authority)
+
+
+def _authority_problem(authority: str) -> str | None:
+    if "@" in authority:
+        return "URL holds a user name or password (not saved)"
+    if authority.startswith("["):
+        host, bracket, rest = authority[1:].partition("]")
+        if not bracket:
+            return "unclosed [ in the host"
+        return _ipv6_problem(host) or _port_problem(rest, bracketed=True)
+    host, _, port = authority.partition(":")
+    return _host_problem(host) or _port_problem(f":{port}" if port else "", bracketed=False)
+
+
+def _ipv6_problem(host: str) -> str | None:
+    if "%" in host:
+        return "IPv6 address with a zone id"
+    try:
+        ipaddress.IPv6Address(host)
+    except ValueError:
+        return "not an IPv6 address in [ ]"
+    return None
+
+
+def _port_problem(rest: str, *, bracketed: bool) -> str | None:
+    if not rest:
+        return None
+    if not rest.startswith(":"):
+        return "text after ] in the host" if bracketed else "bad host name"
+    port = rest[1:]
+    if port and not (port.isascii() and port.isdigit() and 0 < int(port) <= 65535):
+        return f"bad port {port[:12]!r}"
+    return None
+
+
+def _host_problem(host: str) -> str | None:
+    if not host:
+        return "URL has no host"
+    if len(host) > 253:
+        return "host name longer than 253 characters"
+    if _DOTTED_NUMBERS.fullmatch(host):
+        try:
+            ipaddress.IPv4Address(host.rstrip("."))
+        except ValueError:
+            return "not an IPv4 address"
+        return None
+    if host.isascii():
+        return None if _ASCII_HOST.fullmatch(host) else "bad host name"
+    try:
+        idna.encode(host, uts46=True)
+    except (idna.IDNAError, UnicodeError, ValueError):
+        return "host name not valid (IDNA)"
+    return None
 
 
 def normalize_url(url: str) -> str:

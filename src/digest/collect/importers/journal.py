@@ -31,13 +31,12 @@ from digest.collect.formats import ImportResult, register
 from digest.collect.importers.common import (
     BARE_URL,
     MARKDOWN_LINK,
+    checked_url,
     lines_of,
-    refuse,
     remove_spans,
     strip_list_marker,
     tidy_title,
     trim_url,
-    url_problem,
 )
 from digest.models import ItemKind, Rejected, SavedItem
 from digest.periods import local_midnight
@@ -178,13 +177,12 @@ def _add_link(
     cursor: _Cursor,
     result: ImportResult,
 ) -> None:
-    problem = url_problem(url)
-    if problem is not None:
-        refuse(result, number, url or "(empty)", problem)
+    checked = checked_url(result, number, url, url)
+    if checked is None:
         return
     result.items.append(
         SavedItem(
-            url=url.strip(),
+            url=checked,
             title=title,
             saved_at=cursor.day,
             topic=cursor.topic,
