@@ -23,7 +23,7 @@ def show(path: Path) -> None:
         print(f"{number:3}. L{item.line}-{(item.line or 0) + lines - 1}: {item.title}")
         for link in item.links:
             print(f"       link {link}")
-    for entry in [*result.rejected, *result.skipped]:
+    for entry in [*result.rejected, *result.skipped, *result.notices]:
         print(f"  report line {entry.line}: {entry.reason}")
 
 

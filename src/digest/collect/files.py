@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import codecs
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import TypeVar
@@ -47,9 +47,11 @@ class FileReport:
     format: str
     new: int
     duplicates: int
-    notes: int  # items without a URL
+    notes: int  # notes: items without a URL, other than posts
     rejected: list[Rejected]  # lines not understood
     skipped: list[Rejected]  # deliberately not imported (javascript: links, headings…)
+    posts: int = 0  # saved posts (their links are the post's, followed where they can be)
+    notices: list[Rejected] = field(default_factory=list)  # imported, with a word (guessed splits)
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,7 @@ def describe(report: FileReport | FeedListReport) -> list[str]:
     counts = [
         f"{report.new} new",
         _plural(report.duplicates, "duplicate"),
+        *([_plural(report.posts, "post")] if report.posts else []),
         _plural(report.notes, "note") + " without URL",
         _plural(len(report.rejected), "line") + " not understood",
     ]
@@ -82,6 +85,10 @@ def describe(report: FileReport | FeedListReport) -> list[str]:
     lines += [
         f"  skipped {len(where)} ({_line_list(where)}): {reason}"
         for reason, where in _skip_reasons(report.skipped)
+    ]
+    lines += [
+        f"  {reason} at {_line_list(where)}"
+        for reason, where in _skip_reasons(report.notices)
     ]
     return lines
 
@@ -184,6 +191,7 @@ def save(
             items=_after(result.items, after_line),
             rejected=_after(result.rejected, after_line),
             skipped=_after(result.skipped, after_line),
+            notices=_after(result.notices, after_line),
         )
     items = [
         replace(item, topic=topic) if topic and not item.topic else item for item in result.items
@@ -194,9 +202,11 @@ def save(
         format=loaded.importer.name,
         new=saved.new,
         duplicates=saved.duplicates,
-        notes=sum(1 for item in items if item.url is None),
+        notes=sum(1 for item in items if item.url is None and item.kind is not ItemKind.POST),
         rejected=result.rejected,
         skipped=result.skipped,
+        posts=sum(1 for item in items if item.kind is ItemKind.POST),
+        notices=result.notices,
     )
 
 
