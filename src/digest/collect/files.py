@@ -11,6 +11,7 @@ deleted.
 from __future__ import annotations
 
 import codecs
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -64,9 +65,9 @@ class Loaded:
 # -- reporting ------------------------------------------------------------------
 
 
-def describe(report: FileReport | FeedListReport) -> list[str]:
+def describe(report: FileReport | FeedListReport | Unimported) -> list[str]:
     """The lines `digest import` prints for one file: a summary, then what was not understood."""
-    if isinstance(report, FeedListReport):
+    if isinstance(report, FeedListReport | Unimported):
         return report.describe()
     counts = [
         f"{report.new} new",
@@ -138,19 +139,25 @@ def read_bytes(path: Path) -> bytes:
 
 
 def decode(data: bytes, path: Path) -> str:
-    """Text of a file: UTF-8 (BOM or not), UTF-16 with a BOM, else a Western legacy encoding."""
+    """Text of a file: UTF-8 (BOM or not), UTF-16 with a BOM, else a Western legacy encoding
+    (cp1252, which latin-1 text reads the same in) when the bytes hold no UTF-8 at all."""
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         return data.decode("utf-16", errors="replace")
     if b"\x00" in data[:8192]:
         raise ImportFormatError(f"{path}: a binary file, not text")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        pass
     text = data.decode("utf-8-sig", errors="replace")
     bad = text.count("\ufffd") - data.count("\ufffd".encode())
-    if bad > 3 and bad * 1000 > len(text):  # many broken sequences: not UTF-8 at all
-        try:
-            return data.decode("cp1252")
-        except UnicodeDecodeError:
-            return data.decode("latin-1")
-    return text
+    multibyte = sum(1 for char in text if ord(char) > 0x7F and char != "\ufffd")
+    if multibyte > 4 * bad:  # UTF-8 with a few broken bytes: keep what is right
+        return text
+    try:
+        return data.decode("cp1252")
+    except UnicodeDecodeError:  # bytes cp1252 leaves undefined (0x81, 0x8d, 0x8f, 0x90, 0x9d)
+        return data.decode("latin-1")
 
 
 def load(path: Path, data: bytes, forced_format: str | None) -> Loaded:
@@ -236,6 +243,21 @@ def import_file(
     return save(store, loaded, source_id=source_id, zone=zone, now=now, topic=topic)
 
 
+@dataclass(frozen=True)
+class Unimported:
+    """A file `digest import` did not import, and why; `failed` unless it was just empty."""
+
+    path: Path
+    reason: str
+    failed: bool = True
+
+    def describe(self) -> list[str]:
+        return [f"{self.path}: {self.reason}"]
+
+
+ImportOutcome = FileReport | FeedListReport | Unimported
+
+
 def import_files(
     store: Store,
     paths: Sequence[Path],
@@ -244,21 +266,72 @@ def import_files(
     now: datetime,
     forced_format: str | None = None,
     declared: Sequence[SourceConfig] = (),
-) -> list[FileReport | FeedListReport]:
-    """`digest import FILE…`: every file is read and recognised before any is saved,
-    so a typo in one name imports nothing rather than half.
+) -> list[ImportOutcome]:
+    """`digest import FILE…`: each file (a folder: every file below it) on its own, so one
+    that cannot be read, is empty or is not recognised is an `Unimported` and the others
+    are imported all the same.
 
     A feed list's feeds become feed sources unless `declared` (the config's sources) or
     the database know them already.
     """
-    planned = [_plan(path, decode(read_bytes(path), path), forced_format) for path in paths]
     source_id = store.ensure_source(IMPORT_SOURCE, IMPORT_SOURCE)
-    return [
-        import_feed_list(store, one, declared, now)
-        if isinstance(one, FeedList)
-        else save(store, one, source_id=source_id, zone=zone, now=now)
-        for one in planned
-    ]
+    outcomes: list[ImportOutcome] = []
+    for given in paths:
+        try:
+            found = files_under(given)
+        except SourceError as exc:
+            outcomes.append(Unimported(given, _without_path(exc, given)))
+            continue
+        if not found:
+            outcomes.append(Unimported(given, "an empty folder, nothing to import", failed=False))
+        for path in found:
+            outcomes.append(_import_one(store, path, source_id, zone, now, forced_format, declared))
+    return outcomes
+
+
+def _import_one(
+    store: Store,
+    path: Path,
+    source_id: int,
+    zone: ZoneInfo,
+    now: datetime,
+    forced_format: str | None,
+    declared: Sequence[SourceConfig],
+) -> ImportOutcome:
+    try:
+        text = decode(read_bytes(path), path)
+        if not text.strip():
+            return Unimported(path, "an empty file, nothing to import", failed=False)
+        planned = _plan(path, text, forced_format)
+        if isinstance(planned, FeedList):
+            return import_feed_list(store, planned, declared, now)
+        return save(store, planned, source_id=source_id, zone=zone, now=now)
+    except (SourceError, ImportFormatError) as exc:
+        return Unimported(path, _without_path(exc, path))
+
+
+def _without_path(exc: Exception, path: Path) -> str:
+    """The error's reason, without the file name `Unimported` puts in front anyway."""
+    return str(exc).removeprefix(f"{path}: ").replace(f" {path}: ", " ")
+
+
+def files_under(root: Path | None) -> list[Path]:
+    """`root` if it is a file, else every non-hidden regular file below it, sorted."""
+    if root is None:
+        raise SourceError("a file source needs a path")
+    if root.is_file():
+        return [root]
+    if not root.is_dir():
+        raise SourceError(f"{root}: no such file or folder")
+    found: list[Path] = []
+    for folder, dirs, files in os.walk(root, onerror=_raise_source_error):
+        dirs[:] = [name for name in dirs if not name.startswith(".")]
+        found.extend(Path(folder, name) for name in files if not name.startswith("."))
+    return sorted(path for path in found if path.is_file())
+
+
+def _raise_source_error(exc: OSError) -> None:
+    raise SourceError(f"cannot list {exc.filename}: {exc.strerror or exc}") from exc
 
 
 def _plan(path: Path, text: str, forced_format: str | None) -> Loaded | FeedList:

@@ -27,7 +27,15 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from digest.collect.files import FileReport, describe, load, problem_lines, read_bytes, save
+from digest.collect.files import (
+    FileReport,
+    describe,
+    files_under,
+    load,
+    problem_lines,
+    read_bytes,
+    save,
+)
 from digest.config import SourceConfig
 from digest.errors import ImportFormatError, SourceError
 from digest.models import StageReport
@@ -81,25 +89,6 @@ def collect_file_source(
     else:
         store.record_source_success(source_id, now)
     return report
-
-
-def files_under(root: Path | None) -> list[Path]:
-    """`root` if it is a file, else every non-hidden regular file below it, sorted."""
-    if root is None:
-        raise SourceError("a file source needs a path")
-    if root.is_file():
-        return [root]
-    if not root.is_dir():
-        raise SourceError(f"{root}: no such file or folder")
-    found: list[Path] = []
-    for folder, dirs, files in os.walk(root, onerror=_raise_source_error):
-        dirs[:] = [name for name in dirs if not name.startswith(".")]
-        found.extend(Path(folder, name) for name in files if not name.startswith("."))
-    return sorted(path for path in found if path.is_file())
-
-
-def _raise_source_error(exc: OSError) -> None:
-    raise SourceError(f"cannot list {exc.filename}: {exc.strerror or exc}") from exc
 
 
 def _collect_one(
