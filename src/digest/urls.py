@@ -39,6 +39,9 @@ _ARXIV_HOSTS = frozenset({"arxiv.org", "www.arxiv.org", "export.arxiv.org"})
 _ARXIV_PAPER = re.compile(
     r"^/(?:abs|pdf|html)/(?P<id>[a-z\-.]*/?\d{4}\.?\d{4,5}|[a-z\-.]+/\d{7})(?:v\d+)?(?:\.pdf)?/?$"
 )
+# A Mastodon status by its ActivityPub URI (bookmarks.csv, the archive): the same post as
+# its web address `/@user/id` (the API's `url`).
+_MASTODON_STATUS = re.compile(r"^(https?://[^/?#]+)/users/([\w.-]+)/statuses/(\d+)/?$")
 # The common case, whose canonical form needs no parsing: http(s), a plain host name,
 # a path and query of characters `quote` leaves alone, query pairs `key=value` without
 # `%` or `+`. Anything else goes the slow, general way; both give the same answer.
@@ -201,8 +204,8 @@ def normalize_url(url: str) -> str:
     url = url.strip()
     plain = _PLAIN.fullmatch(url)
     if plain is not None and (fast := _normalize_plain(plain)) is not None:
-        return fast
-    return _normalize_parsed(url)
+        return _MASTODON_STATUS.sub(r"\1/@\2/\3", fast)
+    return _MASTODON_STATUS.sub(r"\1/@\2/\3", _normalize_parsed(url))
 
 
 def _normalize_plain(plain: re.Match[str]) -> str | None:
