@@ -112,7 +112,7 @@ def test_item_notes_have_front_matter_tags_and_a_link_to_the_week(
     tmp_path: Path, store: Store
 ) -> None:
     item = stored_item(store, "Paged: attention")
-    [path] = write_item_notes(tmp_path / "vault", W47, [item], UTC_ZONE)
+    [path] = write_item_notes(tmp_path / "vault", W47, [item], UTC_ZONE).written
     assert path.name == f"2026-11-21-paged-attention-{item.id}.md"
     text = path.read_text(encoding="utf-8")
     front = text.split("---\n")[1].splitlines()
@@ -131,9 +131,51 @@ def test_rewriting_item_notes_is_idempotent_and_a_renamed_item_leaves_no_stale_f
     vault = tmp_path / "vault"
     item = stored_item(store, "First title")
     write_item_notes(vault, W47, [item], UTC_ZONE)
-    assert write_item_notes(vault, W47, [item], UTC_ZONE) == []
+    assert write_item_notes(vault, W47, [item], UTC_ZONE).written == []
 
     renamed = Item(**{**item.__dict__, "title": "Second title"})
-    [path] = write_item_notes(vault, W47, [renamed], UTC_ZONE)
-    assert [p.name for p in vault.iterdir()] == [path.name]
+    [path] = write_item_notes(vault, W47, [renamed], UTC_ZONE).written
+    assert [p.name for p in vault.iterdir() if not p.name.startswith(".")] == [path.name]
     assert "second-title" in path.name
+
+
+def test_the_users_own_files_ending_in_an_item_id_are_never_touched(
+    tmp_path: Path, store: Store
+) -> None:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    item = stored_item(store, "First title")
+    mine = [vault / f"Chapter-{item.id}.md", vault / f"Meeting notes-{item.id}.md"]
+    for path in mine:
+        path.write_text("my own words\n")
+    write_item_notes(vault, W47, [item], UTC_ZONE)
+    write_item_notes(vault, W47, [Item(**{**item.__dict__, "title": "Renamed"})], UTC_ZONE)
+    assert [path.read_text() for path in mine] == ["my own words\n"] * 2
+
+
+def test_a_note_edited_by_hand_is_neither_replaced_nor_removed(
+    tmp_path: Path, store: Store
+) -> None:
+    vault = tmp_path / "vault"
+    item = stored_item(store, "First title")
+    [path] = write_item_notes(vault, W47, [item], UTC_ZONE).written
+    path.write_text(path.read_text() + "\nMy thoughts on it.\n")
+    changed = Item(**{**item.__dict__, "context": "new context"})
+    assert write_item_notes(vault, W47, [changed], UTC_ZONE).left == []  # same text: nothing to do
+    renamed = Item(**{**item.__dict__, "title": "Second title"})
+    report = write_item_notes(vault, W47, [renamed], UTC_ZONE)
+    assert path.read_text().endswith("My thoughts on it.\n")  # the edited old file stays
+    assert [p.name for p in report.written] == [f"2026-11-21-second-title-{item.id}.md"]
+
+
+def test_a_file_at_a_notes_name_that_digest_did_not_write_is_left_and_reported(
+    tmp_path: Path, store: Store
+) -> None:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    item = stored_item(store, "First title")
+    theirs = vault / f"2026-11-21-first-title-{item.id}.md"
+    theirs.write_text("someone else's file\n")
+    report = write_item_notes(vault, W47, [item], UTC_ZONE)
+    assert (report.written, report.left) == ([], [theirs])
+    assert theirs.read_text() == "someone else's file\n"
