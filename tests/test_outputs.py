@@ -83,13 +83,32 @@ def test_a_new_revision_updates_its_entry_in_place_and_a_rerun_changes_no_byte(
     assert feed_path(config).read_bytes() == data
 
 
-def test_an_unreadable_feed_file_is_started_afresh(tmp_path: Path, store: Store) -> None:
+def test_an_unreadable_feed_file_is_never_replaced_and_the_delivery_says_why(
+    tmp_path: Path, store: Store
+) -> None:
     config = config_for(tmp_path)
     feed_path(config).parent.mkdir(parents=True)
     feed_path(config).write_text("<feed><entry>torn")
-    deliver_digest(store, config, W47, digest("2026-W47", "One link."), NOW)
+    outcome = deliver_digest(store, config, W47, digest("2026-W47", "One link."), NOW)
+    assert feed_path(config).read_text() == "<feed><entry>torn"
+    assert "feed" not in outcome.delivered
+    (failure,) = [line for line in outcome.failures if "feed" in line]
+    assert failure.startswith(f"{feed_path(config)}: not readable as a feed (")
+    assert "move it away to start the feed afresh" in failure
+
+
+def test_control_characters_in_a_digest_keep_the_feed_valid_and_earlier_weeks_kept(
+    tmp_path: Path, store: Store
+) -> None:
+    config = config_for(tmp_path)
+    hostile = "- [Bell\x07 and NUL\x00 and \x1b[31m escape \ufffe](https://kept.example/)"
+    deliver_digest(store, config, W46, digest("2026-W46", hostile), NOW - timedelta(days=7))
+    deliver_digest(store, config, W47, digest("2026-W47", "Later."), NOW)
     parsed = feedparser.parse(feed_path(config).read_bytes())
-    assert parsed.bozo == 0 and len(parsed.entries) == 1
+    assert parsed.bozo == 0, parsed.get("bozo_exception")
+    assert [entry.title for entry in parsed.entries] == ["Digest for 2026-W47", "Digest for 2026-W46"]
+    old_week = parsed.entries[1].content[0].value
+    assert "Bell and NUL" in old_week and "\x07" not in old_week and "\x1b" not in old_week
 
 
 # -- one note per item ------------------------------------------------------------------------------

@@ -84,7 +84,7 @@ def is_tracking_param(name: str) -> bool:
 
 MAX_URL_CHARS = 8192
 _SCHEME_PREFIX = re.compile(r"[a-z][a-z0-9+.\-]*:", re.IGNORECASE)
-_UNSAFE_CHAR = re.compile(r"[\s\x00-\x1f\x7f-\x9f]")
+_UNSAFE_CHAR = re.compile(r"[\s\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 _ASCII_HOST = re.compile(r"[a-z0-9_-]{1,63}(?:\.[a-z0-9_-]{1,63})*\.?", re.IGNORECASE)
 _DOTTED_NUMBERS = re.compile(r"[0-9.]+")
 
