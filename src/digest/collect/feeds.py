@@ -12,11 +12,12 @@ import io
 import json
 import re
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 import feedparser
 
@@ -27,6 +28,7 @@ from digest.fetch import Fetcher, FetchResult, check_status, describe_error
 from digest.models import FeedState, ItemKind, SavedItem, StageReport
 from digest.policy import is_due, next_attempt_at
 from digest.store import Store
+from digest.urls import WebURL, normalize_url, parse_url
 
 MAX_CONTEXT_CHARS = 2000
 JSON_FEED_VERSION = "https://jsonfeed.org/version/1"  # 1 and 1.1 both start so
@@ -56,6 +58,16 @@ class FeedPoll:
     not_modified: bool = False
     gone: bool = False
     skipped: int = 0  # entries without a usable link
+    merged: int = 0  # entries saved as one with another entry (same link, no guid/enclosure)
+
+
+@dataclass(frozen=True)
+class FeedEntries:
+    """A feed body's entries as items, how many had no usable link, how many were merged."""
+
+    items: list[SavedItem]
+    skipped: int = 0
+    merged: int = 0
 
 
 # -- one feed --------------------------------------------------------------
@@ -80,17 +92,18 @@ async def poll_feed(fetcher: Fetcher, state: FeedState) -> FeedPoll:
     if result.status == 410:
         return FeedPoll([], url, state.etag, state.last_modified, gone=True)
     check_status(result)
-    entries, skipped = await asyncio.to_thread(parse_feed, result)  # feedparser is CPU-bound
+    parsed = await asyncio.to_thread(parse_feed, result)  # feedparser is CPU-bound
     return FeedPoll(
-        entries,
+        parsed.items,
         url,
         result.headers.get("etag"),
         result.headers.get("last-modified"),
-        skipped=skipped,
+        skipped=parsed.skipped,
+        merged=parsed.merged,
     )
 
 
-def parse_feed(result: FetchResult) -> tuple[list[SavedItem], int]:
+def parse_feed(result: FetchResult) -> FeedEntries:
     """The entries of a fetched feed body, and how many had no usable link."""
     if _looks_like_json(result):
         return _parse_json_feed(result.content, result.final_url)
@@ -102,7 +115,7 @@ def _looks_like_json(result: FetchResult) -> bool:
     return "json" in content_type or result.content.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"{"
 
 
-def _parse_xml_feed(result: FetchResult) -> tuple[list[SavedItem], int]:
+def _parse_xml_feed(result: FetchResult) -> FeedEntries:
     headers = {"content-location": result.final_url}
     if content_type := result.headers.get("content-type"):
         headers["content-type"] = content_type
@@ -117,7 +130,8 @@ def _parse_xml_feed(result: FetchResult) -> tuple[list[SavedItem], int]:
         problem = parsed.get("bozo_exception")
         reason = describe_error(problem) if problem else "no RSS, Atom or JSON Feed found"
         raise SourceError(f"feed {result.url!r}: not a feed ({reason})")
-    return kept, len(items) - len(kept)
+    identities = [_entry_identity(entry, result.final_url) for entry in parsed.entries]
+    return _keyed(items, identities)
 
 
 def strip_declarations(body: bytes) -> bytes:
@@ -150,7 +164,7 @@ def feed_entry_item(entry: Any, base: str) -> SavedItem | None:
     )
 
 
-def _parse_json_feed(body: bytes, base: str) -> tuple[list[SavedItem], int]:
+def _parse_json_feed(body: bytes, base: str) -> FeedEntries:
     try:
         document = json.loads(body)
     except (ValueError, RecursionError) as exc:
@@ -162,7 +176,53 @@ def _parse_json_feed(body: bytes, base: str) -> tuple[list[SavedItem], int]:
     if not isinstance(raw_items, list):
         raise SourceError(f"feed {base!r}: not a feed (JSON Feed without items)")
     items = [_json_item(raw, base) if isinstance(raw, dict) else None for raw in raw_items]
-    return [item for item in items if item], sum(item is None for item in items)
+    identities = [_json_identity(raw, base) if isinstance(raw, dict) else (None, None) for raw in raw_items]
+    return _keyed(items, identities)
+
+
+# -- entries that share one link -------------------------------------------------------
+
+
+def _keyed(items: list[SavedItem | None], identities: list[tuple[str | None, str | None]]) -> FeedEntries:
+    """The items; those whose link other entries share are keyed by their guid, else their
+    enclosure, so a podcast whose episodes all link to its home page keeps every episode.
+    Entries that still share a key are saved as one, and counted."""
+    links = Counter(normalize_url(item.url) for item in items if item and item.url)
+    kept: list[SavedItem] = []
+    for item, (guid, enclosure) in zip(items, identities, strict=True):
+        if item is None or item.url is None:
+            continue
+        link = normalize_url(item.url)
+        if links[link] > 1 and (enclosure or guid):
+            item = replace(item, key=enclosure or f"{link}#guid={guid}")
+        kept.append(item)
+    keys = {item.key or normalize_url(item.url or "") for item in kept}
+    return FeedEntries(kept, skipped=len(items) - len(kept), merged=len(kept) - len(keys))
+
+
+def _entry_identity(entry: Any, base: str) -> tuple[str | None, str | None]:
+    """A feedparser entry's guid and the canonical URL of its first enclosure."""
+    hrefs = [e.get("href") for e in entry.get("enclosures") or [] if isinstance(e, dict)]
+    return _guid(entry.get("id")), _enclosure(hrefs, base)
+
+
+def _json_identity(raw: dict[str, Any], base: str) -> tuple[str | None, str | None]:
+    attachments = raw.get("attachments") if isinstance(raw.get("attachments"), list) else []
+    hrefs = [a.get("url") for a in attachments or [] if isinstance(a, dict)]
+    return _guid(raw.get("id")), _enclosure(hrefs, base)
+
+
+def _guid(value: object) -> str | None:
+    text = " ".join(str(value).split()) if isinstance(value, str | int) else ""
+    return text[:500] or None
+
+
+def _enclosure(hrefs: list[Any], base: str) -> str | None:
+    for href in hrefs:
+        url = _absolute_link(href, base)
+        if url is not None:
+            return normalize_url(url)
+    return None
 
 
 def _json_item(raw: dict[str, Any], base: str) -> SavedItem | None:
@@ -181,11 +241,15 @@ def _json_item(raw: dict[str, Any], base: str) -> SavedItem | None:
 
 
 def _absolute_link(link: object, base: str) -> str | None:
+    """`link` resolved against `base`, if it is a valid http(s) URL (urls.parse_url)."""
     if not isinstance(link, str) or not link.strip():
         return None
-    url = urljoin(base, link.strip())
-    parts = urlsplit(url)
-    return url if parts.scheme in ("http", "https") and parts.netloc else None
+    try:
+        url = urljoin(base, link.strip())
+    except ValueError:  # a broken base or link (an unclosed IPv6 bracket): taken as it is
+        url = link.strip()
+    parsed = parse_url(url)
+    return parsed.url if isinstance(parsed, WebURL) else None
 
 
 def _from_struct_time(moment: time.struct_time | None) -> datetime | None:
@@ -282,6 +346,11 @@ def _news(source: SourceConfig, state: FeedState, poll: FeedPoll) -> list[str]:
         info.append(f"feed {source.name!r} moved permanently to {poll.url}; update the config")
     if poll.skipped:
         info.append(f"feed {source.name!r}: {poll.skipped} entries without a link skipped")
+    if poll.merged:
+        info.append(
+            f"feed {source.name!r}: {poll.merged} entries share a link (and have no guid or"
+            " enclosure) with another entry: saved as one"
+        )
     if poll.gone:
         info.append(
             f"feed {source.name!r} is gone (HTTP 410); no longer polled, remove it from the config"

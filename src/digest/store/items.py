@@ -321,6 +321,8 @@ def _follow_aliases(
 
 def item_key(item: SavedItem) -> str:
     """The normalised URL, or for an item without one a hash of its text."""
+    if item.key:
+        return item.key
     if item.url:
         return normalize_url(item.url)
     text = " ".join((item.context or item.title or "").split())
