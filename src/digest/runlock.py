@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from digest.errors import RunLocked
+from digest.store import ensure_folder
 
 LOCK_NAME = "digest.lock"
 POLL_S = 0.05
@@ -40,7 +41,7 @@ def run_lock(
     given; setting `cancel` (the daemon does so on shutdown) gives up the wait.
     The lock is released when the body exits, also by an exception.
     """
-    data_dir.mkdir(parents=True, exist_ok=True)
+    ensure_folder(data_dir)
     path = data_dir / LOCK_NAME
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
