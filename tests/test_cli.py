@@ -146,3 +146,16 @@ def test_a_data_dir_that_cannot_be_created_is_one_line_and_exit_1(tmp_path: Path
     doctor = digest("--config", str(config), "doctor")
     assert doctor.exit_code == 1 and "Traceback" not in doctor.output
     assert "cannot create the data folder" in doctor.output
+
+
+def test_a_bad_feed_url_in_the_config_is_refused_at_load_naming_key_and_line(
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "digest.toml"
+    config.write_text('[[sources]]\nname = "a"\nkind = "feed"\nurl = "http://[::1"\n')
+    result = digest("--config", str(config), "status")
+    assert result.exit_code == 1
+    assert result.stderr.strip() == (
+        f"digest: config error: {config}:4: sources[1].url: Value error,"
+        " unclosed [ in the host: 'http://[::1'"
+    )
