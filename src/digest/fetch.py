@@ -23,6 +23,7 @@ from digest.config import FetchConfig
 from digest.errors import BlockedAddress, FetchError
 from digest.netguard import AddressPolicy, AddressRefused, GuardedTransport, UnresolvedHost
 from digest.policy import retry_after_s
+from digest.urls import BadURL, parse_url
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 PERMANENT_REDIRECTS = frozenset({301, 308})
@@ -241,10 +242,17 @@ def _checked_host(url: str) -> str:
 
 
 def _redirect_target(current: str, location: str) -> str:
+    """Where a redirect leads, read by urls.parse_url like every URL that comes in."""
     try:
-        return str(httpx.URL(current).join(location.strip()))
+        target = str(httpx.URL(current).join(location.strip()))
     except httpx.InvalidURL as exc:
         raise FetchError(f"fetch failed: {current!r}: bad redirect to {location!r}") from exc
+    if isinstance(checked := parse_url(target), BadURL):
+        raise FetchError(
+            f"fetch failed: {current!r}: bad redirect to {location[:200]!r}: {checked.reason}",
+            permanent=True,
+        )
+    return target
 
 
 def describe_error(problem: object) -> str:
