@@ -21,7 +21,7 @@ from urllib.parse import urljoin
 
 import feedparser
 
-from digest.collect.importers.common import plain_text
+from digest.collect.importers.common import plain_text, storable
 from digest.config import FetchConfig, SourceConfig
 from digest.errors import DigestError, FetchError, SourceError
 from digest.fetch import Fetcher, FetchResult, check_status, describe_error
@@ -327,7 +327,7 @@ async def _collect_one(
         poll = await poll_feed(fetcher, state)
     except DigestError as exc:
         return _Outcome(failure=_record_failure(store, source_id, source, state, exc, config, now))
-    entries = [replace(e, topic=e.topic or source.topic) for e in poll.entries]
+    entries = [storable(replace(e, topic=e.topic or source.topic)) for e in poll.entries]
     saved = store.save_feed_poll(
         source_id,
         entries,

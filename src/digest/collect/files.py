@@ -27,7 +27,7 @@ from digest.collect.feedlists import (
     read_feed_list,
 )
 from digest.collect.formats import Importer, ImportResult, find_importer
-from digest.collect.importers.common import url_problem
+from digest.collect.importers.common import storable, url_problem
 from digest.collect.importers.opml import is_opml
 from digest.config import IMPORT_SOURCE, MANUAL_SOURCE, SourceConfig
 from digest.errors import ImportFormatError, SourceError
@@ -201,7 +201,8 @@ def save(
             notices=_after(result.notices, after_line),
         )
     items = [
-        replace(item, topic=topic) if topic and not item.topic else item for item in result.items
+        storable(replace(item, topic=topic) if topic and not item.topic else item)
+        for item in result.items
     ]
     saved = store.save_items(source_id, items, now)
     return FileReport(

@@ -245,10 +245,17 @@ def snippet(record: object, limit: int = 200) -> str:
 
 def add_item(result: ImportResult, item: SavedItem, *, raw: object) -> None:
     """Add `item` unless its URL is not a web link (skipped) or not a URL at all (rejected)."""
+    item = replace(item, links=web_links(item.links))
     if item.url is None:
         result.items.append(item)
     elif (url := checked_url(result, item.line, snippet(raw), item.url)) is not None:
         result.items.append(replace(item, url=url))
+
+
+def web_links(links: Iterable[str]) -> tuple[str, ...]:
+    """The links that are valid http(s) URLs (urls.parse_url), trimmed, in order, once each."""
+    parsed = (parse_url(link) for link in links)
+    return tuple(dict.fromkeys(p.url for p in parsed if isinstance(p, WebURL)))
 
 
 def record_time(
@@ -260,6 +267,29 @@ def record_time(
     except TimeError as exc:
         result.rejected.append(Rejected(line, snippet(raw), f"{exc}; item kept, undated"))
         return None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def storable(item: SavedItem) -> SavedItem:
+    """`item` with lone surrogates (JSON's `"\\ud800"`, which no file can hold) replaced by
+    U+FFFD, so that saving it cannot fail."""
+    fields = (item.title, item.context, item.topic, item.url, *item.links)
+    if not any(text and _SURROGATE.search(text) for text in fields):
+        return item
+    return replace(
+        item,
+        title=_no_surrogates(item.title),
+        context=_no_surrogates(item.context),
+        topic=_no_surrogates(item.topic),
+        url=_no_surrogates(item.url),
+        links=tuple(link for link in item.links if not _SURROGATE.search(link)),
+    )
+
+
+def _no_surrogates(text: str | None) -> str | None:
+    return _SURROGATE.sub("\ufffd", text) if text else text
 
 
 def trim_title(text: str | None, limit: int = 100) -> str | None:

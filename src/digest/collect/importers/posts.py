@@ -56,7 +56,7 @@ from dataclasses import dataclass, field
 from zoneinfo import ZoneInfo
 
 from digest.collect.formats import ImportResult, register
-from digest.collect.importers.common import trim_title, urls_in
+from digest.collect.importers.common import trim_title, urls_in, web_links
 from digest.models import ItemKind, Rejected, SavedItem
 
 _SEPARATOR = re.compile(r"^\s*(?:-{3,}|\*{3,}|_{3,}|={3,})\s*$")
@@ -209,7 +209,7 @@ def _post_item(lines: list[_Line]) -> SavedItem:
         title=trim_title(lines[0].text),
         context=text,
         kind=ItemKind.POST,
-        links=tuple(urls_in(text)),
+        links=web_links(urls_in(text)),
         line=lines[0].number,
     )
 
