@@ -126,7 +126,7 @@ def _parse_xml_feed(result: FetchResult) -> FeedEntries:
     kept = [item for item in items if item]
     # an empty feed is fine; a document of no feed type, or a broken one with nothing usable, not
     unusable = parsed.bozo and not kept and not parsed.feed.get("title")
-    if unusable or (not parsed.entries and not parsed.version):
+    if unusable or (not parsed.entries and not parsed.get("version")):
         problem = parsed.get("bozo_exception")
         reason = describe_error(problem) if problem else "no RSS, Atom or JSON Feed found"
         raise SourceError(f"feed {result.url!r}: not a feed ({reason})")
