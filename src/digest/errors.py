@@ -17,11 +17,17 @@
     │       └── BudgetReached  llm.budget_usd is spent: no new calls this run
     └── DeliveryError        mail or file delivery failed
 
-Per-item code catches these, records them against the item and goes on; anything
-else is a bug and escapes.
+Per-item code catches these, records them against the item and goes on. Anything else
+is a bug: at a unit's boundary (a file, a feed) `unit_bug` records it against that unit
+with its traceback on the `digest.bugs` logger, which the test suite fails on, so a bug
+stops no run in use and no test passes over it.
 """
 
 from __future__ import annotations
+
+import logging
+
+BUG_LOGGER = "digest.bugs"
 
 
 class DigestError(Exception):
@@ -92,3 +98,10 @@ class BudgetReached(LLMUnavailable):
 
 class DeliveryError(DigestError):
     pass
+
+
+def unit_bug(culprit: str, exc: Exception) -> str:
+    """Log a bug met while handling one unit (traceback included) and return the one line to
+    record against that unit, naming it, so that the run goes on without it."""
+    logging.getLogger(BUG_LOGGER).error("bug while handling %s", culprit, exc_info=exc)
+    return f"{culprit}: internal error ({type(exc).__name__}: {exc}); a bug in digest, please report it"

@@ -23,7 +23,7 @@ import feedparser
 
 from digest.collect.importers.common import plain_text, storable
 from digest.config import FetchConfig, SourceConfig
-from digest.errors import DigestError, FetchError, SourceError
+from digest.errors import DigestError, FetchError, SourceError, unit_bug
 from digest.fetch import Fetcher, FetchResult, check_status, describe_error
 from digest.models import FeedState, ItemKind, SavedItem, StageReport
 from digest.policy import is_due, next_attempt_at
@@ -327,6 +327,9 @@ async def _collect_one(
         poll = await poll_feed(fetcher, state)
     except DigestError as exc:
         return _Outcome(failure=_record_failure(store, source_id, source, state, exc, config, now))
+    except Exception as exc:  # a bug: this feed fails and is retried later, the others go on
+        error = SourceError(unit_bug(f"feed {state.url!r}", exc))
+        return _Outcome(failure=_record_failure(store, source_id, source, state, error, config, now))
     entries = [storable(replace(e, topic=e.topic or source.topic)) for e in poll.entries]
     saved = store.save_feed_poll(
         source_id,

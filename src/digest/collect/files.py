@@ -30,7 +30,7 @@ from digest.collect.formats import Importer, ImportResult, find_importer
 from digest.collect.importers.common import storable, url_problem
 from digest.collect.importers.opml import is_opml
 from digest.config import IMPORT_SOURCE, MANUAL_SOURCE, SourceConfig
-from digest.errors import ImportFormatError, SourceError
+from digest.errors import ImportFormatError, SourceError, unit_bug
 from digest.models import ItemKind, Rejected, SavedItem
 from digest.store import Store
 from digest.summarize.text import shorten
@@ -152,7 +152,7 @@ def decode(data: bytes, path: Path) -> str:
     text = data.decode("utf-8-sig", errors="replace")
     bad = text.count("\ufffd") - data.count("\ufffd".encode())
     multibyte = sum(1 for char in text if ord(char) > 0x7F and char != "\ufffd")
-    if multibyte > 4 * bad:  # UTF-8 with a few broken bytes: keep what is right
+    if multibyte >= bad:  # UTF-8 with a stray byte or two: keep what is right
         return text
     try:
         return data.decode("cp1252")
@@ -309,9 +309,11 @@ def _import_one(
         return save(store, planned, source_id=source_id, zone=zone, now=now)
     except (SourceError, ImportFormatError) as exc:
         return Unimported(path, _without_path(exc, path))
+    except Exception as exc:  # a bug: this file is not imported, the others are
+        return Unimported(path, _without_path(unit_bug(str(path), exc), path))
 
 
-def _without_path(exc: Exception, path: Path) -> str:
+def _without_path(exc: Exception | str, path: Path) -> str:
     """The error's reason, without the file name `Unimported` puts in front anyway."""
     return str(exc).removeprefix(f"{path}: ").replace(f" {path}: ", " ")
 

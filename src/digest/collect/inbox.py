@@ -37,7 +37,7 @@ from digest.collect.files import (
     save,
 )
 from digest.config import SourceConfig
-from digest.errors import ImportFormatError, SourceError
+from digest.errors import ImportFormatError, SourceError, unit_bug
 from digest.models import StageReport
 from digest.store import Store
 
@@ -78,6 +78,10 @@ def collect_file_source(
         except (SourceError, ImportFormatError) as exc:
             file_errors.append(str(exc))
             report.failures.append(str(exc))
+            continue
+        except Exception as exc:  # a bug: this file fails, the others go on
+            file_errors.append(line := unit_bug(str(path), exc))
+            report.failures.append(line)
             continue
         if outcome is not None:
             report.done += outcome.new

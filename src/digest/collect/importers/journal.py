@@ -32,6 +32,7 @@ from digest.collect.importers.common import (
     BARE_URL,
     MARKDOWN_LINK,
     checked_url,
+    is_link,
     lines_of,
     remove_spans,
     strip_list_marker,
@@ -162,6 +163,9 @@ def _read_entry(number: int, line: str, cursor: _Cursor, result: ImportResult) -
         prose = None
     else:
         links.extend((trim_url(match.group()), None) for match in bare)
+    if not links and is_link(first := body.split(maxsplit=1)[0] if body.split() else ""):
+        checked_url(result, number, body, first)  # `javascript:…`, `file:…`: reported, not a note
+        return
     if not links:
         _add_note(number, body, cursor, result)
         return
