@@ -31,7 +31,7 @@ from urllib.parse import urlsplit
 from digest import policy
 from digest.clock import Clock, Progress
 from digest.config import FetchConfig
-from digest.errors import DigestError, ExtractError
+from digest.errors import DigestError, ExtractError, unit_bug
 from digest.extract import extract
 from digest.fetch import Fetcher, FetchResult, check_status
 from digest.models import Extracted, Item, StageReport
@@ -214,6 +214,9 @@ class FetchStage:
             page = await reader.read(item.url)
         except DigestError as exc:
             self._record_failure(item, exc)
+            return
+        except Exception as exc:  # a bug: this item fails and is retried later, the others go on
+            self._record_failure(item, ExtractError(unit_bug(f"item {item.id} ({item.url})", exc)))
             return
         item_id = self._settle_shortened(item, page.result.final_url)
         text_hash = hashlib.sha256(page.extracted.text.encode()).hexdigest()
