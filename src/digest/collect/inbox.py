@@ -110,6 +110,9 @@ def _collect_one(
     if state is not None and seen.fingerprint == state["fingerprint"]:
         _remember(store, key, seen, state["lines_read"], now)  # touched, or racy last time
         return None
+    if not data.strip():  # an empty file (a placeholder, a file being written): nothing to read
+        _remember(store, key, seen, 0, now)
+        return None
     loaded = load(path, data, source.format)
     after = state["lines_read"] if state and seen.grown and loaded.importer.appendable else 0
     report = save(
