@@ -26,6 +26,7 @@ from digest.collect.feeds import parse_feed
 from digest.collect.files import decode
 from digest.collect.formats import REGISTRY, ImportResult, find_importer, supported_formats
 from digest.collect.importers.common import storable
+from digest.collect.importers.journal import _MAX_JOINED_LINES as _JOINED_LINES
 from digest.compose import compose
 from digest.config import parse_config
 from digest.errors import ConfigError, ImportFormatError, SourceError
@@ -227,9 +228,12 @@ def check_import_lines(text: str) -> None:
         result = REGISTRY[name].parse(text, zone=UTC)
         _check_items(result)
         accounted = {entry.line for entry in [*result.items, *result.rejected, *result.skipped]}
+        # a journal joins a link whose title spans lines: it is counted on its first line
+        joined = _JOINED_LINES if name == "journal" else 0
         for number, line in enumerate(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"), 1):
             if _URL_TOKEN.search(line) and not line.lstrip().startswith("#"):
-                assert number in accounted, f"{name}: line {number} lost: {line[:80]!r}"
+                lines = range(number - joined, number + 1)
+                assert accounted.intersection(lines), f"{name}: line {number} lost: {line[:80]!r}"
 
 
 def _check_items(result: ImportResult) -> None:
@@ -403,6 +407,7 @@ def check_digest(items: list[Item]) -> None:
     expected = [line for line in compose(PERIOD, plain, WeekSummary(()), zone=UTC).split("\n")
                 if line.startswith("#")]
     assert headings == expected, "a title or note made a heading"
+    assert not re.search(r"[\x00-\x08\x0b\x0e-\x1f\x7f]", markdown), "a control character"
     html = html_fragment(markdown, [item.url for item in items if item.url])
     parser = _Tags()
     parser.feed(html)
