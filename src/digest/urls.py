@@ -6,6 +6,7 @@ import ipaddress
 import re
 from collections.abc import Collection
 from dataclasses import dataclass
+from functools import cached_property
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 import idna
@@ -87,14 +88,25 @@ _SCHEME_PREFIX = re.compile(r"[a-z][a-z0-9+.\-]*:", re.IGNORECASE)
 _UNSAFE_CHAR = re.compile(r"[\s\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 _ASCII_HOST = re.compile(r"[a-z0-9_-]{1,63}(?:\.[a-z0-9_-]{1,63})*\.?", re.IGNORECASE)
 _DOTTED_NUMBERS = re.compile(r"[0-9.]+")
+# The common case, known good without taking it apart: http(s), a plain DNS name (not all
+# digits and dots), an optional port, and no whitespace or control character after.
+_PLAIN_WEB_URL = re.compile(
+    r"https?://(?=[a-z0-9-]*[a-z-])[a-z0-9-]{1,63}(?:\.[a-z0-9-]{1,63})*\.?"
+    r"(?::(?P<port>\d{1,5}))?(?:[/?#][^\s\x00-\x1f\x7f-\x9f\ud800-\udfff]*)?",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
 class WebURL:
-    """A URL we can save and fetch: `url` as the user gave it (trimmed), and its canonical form."""
+    """A URL we can save and fetch: `url` as the user gave it (trimmed)."""
 
     url: str
-    canonical: str
+
+    @cached_property
+    def canonical(self) -> str:
+        """Its canonical form (normalize_url), computed when first asked for."""
+        return normalize_url(self.url)
 
 
 @dataclass(frozen=True)
@@ -113,13 +125,11 @@ def parse_url(text: str) -> WebURL | BadURL:
     why; a scheme other than http(s) gives "not a web link (scheme:)".
     """
     url = text.strip().removeprefix("<").removesuffix(">").strip()
+    plain = _PLAIN_WEB_URL.fullmatch(url) if len(url) <= MAX_URL_CHARS else None
+    if plain is not None and (plain["port"] is None or 0 < int(plain["port"]) <= 65535):
+        return WebURL(url)
     reason = _url_problem(url)
-    if reason is not None:
-        return BadURL(reason)
-    try:
-        return WebURL(url, normalize_url(url))
-    except ValueError as exc:  # a shape the checks above let through: still never raise
-        return BadURL(str(exc))
+    return WebURL(url) if reason is None else BadURL(reason)
 
 
 def _url_problem(url: str) -> str | None:
