@@ -265,6 +265,7 @@ def test_parse_url_fast_path_agrees_with_the_full_checks(text: str) -> None:
         ("http://example.org:0/", "bad port '0'"),
         ("http://example.org:8o/", "bad port '8o'"),
         ("https://\u2603.net/", "host name not valid (IDNA)"),
+        ("https://\u00b24N\u00c5/", "host name not valid (IDNA)"),  # found by bench/fuzz.py
         ("https://a..b/", "bad host name"),
         ("http://exa mple.org/", "URL contains a space"),
         ("http://example.org/a\tb", "URL contains a control character"),

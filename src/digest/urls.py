@@ -197,8 +197,8 @@ def _host_problem(host: str) -> str | None:
         return None
     if host.isascii():
         return None if _ASCII_HOST.fullmatch(host) else "bad host name"
-    try:
-        idna.encode(host, uts46=True)
+    try:  # as the HTTP client will encode it (IDNA 2008 on the lower-cased name)
+        idna.encode(host.lower().rstrip("."))
     except (idna.IDNAError, UnicodeError, ValueError):
         return "host name not valid (IDNA)"
     return None
