@@ -399,3 +399,13 @@ def test_a_mastodon_post_saved_as_csv_archive_and_api_json_is_one_item(tmp_path:
     assert [(r.format, r.new) for r in reports] == [("urls", 2), ("mastodon", 0), ("mastodon-archive", 0)]
     assert [r.line for r in reports[2].rejected] == [2]  # the number is reported, not dropped
     assert keys == ["https://hachyderm.io/@alice/112233", "https://mastodon.social/@carol/998877"]
+
+
+@pytest.mark.parametrize("moment", [-24397923780231, 10**20, float("nan"), 1e308])
+def test_a_time_out_of_any_calendar_is_reported_and_the_item_kept_undated(moment: float) -> None:
+    # found by bench/fuzz.py: datetime.fromtimestamp raised out of the importer
+    text = f'[{{"full_name": "a/b", "html_url": "https://github.com/a/b", "starred_at": {moment}}}]'
+    text = text.replace("nan", "NaN")
+    result = REGISTRY["github-stars"].parse(text, zone=BERLIN)
+    assert [item.saved_at for item in result.items] == [None]
+    assert [r.reason.split(":")[0] for r in result.rejected] == ["time not understood"]

@@ -176,7 +176,10 @@ def parse_time(value: object, zone: ZoneInfo) -> datetime | None:
 def _from_epoch(seconds: float) -> datetime:
     if seconds > 1e11:  # milliseconds
         seconds /= 1000
-    return datetime.fromtimestamp(seconds, UTC)
+    try:
+        return datetime.fromtimestamp(seconds, UTC)
+    except (ValueError, OverflowError, OSError) as exc:  # years before 1 or after 9999
+        raise TimeError(f"time not understood: {seconds!r}") from exc
 
 
 def _from_text(text: str, zone: ZoneInfo) -> datetime:
