@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import logging
 import shutil
 import subprocess
 import sys
@@ -8,11 +9,38 @@ from pathlib import Path
 
 import pytest
 
+from digest.errors import BUG_LOGGER
+
 sys.path.insert(0, str(Path(__file__).parent))
 
 from fake_openai import fake_openai  # noqa: E402, F401
 from loopback import LoopbackServer, serving  # noqa: E402
 from mailrig import hangup, sink, store  # noqa: E402, F401
+
+
+class _BugRecords(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+@pytest.fixture(autouse=True)
+def no_bug_logged(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A bug that a unit boundary kept from stopping a run (errors.unit_bug) fails the test,
+    unless the test is marked `bug_expected`."""
+    handler = _BugRecords()
+    logger = logging.getLogger(BUG_LOGGER)
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+    if handler.records and request.node.get_closest_marker("bug_expected") is None:
+        first = handler.records[0]
+        pytest.fail(f"bug logged: {first.getMessage()}: {first.exc_info and first.exc_info[1]!r}")
 
 
 @pytest.fixture(autouse=True)

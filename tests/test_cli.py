@@ -151,3 +151,32 @@ def test_a_source_named_like_a_built_in_one_is_a_config_error(tmp_path: Path) ->
 
     assert result.exit_code == 1
     assert "'manual' is reserved" in result.stderr and str(config) in result.stderr
+
+
+def test_a_data_dir_that_cannot_be_created_is_one_line_and_exit_1(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("not a folder")
+    config = tmp_path / "digest.toml"
+    config.write_text('[digest]\ndata_dir = "a-file/data"\n')
+    for command in (["now"], ["status"], ["collect"]):
+        result = digest("--config", str(config), *command)
+        assert result.exit_code == 1, command
+        assert result.stderr.splitlines() == [
+            f"digest: cannot create the data folder {tmp_path / 'a-file' / 'data'}: Not a directory;"
+            " set [digest] data_dir to a folder you can write"
+        ]
+    doctor = digest("--config", str(config), "doctor")
+    assert doctor.exit_code == 1 and "Traceback" not in doctor.output
+    assert "data dir: problem" in doctor.output
+
+
+def test_a_bad_feed_url_in_the_config_is_refused_at_load_naming_key_and_line(
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "digest.toml"
+    config.write_text('[[sources]]\nname = "a"\nkind = "feed"\nurl = "http://[::1"\n')
+    result = digest("--config", str(config), "status")
+    assert result.exit_code == 1
+    assert result.stderr.strip() == (
+        f"digest: config error: {config}:4: sources[1].url:"
+        " unclosed [ in the host: 'http://[::1'"
+    )

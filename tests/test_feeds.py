@@ -442,3 +442,64 @@ def test_entries_without_a_link_are_reported_once_per_change_not_every_collect(
     assert first == ["feed 'blog': 1 entries without a link skipped"]
     assert unchanged_count == []
     assert more == ["feed 'blog': 2 entries without a link skipped"]
+
+
+# -- entries that share one link ----------------------------------------------------------
+
+
+def podcast(episodes: int) -> str:
+    items = "".join(
+        f"<item><title>Episode {n}</title><link>https://show.test/</link>"
+        f'<guid isPermaLink="false">show-ep-{n}</guid>'
+        f'<enclosure url="https://cdn.show.test/ep{n}.mp3" length="1" type="audio/mpeg"/></item>'
+        for n in range(1, episodes + 1)
+    )
+    return f'<?xml version="1.0"?><rss version="2.0"><channel><title>Show</title>{items}</channel></rss>'
+
+
+def test_podcast_episodes_sharing_the_home_page_link_stay_apart(
+    server: LoopbackServer, store: Store
+) -> None:
+    server.routes["/podcast"] = Response(200, podcast(12), content_type=RSS)
+    report = collect(store, [feed_source(store, "show", server.url("/podcast"))])
+    assert report.done == 12
+    assert sorted(item.title or "" for item in store.all_items()) == sorted(
+        f"Episode {n}" for n in range(1, 13)
+    )
+    assert {item.url for item in store.all_items()} == {"https://show.test/"}
+    again = collect(store, [feed_source(store, "show", server.url("/podcast"))], now=NOW + timedelta(hours=2))
+    assert again.done == 0  # the same episodes are the same items on the next poll
+
+
+def test_entries_sharing_a_link_without_guid_or_enclosure_are_merged_and_counted(
+    server: LoopbackServer, store: Store
+) -> None:
+    body = RSS_20.replace("https://elsewhere.test/2", "/posts/1")  # two entries, one link
+    server.routes["/dupes"] = Response(200, body, content_type=RSS)
+    report = collect(store, [feed_source(store, "dupes", server.url("/dupes"))])
+    assert report.done == 1
+    assert "feed 'dupes': 1 entries share a link (and have no guid or enclosure)" in report.info[-1]
+
+
+def test_entries_with_hostile_links_are_skipped_and_the_good_ones_kept(
+    server: LoopbackServer,
+) -> None:
+    hostile = [
+        "http://[::1",
+        "http://[fe80::1%25eth0]/",
+        "javascript:alert(1)",
+        "file:///etc/passwd",
+        "http://h.test:99999/",
+        "https://" + "a" * 20_000 + ".test/",
+        "http://h.test:0/",
+        "http://" + "[" * 3000,
+    ]
+    items = "".join(f"<item><title>bad {n}</title><link>{link}</link></item>" for n, link in enumerate(hostile))
+    body = RSS_20.replace("</channel>", items + "</channel>")
+    server.routes["/hostile"] = Response(200, body, content_type=RSS)
+    got = poll_url(server.url("/hostile"))
+    assert [entry.url for entry in got.entries] == [
+        server.url("/posts/1"),
+        "https://elsewhere.test/2",
+    ]
+    assert got.skipped == 1 + len(hostile)

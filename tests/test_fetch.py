@@ -202,8 +202,25 @@ def test_non_http_urls_are_refused(url: str) -> None:
 def test_redirect_to_a_file_url_is_refused(server: LoopbackServer) -> None:
     server.routes["/sneaky"] = Response(302, headers={"Location": "file:///etc/passwd"})
 
-    with pytest.raises(FetchError, match="only http and https"):
+    with pytest.raises(FetchError, match=r"bad redirect to 'file:///etc/passwd': not a web link"):
         fetch(server.url("/sneaky"))
+
+
+@pytest.mark.parametrize(
+    ("location", "reason"),
+    [
+        ("http://user:secret@example.org/", "user name or password"),
+        ("http://example.org:99999/", "bad port"),
+        ("http://[fe80::1%25eth0]/", "zone id"),
+    ],
+)
+def test_a_redirect_goes_through_the_url_parser(
+    server: LoopbackServer, location: str, reason: str
+) -> None:
+    server.routes["/hop"] = Response(302, headers={"Location": location})
+    with pytest.raises(FetchError, match=reason) as caught:
+        fetch(server.url("/hop"))
+    assert caught.value.permanent
 
 
 # -- the private-address guard ----------------------------------------------------

@@ -10,12 +10,13 @@ import pytest
 
 from digest.collect.files import (
     FileReport,
+    Unimported,
     add_url,
     describe,
     import_file,
     import_files,
 )
-from digest.errors import ImportFormatError, SourceError
+from digest.errors import ImportFormatError
 from digest.models import Rejected
 from digest.store import Store
 
@@ -31,22 +32,68 @@ def test_import_files_reports_each_file(store: Store) -> None:
     reports = import_files(
         store, [FIXTURES / "til.md", FIXTURES / "til_older.md"], zone=ZONE, now=NOW
     )
-    assert all(isinstance(r, FileReport) for r in reports)
-    assert [(r.format, r.new) for r in reports if isinstance(r, FileReport)] == [
-        ("journal", 11),
-        ("journal", 2),
+    assert [(r.format, r.new, r.duplicates) for r in reports if isinstance(r, FileReport)] == [
+        ("journal", 11, 3),
+        ("journal", 2, 2),
     ]
-    assert isinstance(reports[1], FileReport) and reports[1].duplicates == 2
     assert {item.sources for item in store.all_items()} == {("import",)}
 
 
-def test_import_stops_before_saving_anything_when_a_file_is_unreadable(
+def test_an_unreadable_file_is_named_and_the_others_are_imported(
     store: Store, tmp_path: Path
 ) -> None:
     missing = tmp_path / "missing.md"
-    with pytest.raises(SourceError, match=f"cannot read {missing}"):
-        import_files(store, [FIXTURES / "til.md", missing], zone=ZONE, now=NOW)
-    assert store.count_items() == 0
+    reports = import_files(store, [FIXTURES / "til.md", missing], zone=ZONE, now=NOW)
+    assert isinstance(reports[0], FileReport) and reports[0].new == 11
+    assert reports[1] == Unimported(missing, "no such file or folder")
+    assert describe(reports[1]) == [f"{missing}: no such file or folder"]
+
+
+def test_an_empty_file_says_it_is_empty_and_is_not_a_failure(
+    store: Store, tmp_path: Path
+) -> None:
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n  \n")
+    assert import_files(store, [empty], zone=ZONE, now=NOW) == [
+        Unimported(empty, "an empty file, nothing to import", failed=False)
+    ]
+
+
+def test_a_folder_imports_every_file_below_it(store: Store, tmp_path: Path) -> None:
+    (tmp_path / "saved" / "old").mkdir(parents=True)
+    (tmp_path / "saved" / "a.urls").write_text("https://example.org/a\n")
+    (tmp_path / "saved" / "old" / "b.urls").write_text("https://example.org/b\n")
+    (tmp_path / "saved" / ".hidden.urls").write_text("https://example.org/hidden\n")
+    reports = import_files(store, [tmp_path / "saved"], zone=ZONE, now=NOW)
+    assert [(r.path.name, r.new) for r in reports if isinstance(r, FileReport)] == [
+        ("a.urls", 1),
+        ("b.urls", 1),
+    ]
+
+
+def test_a_one_line_file_with_one_url_imports(store: Store, tmp_path: Path) -> None:
+    path = tmp_path / "one.txt"
+    path.write_text("https://example.org/only")  # no final newline
+    (report,) = import_files(store, [path], zone=ZONE, now=NOW)
+    assert isinstance(report, FileReport) and report.new == 1
+
+
+@pytest.mark.parametrize(
+    ("encoding", "newline"),
+    [("cp1252", "\n"), ("latin-1", "\r\n"), ("utf-16", "\r\n"), ("utf-8-sig", "\r\n")],
+)
+def test_legacy_encodings_boms_and_crlf_are_read_right(
+    store: Store, tmp_path: Path, encoding: str, newline: str
+) -> None:
+    title = "Caf\u00e9 \u201cnotes\u201d \u20ac5" if encoding == "cp1252" else "Caf\u00e9 na\u00efve"
+    text = newline.join(["## 2026-01-05", f"- [{title}](https://example.org/a)", ""])
+    path = tmp_path / "journal.md"
+    path.write_bytes(text.encode(encoding))
+    (report,) = import_files(store, [path], zone=ZONE, now=NOW)
+    assert isinstance(report, FileReport) and (report.format, report.new) == ("journal", 1)
+    (item,) = store.all_items()
+    assert (item.title, item.url) == (title, "https://example.org/a")
+    assert item.saved_at.astimezone(ZONE).date().isoformat() == "2026-01-05"
 
 
 def test_forced_format_overrides_sniffing(store: Store) -> None:

@@ -202,17 +202,35 @@ def test_firefox_place_links_are_skipped_and_counted(rig: Rig) -> None:
 # -- detection ----------------------------------------------------------------------
 
 
-def test_unknown_format_names_the_file_lists_the_formats_and_exits_1(rig: Rig) -> None:
+def test_unknown_format_names_the_file_lists_the_formats_and_the_others_import(
+    rig: Rig,
+) -> None:
     known = rig.write("known.urls", "https://example.org/never-saved\n")
     shopping = rig.write("shopping.txt", "milk\n")
     result = rig.run("import", str(known), str(shopping))
-    assert result.exit_code == 1
+    assert result.exit_code == 0
     (line,) = result.stderr.splitlines()
     assert line.startswith(f"digest: {shopping}: format not recognised; supported: ")
     for name in ("bookmarks", "journal", "opml", "pocket", "twitter", "urls"):
         assert name in line
     assert "--format" in line
-    assert "https://example.org/never-saved" not in rig.urls()  # nothing half-imported
+    assert result.stdout.startswith(f"{known}: format urls: 1 new")
+    assert "https://example.org/never-saved" in rig.urls()
+
+
+def test_import_exits_1_when_every_file_failed_naming_each(rig: Rig) -> None:
+    shopping = rig.write("shopping.txt", "milk\n")
+    missing = rig.root / "missing.md"
+    result = rig.run("import", str(shopping), str(missing))
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[1] == f"digest: {missing}: no such file or folder"
+    assert rig.urls() == set()
+
+
+def test_import_of_an_empty_file_says_so_and_exits_0(rig: Rig) -> None:
+    empty = rig.write("empty.md", "")
+    result = rig.run("import", str(empty))
+    assert (result.exit_code, result.stdout) == (0, f"{empty}: an empty file, nothing to import\n")
 
 
 def test_format_option_forces_a_format_over_detection(rig: Rig) -> None:

@@ -346,3 +346,66 @@ def test_every_record_is_an_item_a_skip_or_a_rejection() -> None:
         result = parse(FORMATS[fixture], fixture)
         undated = sum(1 for r in result.rejected if "item kept" in r.reason)
         assert len(result.items) + len(result.skipped) + len(result.rejected) - undated == records
+
+
+# -- exports as the services' own tools write them -------------------------------------
+
+STAR = (
+    '{{"starred_at": "2026-01-0{n}T10:00:00Z", "repo": {{"full_name": "o/r{n}",'
+    ' "html_url": "https://github.com/o/r{n}", "description": "d"}}}}'
+)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # gh api --paginate: one array per page, back to back
+        f"[{STAR.format(n=1)},{STAR.format(n=2)}][{STAR.format(n=3)}]",
+        f"[{STAR.format(n=1)},\n{STAR.format(n=2)}]\n[\n{STAR.format(n=3)}]\n",
+        # gh api --paginate --slurp: an array of pages
+        f"[[{STAR.format(n=1)},{STAR.format(n=2)}],[{STAR.format(n=3)}]]",
+    ],
+)
+def test_github_stars_from_gh_api_pages_are_read_whole(text: str) -> None:
+    importer = find_importer(text)
+    assert importer.name == "github-stars"
+    items = importer.parse(text, zone=BERLIN).items
+    assert [item.url for item in items] == [f"https://github.com/o/r{n}" for n in (1, 2, 3)]
+
+
+def test_a_mastodon_post_saved_as_csv_archive_and_api_json_is_one_item(tmp_path: Path) -> None:
+    # Settings → Export → bookmarks.csv: one status URI a line, no header.
+    csv = tmp_path / "bookmarks.csv"
+    csv.write_text(
+        "https://hachyderm.io/users/alice/statuses/112233\n"
+        "https://mastodon.social/users/carol/statuses/998877\n"
+    )
+    archive = tmp_path / "bookmarks.json"
+    archive.write_text(
+        '{"@context": "https://www.w3.org/ns/activitystreams", "id": "bookmarks.json",'
+        ' "type": "OrderedCollection",'
+        ' "orderedItems": ["https://hachyderm.io/users/alice/statuses/112233", 42]}'
+    )
+    assert find_importer(archive.read_text()).name == "mastodon-archive"
+    store = open_store(tmp_path / "digest.db")
+    source = store.ensure_source("import", "import")
+    now = datetime(2026, 1, 5, tzinfo=UTC)
+    reports = [
+        import_file(store, path, source_id=source, zone=BERLIN, now=now)
+        for path in (csv, EXPORTS / "mastodon.json", archive)
+    ]
+    keys = sorted(item.key for item in store.all_items())
+    store.close()
+    assert [(r.format, r.new) for r in reports] == [("urls", 2), ("mastodon", 0), ("mastodon-archive", 0)]
+    assert [r.line for r in reports[2].rejected] == [2]  # the number is reported, not dropped
+    assert keys == ["https://hachyderm.io/@alice/112233", "https://mastodon.social/@carol/998877"]
+
+
+@pytest.mark.parametrize("moment", [-24397923780231, 10**20, float("nan"), 1e308])
+def test_a_time_out_of_any_calendar_is_reported_and_the_item_kept_undated(moment: float) -> None:
+    # found by bench/fuzz.py: datetime.fromtimestamp raised out of the importer
+    text = f'[{{"full_name": "a/b", "html_url": "https://github.com/a/b", "starred_at": {moment}}}]'
+    text = text.replace("nan", "NaN")
+    result = REGISTRY["github-stars"].parse(text, zone=BERLIN)
+    assert [item.saved_at for item in result.items] == [None]
+    assert [r.reason.split(":")[0] for r in result.rejected] == ["time not understood"]

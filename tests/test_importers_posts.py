@@ -139,3 +139,54 @@ def test_splitting_merged_openers_loses_no_line() -> None:
     text = MERGED.read_text()
     joined = "\n".join(item.context or "" for item in POSTS.parse(text, zone=UTC).items)
     assert joined.splitlines() == [line.strip() for line in text.splitlines() if line.strip()]
+
+
+SERIES = Path(__file__).parent / "fixtures" / "posts" / "series_and_terms.txt"
+
+
+def test_post_after_a_series_post_and_after_a_summary_line_are_their_own() -> None:
+    # The two merges users met: a post introducing a term after a "Day N/M" post, and a
+    # post after one that ends with its TL;DR.
+    assert titles(SERIES.read_text()) == [
+        "Day 41/100 of Compiler Engineering",
+        "Speculative Decoding Trees (SDTs) have been discussed a lot lately, especially next to ideas like…",
+        "Personal Research Wikis",
+        "Ada Lovelace is one of the most cited figures in computing history. Period.",
+        "New weekend project.",
+    ]
+
+
+def test_series_and_terms_split_loses_no_line_and_keeps_links_with_their_post() -> None:
+    text = SERIES.read_text()
+    items = POSTS.parse(text, zone=UTC).items
+    joined = "\n".join(item.context or "" for item in items)
+    assert joined.splitlines() == [line.strip() for line in text.splitlines() if line.strip()]
+    assert [item.links for item in items] == [(), (), (), (), ("https://t.co/VmWeekend1",)]
+    assert items[3].context is not None and items[3].context.endswith("this is a must-bookmark.")
+
+
+def test_a_guessed_boundary_is_reported_with_its_line() -> None:
+    result = POSTS.parse(SERIES.read_text(), zone=UTC)
+    assert [(n.line, n.reason.split(":")[0]) for n in result.notices] == [
+        (5, "post boundary guessed (term defined)")
+    ]
+
+
+def test_import_report_counts_posts_apart_from_notes_without_url(tmp_path: Path) -> None:
+    from datetime import UTC as utc
+    from datetime import datetime
+
+    from digest.collect.files import describe, import_file
+    from digest.store import open_store
+
+    path = tmp_path / "posts.txt"
+    path.write_text(SERIES.read_text())
+    store = open_store(tmp_path / "digest.db")
+    now = datetime(2026, 1, 5, tzinfo=utc)
+    report = import_file(store, path, source_id=store.ensure_source("import", "import"), zone=UTC, now=now)
+    store.close()
+    assert describe(report)[0] == (
+        f"{path}: format posts: 5 new, 0 duplicates, 5 posts, 0 notes without URL,"
+        " 0 lines not understood"
+    )
+    assert describe(report)[1] == "  post boundary guessed (term defined) at line 5"

@@ -305,3 +305,13 @@ def test_a_new_file_in_the_folder_is_imported_and_the_others_left_alone(
     assert report.info == [
         f"{added}: format urls: 1 new, 0 duplicates, 0 notes without URL, 0 lines not understood"
     ]
+
+
+def test_an_empty_file_in_a_folder_source_is_no_failure(store: Store, tmp_path: Path) -> None:
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    (inbox / "empty.md").write_text("")
+    (inbox / "links.urls").write_text("https://example.org/a\n")
+    source = SourceConfig(name="inbox", kind="file", path=inbox)
+    report = collect_file_source(store, source, store.ensure_source("inbox", "file"), ZONE, NOW)
+    assert (report.done, report.failures) == (1, [])

@@ -84,13 +84,32 @@ def test_a_new_revision_updates_its_entry_in_place_and_a_rerun_changes_no_byte(
     assert feed_path(config).read_bytes() == data
 
 
-def test_an_unreadable_feed_file_is_started_afresh(tmp_path: Path, store: Store) -> None:
+def test_an_unreadable_feed_file_is_never_replaced_and_the_delivery_says_why(
+    tmp_path: Path, store: Store
+) -> None:
     config = config_for(tmp_path)
     feed_path(config).parent.mkdir(parents=True)
     feed_path(config).write_text("<feed><entry>torn")
-    deliver_digest(store, config, W47, digest("2026-W47", "One link."), NOW)
+    outcome = deliver_digest(store, config, W47, digest("2026-W47", "One link."), NOW)
+    assert feed_path(config).read_text() == "<feed><entry>torn"
+    assert "feed" not in outcome.delivered
+    (failure,) = [line for line in outcome.failures if "feed" in line]
+    assert failure.startswith(f"{feed_path(config)}: not readable as a feed (")
+    assert "move it away to start the feed afresh" in failure
+
+
+def test_control_characters_in_a_digest_keep_the_feed_valid_and_earlier_weeks_kept(
+    tmp_path: Path, store: Store
+) -> None:
+    config = config_for(tmp_path)
+    hostile = "- [Bell\x07 and NUL\x00 and \x1b[31m escape \ufffe](https://kept.example/)"
+    deliver_digest(store, config, W46, digest("2026-W46", hostile), NOW - timedelta(days=7))
+    deliver_digest(store, config, W47, digest("2026-W47", "Later."), NOW)
     parsed = feedparser.parse(feed_path(config).read_bytes())
-    assert parsed.bozo == 0 and len(parsed.entries) == 1
+    assert parsed.bozo == 0, parsed.get("bozo_exception")
+    assert [entry.title for entry in parsed.entries] == ["Digest for 2026-W47", "Digest for 2026-W46"]
+    old_week = parsed.entries[1].content[0].value
+    assert "Bell and NUL" in old_week and "\x07" not in old_week and "\x1b" not in old_week
 
 
 # -- one note per item ------------------------------------------------------------------------------
@@ -112,7 +131,7 @@ def test_item_notes_have_front_matter_tags_and_a_link_to_the_week(
     tmp_path: Path, store: Store
 ) -> None:
     item = stored_item(store, "Paged: attention")
-    [path] = write_item_notes(tmp_path / "vault", W47, [item], UTC_ZONE)
+    [path] = write_item_notes(tmp_path / "vault", W47, [item], UTC_ZONE).written
     assert path.name == f"2026-11-21-paged-attention-{item.id}.md"
     text = path.read_text(encoding="utf-8")
     front = text.split("---\n")[1].splitlines()
@@ -131,9 +150,51 @@ def test_rewriting_item_notes_is_idempotent_and_a_renamed_item_leaves_no_stale_f
     vault = tmp_path / "vault"
     item = stored_item(store, "First title")
     write_item_notes(vault, W47, [item], UTC_ZONE)
-    assert write_item_notes(vault, W47, [item], UTC_ZONE) == []
+    assert write_item_notes(vault, W47, [item], UTC_ZONE).written == []
 
     renamed = Item(**{**item.__dict__, "title": "Second title"})
-    [path] = write_item_notes(vault, W47, [renamed], UTC_ZONE)
-    assert [p.name for p in vault.iterdir()] == [path.name]
+    [path] = write_item_notes(vault, W47, [renamed], UTC_ZONE).written
+    assert [p.name for p in vault.iterdir() if not p.name.startswith(".")] == [path.name]
     assert "second-title" in path.name
+
+
+def test_the_users_own_files_ending_in_an_item_id_are_never_touched(
+    tmp_path: Path, store: Store
+) -> None:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    item = stored_item(store, "First title")
+    mine = [vault / f"Chapter-{item.id}.md", vault / f"Meeting notes-{item.id}.md"]
+    for path in mine:
+        path.write_text("my own words\n")
+    write_item_notes(vault, W47, [item], UTC_ZONE)
+    write_item_notes(vault, W47, [Item(**{**item.__dict__, "title": "Renamed"})], UTC_ZONE)
+    assert [path.read_text() for path in mine] == ["my own words\n"] * 2
+
+
+def test_a_note_edited_by_hand_is_neither_replaced_nor_removed(
+    tmp_path: Path, store: Store
+) -> None:
+    vault = tmp_path / "vault"
+    item = stored_item(store, "First title")
+    [path] = write_item_notes(vault, W47, [item], UTC_ZONE).written
+    path.write_text(path.read_text() + "\nMy thoughts on it.\n")
+    changed = Item(**{**item.__dict__, "context": "new context"})
+    assert write_item_notes(vault, W47, [changed], UTC_ZONE).left == []  # same text: nothing to do
+    renamed = Item(**{**item.__dict__, "title": "Second title"})
+    report = write_item_notes(vault, W47, [renamed], UTC_ZONE)
+    assert path.read_text().endswith("My thoughts on it.\n")  # the edited old file stays
+    assert [p.name for p in report.written] == [f"2026-11-21-second-title-{item.id}.md"]
+
+
+def test_a_file_at_a_notes_name_that_digest_did_not_write_is_left_and_reported(
+    tmp_path: Path, store: Store
+) -> None:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    item = stored_item(store, "First title")
+    theirs = vault / f"2026-11-21-first-title-{item.id}.md"
+    theirs.write_text("someone else's file\n")
+    report = write_item_notes(vault, W47, [item], UTC_ZONE)
+    assert (report.written, report.left) == ([], [theirs])
+    assert theirs.read_text() == "someone else's file\n"

@@ -301,7 +301,6 @@ def test_doctor_names_an_unresolvable_feed_host_in_one_line(tmp_path: Path) -> N
     config.write_text(
         '[digest]\ndata_dir = "data"\n'
         '[[sources]]\nname = "gone"\nkind = "feed"\nurl = "https://feeds.gone.example/rss"\n'
-        '[[sources]]\nname = "broken"\nkind = "feed"\nurl = "https://exa mple.org:x/"\n'
     )
 
     def resolve(host: str, port: int) -> Any:
@@ -311,11 +310,22 @@ def test_doctor_names_an_unresolvable_feed_host_in_one_line(tmp_path: Path) -> N
 
     problems = [check.line() for check in checks if not check.ok]
     assert problems == [
-        "source 'broken': problem: 'https://exa mple.org:x/': Port could not be cast to integer"
-        " value as 'x'; fix: correct its url",
         "source 'gone': problem: host 'feeds.gone.example' does not resolve (Name or service not"
         " known); fix: check the url, and the machine's DNS and network",
     ]
+
+
+def test_doctor_names_a_malformed_feed_url_by_its_key(tmp_path: Path) -> None:
+    config = tmp_path / "digest.toml"
+    config.write_text(
+        '[digest]\ndata_dir = "data"\n'
+        '[[sources]]\nname = "broken"\nkind = "feed"\nurl = "https://exa mple.org:x/"\n'
+    )
+
+    problems = [check.line() for check in run_checks(config) if not check.ok]
+
+    assert len(problems) == 1
+    assert "digest.toml:6: sources[1].url: URL contains a space" in problems[0]
 
 
 def test_doctor_fetches_one_feed_when_dns_answers(tmp_path: Path, server: LoopbackServer) -> None:

@@ -6,7 +6,17 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from digest.urls import _normalize_parsed, is_shortener, is_tracking_param, normalize_url
+from digest.urls import (
+    BadURL,
+    WebURL,
+    _normalize_parsed,
+    _url_problem,
+    is_shortener,
+    is_tracking_param,
+    normalize_url,
+    parse_url,
+)
+from fuzzing import urls as fuzz_urls
 
 UNRESERVED = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~"
 
@@ -236,3 +246,60 @@ def test_link_shorteners_are_recognised(url: str) -> None:
 )
 def test_other_links_are_not_shorteners(url: str) -> None:
     assert not is_shortener(url)
+
+
+@given(st.one_of(plain_urls, fuzz_urls))
+def test_parse_url_fast_path_agrees_with_the_full_checks(text: str) -> None:
+    url = text.strip().removeprefix("<").removesuffix(">").strip()
+    assert isinstance(parse_url(text), WebURL) == (_url_problem(url) is None)
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("http://[::1", "unclosed [ in the host"),
+        ("http://[fe80::1%25eth0]/", "IPv6 address with a zone id"),
+        ("http://[example.org]/", "not an IPv6 address in [ ]"),
+        ("http://[::1]junk/", "text after ] in the host"),
+        ("http://example.org:99999/", "bad port '99999'"),
+        ("http://example.org:0/", "bad port '0'"),
+        ("http://example.org:8o/", "bad port '8o'"),
+        ("https://\u2603.net/", "host name not valid (IDNA)"),
+        ("https://\u00b24N\u00c5/", "host name not valid (IDNA)"),  # found by bench/fuzz.py
+        ("https://a..b/", "bad host name"),
+        ("http://exa mple.org/", "URL contains a space"),
+        ("http://example.org/a\tb", "URL contains a control character"),
+        ("http://example.org/\x00", "URL contains a control character"),
+        ("http://:80/", "URL has no host"),
+        ("http://999.1.1.1/", "not an IPv4 address"),
+        ("https://example.org/" + "a" * 9000, "URL longer than 8 KB (9,020 characters)"),
+        ("javascript:alert(1)", "not a web link (javascript:)"),
+        ("file:///etc/passwd", "not a web link (file:)"),
+        ("https:example.org", "not an absolute URL"),
+        ("   ", "empty URL"),
+    ],
+)
+def test_each_url_the_parser_refuses_says_why(text: str, reason: str) -> None:
+    assert parse_url(text) == BadURL(reason)
+
+
+@pytest.mark.parametrize(
+    ("text", "canonical"),
+    [
+        ("http://[::1]:8080/", "http://[::1]:8080/"),
+        ("http://[::ffff:127.0.0.1]/", "http://[::ffff:127.0.0.1]/"),
+        ("<https://Example.org/a?utm_source=x#top>", "https://example.org/a"),
+        ("https://bücher.example/x", "https://bücher.example/x"),
+        ("https://mastodon.social/users/Gargron/statuses/1", "https://mastodon.social/@Gargron/1"),
+    ],
+)
+def test_urls_the_parser_takes_have_a_canonical_form(text: str, canonical: str) -> None:
+    parsed = parse_url(text)
+    assert isinstance(parsed, WebURL) and parsed.canonical == canonical
+
+
+def test_credentials_in_a_url_are_kept_unless_refused() -> None:
+    assert parse_url("http://user:pw@example.org/") == WebURL("http://user:pw@example.org/")
+    assert parse_url("http://user:pw@example.org/", credentials=False) == BadURL(
+        "URL holds a user name or password (not saved)"
+    )

@@ -342,23 +342,24 @@ def compose(week: str | None) -> None:
 
 
 @cli.command("import")
-@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option(
     "--format", "forced_format", help="Force a format (see the error for the list) over detection."
 )
 @common_options
 @locked
 def import_(files: tuple[Path, ...], forced_format: str | None) -> None:
-    """Import saved links and posts from files (format detected from content);
-    an OPML file adds its feeds as feed sources."""
+    """Import saved links and posts from files or folders (format detected from content);
+    an OPML file adds its feeds as feed sources. A file that cannot be imported is named
+    on stderr and the others go on; exit 1 only when every file failed."""
     from digest.clock import utc_now
-    from digest.collect.files import describe, import_files
+    from digest.collect.files import Unimported, describe, import_files
     from digest.store import open_store
 
     cfg = config()
     store = open_store(cfg.db_path)
     try:
-        reports = import_files(
+        outcomes = import_files(
             store,
             list(files),
             zone=cfg.digest.zone,
@@ -368,9 +369,14 @@ def import_(files: tuple[Path, ...], forced_format: str | None) -> None:
         )
     finally:
         store.close()
-    for report in reports:
-        for line in describe(report):
-            click.echo(for_display(line))
+    failed = 0
+    for outcome in outcomes:
+        is_failure = isinstance(outcome, Unimported) and outcome.failed
+        failed += is_failure
+        for line in describe(outcome):
+            click.echo(for_display(f"digest: {line}" if is_failure else line), err=is_failure)
+    if failed and failed == len(outcomes):
+        click.get_current_context().exit(1)
 
 
 @cli.group()

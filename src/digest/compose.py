@@ -57,6 +57,8 @@ _INLINE_SPECIAL = re.compile(r"([\\`\[\]<>*])")
 _EDGE_UNDERSCORE = re.compile(r"(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
 # Characters that would end or split a link destination; everything else is kept as saved.
 _URL_UNSAFE = re.compile(r"[\s()<>\\\x00-\x1f\x7f]")
+# Control characters (a terminal escape, a NUL) have no place in a digest read in a terminal.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f]")
 
 
 @dataclass(frozen=True)
@@ -428,7 +430,7 @@ def _day(day: date) -> str:
 
 
 def _collapse(text: str) -> str:
-    return " ".join(text.split())
+    return " ".join(_CONTROL.sub("", text).split())
 
 
 def md_line(text: str) -> str:

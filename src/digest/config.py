@@ -26,7 +26,7 @@ from pydantic import (
 from pydantic_core import ErrorDetails
 
 from digest.errors import ConfigError
-from digest.urls import SHORTENER_HOSTS
+from digest.urls import SHORTENER_HOSTS, BadURL, parse_url
 
 log = logging.getLogger("digest")
 
@@ -63,6 +63,15 @@ class DigestSection(_Section):
         return ZoneInfo(self.timezone)
 
 
+def web_url(value: str) -> str:
+    """`value` if urls.parse_url takes it as an http(s) URL; else ValueError saying why."""
+    parsed = parse_url(value)
+    if isinstance(parsed, BadURL):
+        shown = value if len(value) <= 80 else value[:79] + "…"
+        raise ValueError(f"{parsed.reason}: {shown!r}")
+    return parsed.url
+
+
 class SourceConfig(_Section):
     name: str
     kind: Literal["feed", "file"]
@@ -70,6 +79,11 @@ class SourceConfig(_Section):
     path: Path | None = None
     format: str | None = None  # force an importer for a file source
     topic: str | None = None  # default topic for this source's items
+
+    @field_validator("url")
+    @classmethod
+    def _web_url(cls, value: str | None) -> str | None:
+        return None if value is None else web_url(value)
 
     @model_validator(mode="after")
     def _kind_has_its_location(self) -> SourceConfig:
@@ -192,9 +206,7 @@ class OutputConfig(_Section):
     @field_validator("public_url")
     @classmethod
     def _http_url(cls, value: str) -> str:
-        if value and not value.startswith(("https://", "http://")):
-            raise ValueError(f"must be an http(s) URL, not {value!r}")
-        return value
+        return web_url(value) if value else value
 
 
 class LogConfig(_Section):

@@ -268,6 +268,9 @@ def _deliver_feed(job: _Job, outcome: DeliveryOutcome) -> None:
     except OSError as exc:
         outcome.failures.append(f"cannot write feed in {job.config.digests_dir}: {exc}")
         return
+    except DeliveryError as exc:
+        outcome.failures.append(str(exc))
+        return
     if changed:
         outcome.delivered.append("feed")
 

@@ -32,14 +32,21 @@ line) and netguard.UnresolvedHost (an httpcore error httpx wraps; fetch names it
 Per-item code catches these, records them against the item and goes on; anything else is
 a bug and escapes. The culprit travels as data (DigestError.url, item_id, path, line) and
 the one line shown is rendered by DigestError.__str__ alone.
+
+
+A bug at a unit's boundary (a file, a feed) `unit_bug` records it against that unit
+with its traceback on the `digest.bugs` logger, which the test suite fails on, so a bug
+stops no run in use and no test passes over it.
 """
 
 from __future__ import annotations
 
 import errno
+import logging
 from pathlib import Path
 from typing import ClassVar
 
+BUG_LOGGER = "digest.bugs"
 # What a full, over-quota or read-only disk makes a write fail with.
 DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM})
 
@@ -193,3 +200,10 @@ class BudgetReached(LLMUnavailable):
 
 class DeliveryError(DigestError):
     pass
+
+
+def unit_bug(culprit: str, exc: Exception) -> str:
+    """Log a bug met while handling one unit (traceback included) and return the one line to
+    record against that unit, naming it, so that the run goes on without it."""
+    logging.getLogger(BUG_LOGGER).error("bug while handling %s", culprit, exc_info=exc)
+    return f"{culprit}: internal error ({type(exc).__name__}: {exc}); a bug in digest, please report it"

@@ -10,6 +10,7 @@ rendered with. Same content, same bytes: nothing is written when nothing changed
 from __future__ import annotations
 
 import logging
+import re
 import uuid
 import xml.etree.ElementTree as ET
 from collections.abc import Collection
@@ -18,10 +19,14 @@ from pathlib import Path
 
 from digest.atomic import write_atomic
 from digest.config import Config
+from digest.errors import DeliveryError
 from digest.models import Period
 from digest.render import html_fragment
 
 ATOM = "http://www.w3.org/2005/Atom"
+# What XML 1.0 cannot carry (most C0 controls, lone surrogates, U+FFFE/U+FFFF): one such
+# character in a title would make the whole file unreadable.
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 FEED_ENTRIES = 20
 log = logging.getLogger("digest")
 
@@ -77,7 +82,7 @@ def _entry(
     link = config.output.public_url.rstrip("/") + f"/{period.label}.md"
     if not config.output.public_url:
         link = (config.digests_dir / f"{period.label}.md").as_uri()
-    ET.SubElement(entry, f"{{{ATOM}}}link", rel="alternate", href=link)
+    ET.SubElement(entry, f"{{{ATOM}}}link", rel="alternate", href=xml_text(link))
     content = _sub(entry, "content", html_fragment(markdown, allowed_urls))
     content.set("type", "html")
     return entry
@@ -99,19 +104,28 @@ def _serialise(base: str, entries: list[ET.Element]) -> bytes:
 
 
 def _existing_entries(path: Path) -> list[ET.Element]:
+    """The entries of the feed file; one that cannot be read is never replaced (its earlier
+    weeks would be lost): DeliveryError names it and says what to do."""
     try:
         root = ET.parse(path).getroot()
     except FileNotFoundError:
         return []
     except (ET.ParseError, OSError) as exc:
-        log.warning("feed %s unreadable (%s); starting it afresh", path, exc)
-        return []
+        raise DeliveryError(
+            f"{path}: not readable as a feed ({exc}); left as it is:"
+            " repair it, or move it away to start the feed afresh"
+        ) from exc
     return root.findall(f"{{{ATOM}}}entry")
+
+
+def xml_text(text: str) -> str:
+    """`text` without the characters XML cannot carry."""
+    return _NOT_XML.sub("", text)
 
 
 def _sub(parent: ET.Element, tag: str, text: str) -> ET.Element:
     element = ET.SubElement(parent, f"{{{ATOM}}}{tag}")
-    element.text = text
+    element.text = xml_text(text)
     return element
 
 

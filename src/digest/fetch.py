@@ -26,6 +26,7 @@ from digest.errors import BlockedAddress, FetchError, SkippedContent
 from digest.extract.sniff import SNIFF_BYTES, is_probably_binary, parse_content_type, sniff_binary
 from digest.netguard import AddressPolicy, AddressRefused, GuardedTransport, UnresolvedHost
 from digest.policy import retry_after_s
+from digest.urls import BadURL, parse_url
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 PERMANENT_REDIRECTS = frozenset({301, 308})
@@ -306,10 +307,16 @@ def _checked_host(url: str) -> str:
 
 
 def _redirect_target(current: str, location: str) -> str:
+    """Where a redirect leads, read by urls.parse_url like every URL that comes in."""
     try:
-        return str(httpx.URL(current).join(location.strip()))
+        target = str(httpx.URL(current).join(location.strip()))
     except httpx.InvalidURL as exc:
-        raise FetchError(f"bad redirect to {location!r}", url=current) from exc
+        raise FetchError(f"bad redirect to {location[:200]!r}", url=current) from exc
+    if isinstance(checked := parse_url(target, credentials=False), BadURL):
+        raise FetchError(
+            f"bad redirect to {location[:200]!r}: {checked.reason}", url=current, permanent=True
+        )
+    return target
 
 
 def _no_downgrade(current: str, target: str) -> str:

@@ -31,7 +31,7 @@ from urllib.parse import urlsplit
 from digest import lifecycle
 from digest.clock import REAL_WAITS, Clock, Progress, Waits
 from digest.config import FetchConfig
-from digest.errors import DigestError, ExtractError, SkippedContent
+from digest.errors import DigestError, ExtractError, SkippedContent, unit_bug
 from digest.extract import extract
 from digest.fetch import Fetcher, FetchResult, check_status
 from digest.models import Extracted, Item, Stage, StageReport
@@ -223,6 +223,9 @@ class FetchStage:
             page = await reader.read(item.url)
         except DigestError as exc:
             self._record_failure(item, exc)
+            return
+        except Exception as exc:  # a bug: this item fails and is retried later, the others go on
+            self._record_failure(item, ExtractError(unit_bug(f"item {item.id} ({item.url})", exc)))
             return
         item_id = self._settle_shortened(item, page.result.final_url)
         text_hash = hashlib.sha256(page.extracted.text.encode()).hexdigest()

@@ -23,6 +23,9 @@ class SavedItem:
     kind: ItemKind = ItemKind.LINK
     links: tuple[str, ...] = ()  # links found inside a post
     line: int | None = None  # where in the file it came from, for reports
+    # The store's key when the URL cannot be one: a feed entry whose link other entries
+    # of the feed share (a podcast's home page), keyed by its guid or enclosure.
+    key: str | None = None
 
 
 @dataclass(frozen=True)

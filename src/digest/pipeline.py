@@ -205,12 +205,15 @@ class Pipeline:
         if folder is None:
             return
         try:
-            written = write_item_notes(folder, period, items, self.config.digest.zone)
+            vault = write_item_notes(folder, period, items, self.config.digest.zone)
         except OSError as exc:
             outcome.failures.append(f"cannot write item notes in {folder}: {exc.strerror or exc}")
             return
-        if written:
+        if vault.written:
             outcome.delivered.append("notes")
+        outcome.failures.extend(
+            f"{path}: not written by digest (or edited since): left as it is" for path in vault.left
+        )
 
     def summarizer(self) -> Summarizer:
         return self.notes.summarizer(on_call=self._record_call)

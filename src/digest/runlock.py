@@ -22,6 +22,7 @@ from pathlib import Path
 
 from digest.clock import utc_now
 from digest.errors import RunLocked, disk_error
+from digest.store import ensure_folder
 
 LOCK_NAME = "digest.lock"
 POLL_S = 0.05
@@ -41,6 +42,7 @@ def run_lock(
     given; setting `cancel` (the daemon does so on shutdown) gives up the wait.
     The lock is released when the body exits, also by an exception.
     """
+    ensure_folder(data_dir)
     path = data_dir / LOCK_NAME
     try:
         data_dir.mkdir(parents=True, exist_ok=True)

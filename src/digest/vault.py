@@ -2,16 +2,24 @@
 
 Each note has YAML front matter (title, url, saved, period, tags) and links back
 to its weekly digest as `[[2026-W47]]`. A file is named `<saved date>-<slug>-<id>.md`;
-it is written atomically and only when its content changed, and an older file of
-the same item (its title changed) is removed, so reruns leave the folder as it was.
+it is written atomically and only when its content changed, so reruns leave the
+folder as it was.
+
+The folder is the user's: only files this writer made may be replaced or removed.
+Each one it writes is recorded in `.digest-notes.json` in the folder (item id -> file
+name and SHA-256 of what was written). An older file of the same item (its title
+changed) is removed only when it is recorded and unchanged since; a file at a note's
+name that is not ours, or that the user edited, is left as it is and reported.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import unicodedata
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -22,21 +30,81 @@ from digest.models import Item, Period
 _NOT_SLUG = re.compile(r"[^a-z0-9]+")
 
 
+MANIFEST = ".digest-notes.json"
+
+
+@dataclass
+class VaultReport:
+    written: list[Path] = field(default_factory=list)  # created or changed
+    left: list[Path] = field(default_factory=list)  # not ours, or edited by hand: untouched
+
+
 def write_item_notes(
     folder: Path, period: Period, items: Iterable[Item], zone: ZoneInfo
-) -> list[Path]:
-    """Write the notes of `items` into `folder`; the files that were created or changed."""
-    written = []
+) -> VaultReport:
+    """Write the notes of `items` into `folder`, replacing only files recorded as ours."""
+    report = VaultReport()
+    manifest = _read_manifest(folder)
     for item in items:
         path = folder / note_name(item, zone)
         text = note_text(item, period, zone)
-        for stale in folder.glob(f"*-{item.id}.md"):
-            if stale != path:
-                stale.unlink()
-        if not path.exists() or path.read_text(encoding="utf-8") != text:
+        recorded = manifest.get(str(item.id))
+        if recorded == {"name": path.name, "sha256": _digest(text)} and path.exists():
+            continue  # what we would write is what we wrote: keep any edits made since
+        if recorded is not None and recorded["name"] != path.name:
+            _remove_if_ours(folder / recorded["name"], recorded["sha256"])
+        if path.exists() and not _is_ours(path, recorded, text):
+            report.left.append(path)
+            continue
+        if not path.exists() or _read(path) != text:
             write_atomic(path, text)
-            written.append(path)
-    return written
+            report.written.append(path)
+        manifest[str(item.id)] = {"name": path.name, "sha256": _digest(text)}
+    if report.written or not (folder / MANIFEST).exists():
+        write_atomic(folder / MANIFEST, json.dumps(manifest, indent=0, sort_keys=True) + "\n")
+    return report
+
+
+def _read_manifest(folder: Path) -> dict[str, dict[str, str]]:
+    try:
+        data = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}  # none yet, or unreadable: no file counts as ours, so none is replaced
+    if not isinstance(data, dict):
+        return {}
+    return {
+        key: value
+        for key, value in data.items()
+        if isinstance(value, dict) and isinstance(value.get("name"), str)
+        and isinstance(value.get("sha256"), str) and "/" not in value["name"]
+    }
+
+
+def _is_ours(path: Path, recorded: dict[str, str] | None, text: str) -> bool:
+    """The file at `path` is the one we wrote (unchanged since), or already holds `text`."""
+    content = _read(path)
+    if content == text:
+        return True
+    return recorded is not None and recorded["name"] == path.name and (
+        content is not None and _digest(content) == recorded["sha256"]
+    )
+
+
+def _remove_if_ours(path: Path, sha256: str) -> None:
+    content = _read(path)
+    if content is not None and _digest(content) == sha256:
+        path.unlink()
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def note_name(item: Item, zone: ZoneInfo) -> str:

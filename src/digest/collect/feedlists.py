@@ -97,7 +97,9 @@ def imported_feed_sources(
     return [
         (row.id, SourceConfig(name=row.name, kind="feed", url=row.url, topic=row.topic))
         for row in store.imported_feeds()
-        if row.name not in names and _key(row.url) not in urls
+        if row.name not in names
+        and _key(row.url) not in urls
+        and url_problem(row.url or "") is None  # saved by an older, laxer check: not polled
     ]
 
 

@@ -12,23 +12,25 @@ import io
 import json
 import re
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 import feedparser
 
 from digest.collect import REDATED
-from digest.collect.importers.common import plain_text
+from digest.collect.importers.common import plain_text, storable
 from digest.config import FetchConfig, SourceConfig
-from digest.errors import DigestError, FetchError, SourceError
+from digest.errors import DigestError, FetchError, SourceError, unit_bug
 from digest.fetch import Fetcher, FetchResult, check_status, describe_error
 from digest.lifecycle import Backoff, is_due, next_attempt_at
 from digest.models import FeedState, ItemKind, SavedItem, Stage, StageReport
 from digest.store import Store, item_key
 from digest.tasks import run_together
+from digest.urls import WebURL, normalize_url, parse_url
 
 MAX_CONTEXT_CHARS = 2000
 _UNDATED = datetime.max.replace(tzinfo=UTC)  # sorts an undated entry with the newest
@@ -60,6 +62,16 @@ class FeedPoll:
     gone: bool = False
     skipped: int = 0  # entries without a usable link
     truncated: bool = False  # larger than fetch.max_bytes: the entries before the cap read
+    merged: int = 0  # entries saved as one with another entry (same link, no guid/enclosure)
+
+
+@dataclass(frozen=True)
+class FeedEntries:
+    """A feed body's entries as items, how many had no usable link, how many were merged."""
+
+    items: list[SavedItem]
+    skipped: int = 0
+    merged: int = 0
 
 
 # -- one feed --------------------------------------------------------------
@@ -86,13 +98,14 @@ async def poll_feed(fetcher: Fetcher, state: FeedState) -> FeedPoll:
     check_status(result)
     if result.truncated:
         result = replace(result, content=whole_entries(result))
-    entries, skipped = await asyncio.to_thread(parse_feed, result)  # feedparser is CPU-bound
+    parsed = await asyncio.to_thread(parse_feed, result)  # feedparser is CPU-bound
     return FeedPoll(
-        entries,
+        parsed.items,
         url,
         result.headers.get("etag"),
         result.headers.get("last-modified"),
-        skipped=skipped,
+        skipped=parsed.skipped,
+        merged=parsed.merged,
         truncated=result.truncated,
     )
 
@@ -109,7 +122,7 @@ def whole_entries(result: FetchResult) -> bytes:
     return result.content[:end]
 
 
-def parse_feed(result: FetchResult) -> tuple[list[SavedItem], int]:
+def parse_feed(result: FetchResult) -> FeedEntries:
     """The entries of a fetched feed body, and how many had no usable link."""
     if _looks_like_json(result):
         return _parse_json_feed(result.content, result.final_url)
@@ -121,7 +134,7 @@ def _looks_like_json(result: FetchResult) -> bool:
     return "json" in content_type or result.content.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"{"
 
 
-def _parse_xml_feed(result: FetchResult) -> tuple[list[SavedItem], int]:
+def _parse_xml_feed(result: FetchResult) -> FeedEntries:
     headers = {"content-location": result.final_url}
     if content_type := result.headers.get("content-type"):
         headers["content-type"] = content_type
@@ -132,11 +145,12 @@ def _parse_xml_feed(result: FetchResult) -> tuple[list[SavedItem], int]:
     kept = [item for item in items if item]
     # an empty feed is fine; a document of no feed type, or a broken one with nothing usable, not
     unusable = parsed.bozo and not kept and not parsed.feed.get("title")
-    if unusable or (not parsed.entries and not parsed.version):
+    if unusable or (not parsed.entries and not parsed.get("version")):
         problem = parsed.get("bozo_exception")
         reason = describe_error(problem) if problem else "no RSS, Atom or JSON Feed found"
         raise SourceError(f"feed {result.url!r}: not a feed ({reason})")
-    return kept, len(items) - len(kept)
+    identities = [_entry_identity(entry, result.final_url) for entry in parsed.entries]
+    return _keyed(items, identities)
 
 
 def strip_declarations(body: bytes) -> bytes:
@@ -169,7 +183,7 @@ def feed_entry_item(entry: Any, base: str) -> SavedItem | None:
     )
 
 
-def _parse_json_feed(body: bytes, base: str) -> tuple[list[SavedItem], int]:
+def _parse_json_feed(body: bytes, base: str) -> FeedEntries:
     try:
         document = json.loads(body)
     except (ValueError, RecursionError) as exc:
@@ -181,7 +195,53 @@ def _parse_json_feed(body: bytes, base: str) -> tuple[list[SavedItem], int]:
     if not isinstance(raw_items, list):
         raise SourceError(f"feed {base!r}: not a feed (JSON Feed without items)")
     items = [_json_item(raw, base) if isinstance(raw, dict) else None for raw in raw_items]
-    return [item for item in items if item], sum(item is None for item in items)
+    identities = [_json_identity(raw, base) if isinstance(raw, dict) else (None, None) for raw in raw_items]
+    return _keyed(items, identities)
+
+
+# -- entries that share one link -------------------------------------------------------
+
+
+def _keyed(items: list[SavedItem | None], identities: list[tuple[str | None, str | None]]) -> FeedEntries:
+    """The items; those whose link other entries share are keyed by their guid, else their
+    enclosure, so a podcast whose episodes all link to its home page keeps every episode.
+    Entries that still share a key are saved as one, and counted."""
+    links = Counter(normalize_url(item.url) for item in items if item and item.url)
+    kept: list[SavedItem] = []
+    for item, (guid, enclosure) in zip(items, identities, strict=True):
+        if item is None or item.url is None:
+            continue
+        link = normalize_url(item.url)
+        if links[link] > 1 and (enclosure or guid):
+            item = replace(item, key=enclosure or f"{link}#guid={guid}")
+        kept.append(item)
+    keys = {item.key or normalize_url(item.url or "") for item in kept}
+    return FeedEntries(kept, skipped=len(items) - len(kept), merged=len(kept) - len(keys))
+
+
+def _entry_identity(entry: Any, base: str) -> tuple[str | None, str | None]:
+    """A feedparser entry's guid and the canonical URL of its first enclosure."""
+    hrefs = [e.get("href") for e in entry.get("enclosures") or [] if isinstance(e, dict)]
+    return _guid(entry.get("id")), _enclosure(hrefs, base)
+
+
+def _json_identity(raw: dict[str, Any], base: str) -> tuple[str | None, str | None]:
+    attachments = raw.get("attachments") if isinstance(raw.get("attachments"), list) else []
+    hrefs = [a.get("url") for a in attachments or [] if isinstance(a, dict)]
+    return _guid(raw.get("id")), _enclosure(hrefs, base)
+
+
+def _guid(value: object) -> str | None:
+    text = " ".join(str(value).split()) if isinstance(value, str | int) else ""
+    return text[:500] or None
+
+
+def _enclosure(hrefs: list[Any], base: str) -> str | None:
+    for href in hrefs:
+        url = _absolute_link(href, base)
+        if url is not None:
+            return normalize_url(url)
+    return None
 
 
 def _json_item(raw: dict[str, Any], base: str) -> SavedItem | None:
@@ -200,11 +260,15 @@ def _json_item(raw: dict[str, Any], base: str) -> SavedItem | None:
 
 
 def _absolute_link(link: object, base: str) -> str | None:
+    """`link` resolved against `base`, if it is a valid http(s) URL (urls.parse_url)."""
     if not isinstance(link, str) or not link.strip():
         return None
-    url = urljoin(base, link.strip())
-    parts = urlsplit(url)
-    return url if parts.scheme in ("http", "https") and parts.netloc else None
+    try:
+        url = urljoin(base, link.strip())
+    except ValueError:  # a broken base or link (an unclosed IPv6 bracket): taken as it is
+        url = link.strip()
+    parsed = parse_url(url)
+    return parsed.url if isinstance(parsed, WebURL) else None
 
 
 def _from_struct_time(moment: time.struct_time | None) -> datetime | None:
@@ -282,7 +346,10 @@ async def _collect_one(
         poll = await poll_feed(fetcher, state)
     except DigestError as exc:
         return _Outcome(failure=_record_failure(store, source_id, source, state, exc, config, now))
-    entries = [replace(e, topic=e.topic or source.topic) for e in poll.entries]
+    except Exception as exc:  # a bug: this feed fails and is retried later, the others go on
+        error = SourceError(unit_bug(f"feed {state.url!r}", exc))
+        return _Outcome(failure=_record_failure(store, source_id, source, state, error, config, now))
+    entries = [storable(replace(e, topic=e.topic or source.topic)) for e in poll.entries]
     entries, left = newest_new(store, entries, config.max_items_per_feed)
     saved = store.save_feed_poll(
         source_id,
@@ -329,6 +396,11 @@ def _news(source: SourceConfig, state: FeedState, poll: FeedPoll, redated: int) 
         info.append(f"feed {source.name!r} moved permanently to {poll.url}; update the config")
     if poll.skipped and poll.skipped != state.skipped:  # once per change, not every poll
         info.append(f"feed {source.name!r}: {poll.skipped} entries without a link skipped")
+    if poll.merged:
+        info.append(
+            f"feed {source.name!r}: {poll.merged} entries share a link (and have no guid or"
+            " enclosure) with another entry: saved as one"
+        )
     if poll.gone:
         info.append(
             f"feed {source.name!r} is gone (HTTP 410); no longer polled, remove it from the config"

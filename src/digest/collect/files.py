@@ -11,8 +11,9 @@ deleted.
 from __future__ import annotations
 
 import codecs
+import os
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from pathlib import Path
 from typing import TypeVar
@@ -27,10 +28,10 @@ from digest.collect.feedlists import (
     read_feed_list,
 )
 from digest.collect.formats import Importer, ImportResult, find_importer
-from digest.collect.importers.common import url_problem
+from digest.collect.importers.common import storable, url_problem
 from digest.collect.importers.opml import is_opml
 from digest.config import IMPORT_SOURCE, MANUAL_SOURCE, SourceConfig
-from digest.errors import ImportFormatError, SourceError
+from digest.errors import ImportFormatError, SourceError, unit_bug
 from digest.models import ItemKind, Rejected, SavedItem
 from digest.periods import week_label
 from digest.store import Store
@@ -49,12 +50,14 @@ class FileReport:
     format: str
     new: int
     duplicates: int
-    notes: int  # items without a URL
+    notes: int  # notes: items without a URL, other than posts
     rejected: list[Rejected]  # lines not understood
     skipped: list[Rejected]  # deliberately not imported (javascript: links, headings…)
     dates: tuple[date, ...] = ()  # the days its dated items were saved, sorted
     weeks: tuple[str, ...] = ()  # the ISO weeks they fall in, sorted
     redated: int = 0  # dates after tomorrow or before 1995, replaced by the time first seen
+    posts: int = 0  # saved posts (their links are the post's, followed where they can be)
+    notices: list[Rejected] = field(default_factory=list)  # imported, with a word (guessed splits)
 
 
 @dataclass(frozen=True)
@@ -67,13 +70,14 @@ class Loaded:
 # -- reporting ------------------------------------------------------------------
 
 
-def describe(report: FileReport | FeedListReport) -> list[str]:
+def describe(report: FileReport | FeedListReport | Unimported) -> list[str]:
     """The lines `digest import` prints for one file: a summary, then what was not understood."""
-    if isinstance(report, FeedListReport):
+    if isinstance(report, FeedListReport | Unimported):
         return report.describe()
     counts = [
         f"{report.new} new",
         _plural(report.duplicates, "duplicate"),
+        *([_plural(report.posts, "post")] if report.posts else []),
         _plural(report.notes, "note") + " without URL",
         _plural(len(report.rejected), "line") + " not understood",
     ]
@@ -96,6 +100,10 @@ def describe(report: FileReport | FeedListReport) -> list[str]:
             f" {report.weeks[0]} to {report.weeks[-1]};"
             f" `digest now --since {report.weeks[0]}` writes them"
         )
+    lines += [
+        f"  {reason} at {_line_list(where)}"
+        for reason, where in _skip_reasons(report.notices)
+    ]
     return lines
 
 
@@ -151,19 +159,29 @@ def read_bytes(path: Path) -> bytes:
 
 
 def decode(data: bytes, path: Path) -> str:
-    """Text of a file: UTF-8 (BOM or not), UTF-16 with a BOM, else a Western legacy encoding."""
-    encoding = encoding_of(data, path)
-    if encoding != "cp1252":
-        return data.decode(encoding, errors="replace")
+    """Text of a file: UTF-8 (BOM or not, a stray bad byte or two kept as U+FFFD), UTF-16
+    with a BOM, else a Western legacy encoding (cp1252, which latin-1 text reads the same in)
+    when the bytes hold no UTF-8 at all."""
+    if encoding_of(data, path) == "utf-16":
+        return data.decode("utf-16", errors="replace")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        pass
+    text = data.decode("utf-8-sig", errors="replace")
+    bad = text.count("\ufffd") - data.count("\ufffd".encode())
+    multibyte = sum(1 for char in text if ord(char) > 0x7F and char != "\ufffd")
+    if multibyte >= bad:  # UTF-8 with a stray byte or two: keep what is right
+        return text
     try:
         return data.decode("cp1252")
-    except UnicodeDecodeError:
+    except UnicodeDecodeError:  # bytes cp1252 leaves undefined (0x81, 0x8d, 0x8f, 0x90, 0x9d)
         return data.decode("latin-1")
 
 
 def encoding_of(data: bytes, path: Path) -> str:
     """utf-16 (with a BOM), utf-8-sig, or cp1252 when UTF-8 fails badly; ImportFormatError
-    for a binary file. `data` may be the file's start only."""
+    for a binary file. `data` may be the file's start only (big files are read in blocks)."""
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         return "utf-16"
     if b"\x00" in data[:8192]:
@@ -221,6 +239,7 @@ def after_line_only(result: ImportResult, line: int) -> ImportResult:
         items=_after(result.items, line),
         rejected=_after(result.rejected, line),
         skipped=_after(result.skipped, line),
+        notices=_after(result.notices, line),
     )
 
 
@@ -236,7 +255,8 @@ def save_result(
 ) -> FileReport:
     """Save the items of `result` (given `topic` where they have none) and report."""
     items = [
-        replace(item, topic=topic) if topic and not item.topic else item for item in result.items
+        storable(replace(item, topic=topic) if topic and not item.topic else item)
+        for item in result.items
     ]
     saved = store.save_items(source_id, items, now)
     return FileReport(
@@ -244,12 +264,14 @@ def save_result(
         format=format_name,
         new=saved.new,
         duplicates=saved.duplicates,
-        notes=sum(1 for item in items if item.url is None),
+        notes=sum(1 for item in items if item.url is None and item.kind is not ItemKind.POST),
         rejected=result.rejected,
         skipped=result.skipped,
         dates=tuple(sorted({i.saved_at.astimezone(zone).date() for i in items if i.saved_at})),
         weeks=tuple(sorted({week_label(i.saved_at, zone) for i in items if i.saved_at})),
         redated=saved.redated,
+        posts=sum(1 for item in items if item.kind is ItemKind.POST),
+        notices=result.notices,
     )
 
 
@@ -284,6 +306,21 @@ def import_file(
     return save(store, loaded, source_id=source_id, zone=zone, now=now, topic=topic)
 
 
+@dataclass(frozen=True)
+class Unimported:
+    """A file `digest import` did not import, and why; `failed` unless it was just empty."""
+
+    path: Path
+    reason: str
+    failed: bool = True
+
+    def describe(self) -> list[str]:
+        return [f"{self.path}: {self.reason}"]
+
+
+ImportOutcome = FileReport | FeedListReport | Unimported
+
+
 def import_files(
     store: Store,
     paths: Sequence[Path],
@@ -292,29 +329,78 @@ def import_files(
     now: datetime,
     forced_format: str | None = None,
     declared: Sequence[SourceConfig] = (),
-) -> list[FileReport | FeedListReport]:
-    """`digest import FILE…`: every file is read and recognised before any is saved,
-    so a typo in one name imports nothing rather than half.
+) -> list[ImportOutcome]:
+    """`digest import FILE…`: each file (a folder: every file below it) on its own, so one
+    that cannot be read, is empty or is not recognised is an `Unimported` and the others
+    are imported all the same.
 
     A feed list's feeds become feed sources unless `declared` (the config's sources) or
     the database know them already.
     """
-    from digest.collect.bigfiles import BigFile, big_file, save_big  # it builds on this module
-
-    planned = [
-        big_file(path, file_size(path), forced_format)
-        or _plan(path, decode(read_bytes(path), path), forced_format)
-        for path in paths
-    ]
     source_id = store.ensure_source(IMPORT_SOURCE, IMPORT_SOURCE)
-    return [
-        import_feed_list(store, one, declared, now)
-        if isinstance(one, FeedList)
-        else save_big(store, one, source_id=source_id, zone=zone, now=now)[0]
-        if isinstance(one, BigFile)
-        else save(store, one, source_id=source_id, zone=zone, now=now)
-        for one in planned
-    ]
+    outcomes: list[ImportOutcome] = []
+    for given in paths:
+        try:
+            found = files_under(given)
+        except SourceError as exc:
+            outcomes.append(Unimported(given, _without_path(exc, given)))
+            continue
+        if not found:
+            outcomes.append(Unimported(given, "an empty folder, nothing to import", failed=False))
+        for path in found:
+            outcomes.append(_import_one(store, path, source_id, zone, now, forced_format, declared))
+    return outcomes
+
+
+def _import_one(
+    store: Store,
+    path: Path,
+    source_id: int,
+    zone: ZoneInfo,
+    now: datetime,
+    forced_format: str | None,
+    declared: Sequence[SourceConfig],
+) -> ImportOutcome:
+    from digest.collect.bigfiles import big_file, save_big  # it builds on this module
+
+    try:
+        if (big := big_file(path, file_size(path), forced_format)) is not None:
+            return save_big(store, big, source_id=source_id, zone=zone, now=now)[0]
+        text = decode(read_bytes(path), path)
+        if not text.strip():
+            return Unimported(path, "an empty file, nothing to import", failed=False)
+        planned = _plan(path, text, forced_format)
+        if isinstance(planned, FeedList):
+            return import_feed_list(store, planned, declared, now)
+        return save(store, planned, source_id=source_id, zone=zone, now=now)
+    except (SourceError, ImportFormatError) as exc:
+        return Unimported(path, _without_path(exc, path))
+    except Exception as exc:  # a bug: this file is not imported, the others are
+        return Unimported(path, _without_path(unit_bug(str(path), exc), path))
+
+
+def _without_path(exc: Exception | str, path: Path) -> str:
+    """The error's reason, without the file name `Unimported` puts in front anyway."""
+    return str(exc).removeprefix(f"{path}: ").replace(f" {path}: ", " ")
+
+
+def files_under(root: Path | None) -> list[Path]:
+    """`root` if it is a file, else every non-hidden regular file below it, sorted."""
+    if root is None:
+        raise SourceError("a file source needs a path")
+    if root.is_file():
+        return [root]
+    if not root.is_dir():
+        raise SourceError(f"{root}: no such file or folder")
+    found: list[Path] = []
+    for folder, dirs, files in os.walk(root, onerror=_raise_source_error):
+        dirs[:] = [name for name in dirs if not name.startswith(".")]
+        found.extend(Path(folder, name) for name in files if not name.startswith("."))
+    return sorted(path for path in found if path.is_file())
+
+
+def _raise_source_error(exc: OSError) -> None:
+    raise SourceError(f"cannot list {exc.filename}: {exc.strerror or exc}") from exc
 
 
 def _plan(path: Path, text: str, forced_format: str | None) -> Loaded | FeedList:

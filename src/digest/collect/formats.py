@@ -22,6 +22,8 @@ class ImportResult:
     skipped: list[Rejected] = field(
         default_factory=list
     )  # deliberately not imported (javascript: …)
+    # imported, with a word for the report (a guessed post boundary)
+    notices: list[Rejected] = field(default_factory=list)
 
 
 class Importer(Protocol):

@@ -28,9 +28,17 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from digest.collect.bigfiles import READ_BLOCK, BigFile, big_file, blocks, read_range, save_big
-from digest.collect.files import FileReport, describe, load, problem_lines, read_bytes, save
+from digest.collect.files import (
+    FileReport,
+    describe,
+    files_under,
+    load,
+    problem_lines,
+    read_bytes,
+    save,
+)
 from digest.config import SourceConfig
-from digest.errors import ImportFormatError, SourceError
+from digest.errors import ImportFormatError, SourceError, unit_bug
 from digest.models import Stage, StageReport
 from digest.store import Store
 from digest.store.records import FileState
@@ -74,6 +82,10 @@ def collect_file_source(
             file_errors.append(str(exc))
             report.failures.append(str(exc))
             continue
+        except Exception as exc:  # a bug: this file fails, the others go on
+            file_errors.append(line := unit_bug(str(path), exc))
+            report.failures.append(line)
+            continue
         if outcome is not None:
             report.done += outcome.new
             report.info.append(describe(outcome)[0])
@@ -84,25 +96,6 @@ def collect_file_source(
     else:
         store.record_source_success(source_id, now)
     return report
-
-
-def files_under(root: Path | None) -> list[Path]:
-    """`root` if it is a file, else every non-hidden regular file below it, sorted."""
-    if root is None:
-        raise SourceError("a file source needs a path")
-    if root.is_file():
-        return [root]
-    if not root.is_dir():
-        raise SourceError(f"{root}: no such file or folder")
-    found: list[Path] = []
-    for folder, dirs, files in os.walk(root, onerror=_raise_source_error):
-        dirs[:] = [name for name in dirs if not name.startswith(".")]
-        found.extend(Path(folder, name) for name in files if not name.startswith("."))
-    return sorted(path for path in found if path.is_file())
-
-
-def _raise_source_error(exc: OSError) -> None:
-    raise SourceError(f"cannot list {exc.filename}: {exc.strerror or exc}") from exc
 
 
 def _collect_one(
@@ -129,6 +122,9 @@ def _collect_one(
         return None  # only a line still being written: next time
     if state is not None and seen.fingerprint == state.fingerprint:
         _remember(store, key, seen, state.lines_read, now)  # touched, or racy last time
+        return None
+    if isinstance(big_or_data, bytes) and not big_or_data.strip():
+        _remember(store, key, seen, 0, now)  # blank (a placeholder, being written): nothing to read
         return None
     grown_from = state.lines_read if state and seen.grown else 0
     report, lines_ended = _import(store, path, big_or_data, source, source_id, zone, now, grown_from)

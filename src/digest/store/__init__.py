@@ -42,9 +42,20 @@ class Store(SourcesStore, RunsStore, LinksStore, AttemptsStore):
     pass
 
 
+def ensure_folder(folder: Path) -> None:
+    """Create `folder` (the data folder) if need be; StoreError in one line if it cannot be."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(
+            f"cannot create the data folder {folder}: {exc.strerror or exc};"
+            " set [digest] data_dir to a folder you can write"
+        ) from exc
+
+
 def open_store(path: Path, *, busy_timeout_s: float = 10.0) -> Store:
     """Open (creating if need be) and migrate the database at `path`."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    ensure_folder(path.parent)
     try:
         conn = sqlite3.connect(path, timeout=busy_timeout_s)
     except sqlite3.OperationalError as exc:

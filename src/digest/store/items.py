@@ -389,6 +389,8 @@ def url_key(url: str) -> str:
 
 def item_key(item: SavedItem) -> str:
     """The normalised URL, or for an item without one a hash of its text."""
+    if item.key:
+        return item.key
     if item.url:
         return url_key(item.url)
     text = " ".join((item.context or item.title or "").split())

@@ -31,14 +31,49 @@ Record = dict[str, Any]
 
 
 def load_json(text: str, name: str) -> Any:
-    """The parsed document; the JS wrapper of a Twitter archive is taken off first."""
+    """The parsed document; the JS wrapper of a Twitter archive is taken off first.
+
+    Several values back to back (`gh api --paginate` prints one array per page, JSON
+    Lines one object per line) are read as one list, and a list of pages (`gh api
+    --paginate --slurp`) as the list of their records.
+    """
     body = _JS_WRAPPER.sub("", text.lstrip("\ufeff"), count=1)
-    try:
-        return json.loads(body)
-    except json.JSONDecodeError as exc:
-        raise ImportFormatError(
-            f"not a {name} export: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
-        ) from exc
+    values = _values(body, name)
+    if len(values) == 1:
+        return _joined_pages(values[0])
+    return _joined_pages(values) if all(isinstance(v, list) for v in values) else values
+
+
+def _values(body: str, name: str) -> list[Any]:
+    decoder = json.JSONDecoder()
+    values: list[Any] = []
+    position = _skip_space(body, 0)
+    while position < len(body) or not values:
+        try:
+            value, position = decoder.raw_decode(body, position)
+        except json.JSONDecodeError as exc:
+            raise ImportFormatError(
+                f"not a {name} export: invalid JSON at line {exc.lineno} column {exc.colno}:"
+                f" {exc.msg}"
+            ) from exc
+        except RecursionError as exc:
+            raise ImportFormatError(f"not a {name} export: JSON nested too deep") from exc
+        values.append(value)
+        position = _skip_space(body, position)
+    return values
+
+
+def _skip_space(body: str, position: int) -> int:
+    while position < len(body) and body[position] in " \t\r\n":
+        position += 1
+    return position
+
+
+def _joined_pages(value: Any) -> Any:
+    """A list of lists (pages of records) as one list of records; anything else as it is."""
+    if isinstance(value, list) and value and all(isinstance(page, list) for page in value):
+        return [record for page in value for record in page]
+    return value
 
 
 def keys(*names: str) -> tuple[re.Pattern[str], ...]:

@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
 from digest.collect.formats import ImportResult, register
-from digest.collect.importers.common import refuse, url_problem
+from digest.collect.importers.common import checked_url
 from digest.models import Rejected, SavedItem
 from digest.summarize.text import shorten
 
@@ -157,11 +157,10 @@ def _bookmark(match: re.Match[str], scan: _Scan, line: int) -> None:
     attrs = _attributes(match.group("attrs"))
     url = attrs.get("HREF", "").strip()
     title = _text(match.group("title")) or None
-    problem = url_problem(url)
-    if problem is not None:
-        reason = f"{problem}: {shorten(url, 60)}" if url else problem
-        refuse(scan.result, line, shorten(title or url or "(no HREF)", 80), reason)
+    checked = checked_url(scan.result, line, shorten(title or url or "(no HREF)", 80), url)
+    if checked is None:
         return
+    url = checked
     tags = [tag.strip() for tag in attrs.get("TAGS", "").split(",") if tag.strip()]
     raw_date = attrs.get("ADD_DATE") or attrs.get("TIME_ADDED")
     saved_at = _timestamp(raw_date)

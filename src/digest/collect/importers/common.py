@@ -11,26 +11,26 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
+from dataclasses import replace
 from datetime import UTC, datetime, time
 from email.utils import parsedate_to_datetime
 from html.parser import HTMLParser
-from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo
 
 from digest.collect.formats import ImportResult
 from digest.models import Rejected, SavedItem
 from digest.summarize.text import shorten
-from digest.urls import FETCHABLE_SCHEMES, normalize_url
+from digest.urls import BadURL, WebURL, parse_url
 
 # A URL in running text: up to whitespace or a character that cannot end one in prose.
-BARE_URL = re.compile(r"\bhttps?://[^\s<>\"'`\]]*", re.IGNORECASE)
+# A bracketed IPv6 host is taken whole (its `]` does not end the URL).
+BARE_URL = re.compile(r"\bhttps?://(?:\[[\w:.%]*\]?)?[^\s<>\"'`\]]*", re.IGNORECASE)
 # [title](target "optional title"); the target may hold one level of parentheses.
 MARKDOWN_LINK = re.compile(
     r"!?\[(?P<title>[^\]]*)\]\(\s*(?P<target><[^>]*>|(?:[^()\s]|\([^()\s]*\))*)"
     r"(?:\s+\"[^\"]*\")?\s*\)"
 )
 LIST_MARKER = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
-_SCHEME = re.compile(r"^[a-z][a-z0-9+.\-]*:", re.IGNORECASE)
 # A link: `scheme://…`, or one of the schemes browsers save without `//` (skipped later).
 _LINK = re.compile(
     r"^(?:[a-z][a-z0-9+.\-]*://|(?:javascript|mailto|place|about|data|tel|magnet|blob):\S)",
@@ -38,11 +38,6 @@ _LINK = re.compile(
 )
 _TRAILING = ".,;:!?'\""
 TITLE_SEPARATOR = re.compile(r"\s+[-–—]\s+")
-# The common case, known good without parsing: http(s), a plain host name, no port or user.
-_PLAIN_WEB_URL = re.compile(
-    r"^https?://[a-z0-9-]+(?:\.[a-z0-9-]+)*\.?(?:[/?#]\S*)?$", re.IGNORECASE
-)
-
 
 # Folder and tag names services give everything by default: no topic in them.
 DEFAULT_FOLDERS = frozenset(
@@ -104,22 +99,18 @@ def urls_in(text: str) -> list[str]:
 
 def url_problem(url: str) -> str | None:
     """Why `url` cannot be saved as a web link, or None when it can."""
-    candidate = url.strip().strip("<>")
-    if _PLAIN_WEB_URL.match(candidate):
-        return None
-    if not candidate:
-        return "empty URL"
-    parts = urlsplit(candidate)
-    if not parts.scheme or not _SCHEME.match(candidate):
-        return "not an absolute URL"
-    if parts.scheme.lower() not in FETCHABLE_SCHEMES:
-        return f"not a web link ({parts.scheme.lower()}:)"
-    if not parts.hostname:
-        return "URL has no host"
-    try:
-        normalize_url(candidate)
-    except ValueError as exc:
-        return str(exc)
+    parsed = parse_url(url)
+    return parsed.reason if isinstance(parsed, BadURL) else None
+
+
+def checked_url(result: ImportResult, line: int | None, text: str, url: str) -> str | None:
+    """`url` trimmed for saving, or None after recording (against `line`) why it cannot be."""
+    parsed = parse_url(url)
+    if isinstance(parsed, WebURL):
+        return parsed.url
+    shown = url.strip() and not is_web_scheme_problem(parsed.reason) and url.strip() != text
+    reason = f"{parsed.reason}: {shorten(url, 60)}" if shown else parsed.reason
+    refuse(result, line, text or "(empty)", reason)
     return None
 
 
@@ -136,7 +127,7 @@ def is_web_scheme_problem(problem: str) -> bool:
 def refuse(result: ImportResult, line: int | None, text: str, problem: str) -> None:
     """Record a link that cannot be saved: skipped if deliberately so, else not understood."""
     where = result.skipped if is_web_scheme_problem(problem) else result.rejected
-    where.append(Rejected(line, text, problem))
+    where.append(Rejected(line, shorten(text, 200), problem))
 
 
 def remove_spans(text: str, spans: list[tuple[int, int]]) -> str:
@@ -185,7 +176,10 @@ def parse_time(value: object, zone: ZoneInfo) -> datetime | None:
 def _from_epoch(seconds: float) -> datetime:
     if seconds > 1e11:  # milliseconds
         seconds /= 1000
-    return datetime.fromtimestamp(seconds, UTC)
+    try:
+        return datetime.fromtimestamp(seconds, UTC)
+    except (ValueError, OverflowError, OSError) as exc:  # years before 1 or after 9999
+        raise TimeError(f"time not understood: {seconds!r}") from exc
 
 
 def _from_text(text: str, zone: ZoneInfo) -> datetime:
@@ -254,13 +248,17 @@ def snippet(record: object, limit: int = 200) -> str:
 
 def add_item(result: ImportResult, item: SavedItem, *, raw: object) -> None:
     """Add `item` unless its URL is not a web link (skipped) or not a URL at all (rejected)."""
-    problem = None if item.url is None else url_problem(item.url)
-    if problem is None:
+    item = replace(item, links=web_links(item.links))
+    if item.url is None:
         result.items.append(item)
-    elif is_web_scheme_problem(problem):
-        refuse(result, item.line, snippet(raw), problem)
-    else:
-        refuse(result, item.line, snippet(raw), f"{problem}: {shorten(item.url or '', 60)}")
+    elif (url := checked_url(result, item.line, snippet(raw), item.url)) is not None:
+        result.items.append(replace(item, url=url))
+
+
+def web_links(links: Iterable[str]) -> tuple[str, ...]:
+    """The links that are valid http(s) URLs (urls.parse_url), trimmed, in order, once each."""
+    parsed = (parse_url(link) for link in links)
+    return tuple(dict.fromkeys(p.url for p in parsed if isinstance(p, WebURL)))
 
 
 def record_time(
@@ -272,6 +270,29 @@ def record_time(
     except TimeError as exc:
         result.rejected.append(Rejected(line, snippet(raw), f"{exc}; item kept, undated"))
         return None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def storable(item: SavedItem) -> SavedItem:
+    """`item` with lone surrogates (JSON's `"\\ud800"`, which no file can hold) replaced by
+    U+FFFD, so that saving it cannot fail."""
+    fields = (item.title, item.context, item.topic, item.url, *item.links)
+    if not any(text and _SURROGATE.search(text) for text in fields):
+        return item
+    return replace(
+        item,
+        title=_no_surrogates(item.title),
+        context=_no_surrogates(item.context),
+        topic=_no_surrogates(item.topic),
+        url=_no_surrogates(item.url),
+        links=tuple(link for link in item.links if not _SURROGATE.search(link)),
+    )
+
+
+def _no_surrogates(text: str | None) -> str | None:
+    return _SURROGATE.sub("\ufffd", text) if text else text
 
 
 def trim_title(text: str | None, limit: int = 100) -> str | None:

@@ -6,6 +6,11 @@ the post's creation time: none of these exports records when it was saved.
 
 - mastodon: the API's statuses, [{id, url, uri, created_at, content (HTML),
   account: {acct}, card: {url, title}}]; a boost is read as the boosted status.
+- mastodon-archive: the archive's bookmarks.json, {"type": "OrderedCollection",
+  "orderedItems": ["https://host/users/x/statuses/id", …]}: links to the statuses
+  (Settings → Export's bookmarks.csv, one URI a line, is read as a list of URLs);
+  `/users/x/statuses/id` and the API's `/@x/id` have one canonical form (urls.py),
+  so the same post saved both ways is one item.
 - twitter: [{id / tweet_id, full_text / text, created_at, screen_name or
   user.screen_name, url, expanded urls}], bare or inside
   `window.YTD.bookmark.part0 = [...]`; the official archive lists only tweet
@@ -17,6 +22,7 @@ the post's creation time: none of these exports records when it was saved.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
@@ -77,6 +83,28 @@ class Mastodon(JsonExport):
             line=number,
         )
         add_item(result, item, raw=record)
+
+
+class MastodonArchive(JsonExport):
+    """The archive's `bookmarks.json` (or `likes.json`): an ActivityPub OrderedCollection
+    whose `orderedItems` are the statuses' URIs, with no text or time."""
+
+    name = "mastodon-archive"
+    description = "Mastodon archive bookmarks.json / likes.json (OrderedCollection of URIs)"
+    markers = (*keys("orderedItems"), re.compile(r'"OrderedCollection"'))
+    score = 92
+
+    def records(self, data: Any) -> Iterator[Any] | None:
+        found = as_list(data, "orderedItems")
+        if not found and not isinstance(data, dict):
+            return None
+        return ({"uri": entry} if isinstance(entry, str) else entry for entry in found)
+
+    def add(self, result: ImportResult, record: Record, number: int, zone: ZoneInfo) -> None:
+        url = text_of(record, "uri", "id", "url")
+        if url is None:
+            return reject(result, number, record, "no status URI")
+        add_item(result, SavedItem(url=url, line=number), raw=record)
 
 
 class Twitter(JsonExport):
@@ -228,5 +256,5 @@ def _reddit_item(kind: object, data: Record, thread: str) -> SavedItem:
     )
 
 
-for _importer in (Mastodon(), Twitter(), Reddit()):
+for _importer in (Mastodon(), MastodonArchive(), Twitter(), Reddit()):
     register(_importer)

@@ -46,7 +46,7 @@ class FeedFile:
         from digest.collect.feeds import feed_entry_item, strip_declarations
 
         parsed = feedparser.parse(strip_declarations(text.encode("utf-8")))
-        if not parsed.version:
+        if not parsed.get("version"):
             problem = parsed.get("bozo_exception") or "no RSS or Atom entries"
             raise ImportFormatError(f"not a feed file: {problem}")
         result = ImportResult()

@@ -32,13 +32,13 @@ from digest.collect.formats import STREAM_BLOCK, ImportResult, LineSource, merge
 from digest.collect.importers.common import (
     BARE_URL,
     MARKDOWN_LINK,
+    checked_url,
+    is_link,
     lines_of,
-    refuse,
     remove_spans,
     strip_list_marker,
     tidy_title,
     trim_url,
-    url_problem,
 )
 from digest.models import ItemKind, Rejected, SavedItem
 from digest.periods import local_midnight
@@ -225,6 +225,9 @@ def _read_entry(number: int, line: str, cursor: _Cursor, result: ImportResult) -
         prose = None
     else:
         links.extend((trim_url(match.group()), None) for match in bare)
+    if not links and is_link(first := body.split(maxsplit=1)[0] if body.split() else ""):
+        checked_url(result, number, body, first)  # `javascript:…`, `file:…`: reported, not a note
+        return
     if not links:
         _add_note(number, body, cursor, result)
         return
@@ -252,13 +255,12 @@ def _add_link(
     cursor: _Cursor,
     result: ImportResult,
 ) -> None:
-    problem = url_problem(url)
-    if problem is not None:
-        refuse(result, number, url or "(empty)", problem)
+    checked = checked_url(result, number, url, url)
+    if checked is None:
         return
     result.items.append(
         SavedItem(
-            url=url.strip(),
+            url=checked,
             title=title,
             saved_at=cursor.day,
             topic=cursor.topic,

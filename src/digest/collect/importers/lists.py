@@ -38,13 +38,12 @@ from digest.collect.importers.common import (
     MARKDOWN_LINK,
     TITLE_SEPARATOR,
     bare_urls,
+    checked_url,
     is_link,
     lines_of,
-    refuse,
     remove_spans,
     strip_list_marker,
     tidy_title,
-    url_problem,
 )
 from digest.models import ItemKind, Rejected, SavedItem
 
@@ -173,11 +172,8 @@ def _add_links(number: int, body: str, state: _ListState) -> None:
 
 def _link(number: int, url: str, title: str | None, result: ImportResult) -> SavedItem | None:
     """A link item, or None after recording why `url` cannot be one."""
-    problem = url_problem(url)
-    if problem is None:
-        return SavedItem(url=url, title=title, line=number)
-    refuse(result, number, url or "(empty)", problem)
-    return None
+    checked = checked_url(result, number, url, url)
+    return None if checked is None else SavedItem(url=checked, title=title, line=number)
 
 
 class UrlsImporter:
