@@ -10,10 +10,11 @@ from typing import Any
 
 import pytest
 
-from digest.collect.feeds import FeedPoll, collect_feeds, poll_feed, strip_declarations
+from digest.collect.feedparts import feed_parts
+from digest.collect.feeds import FeedPoll, collect_feeds, parse_feed, poll_feed, strip_declarations
 from digest.config import FetchConfig, SourceConfig
 from digest.errors import SourceError
-from digest.fetch import Fetcher
+from digest.fetch import Fetcher, FetchResult
 from digest.models import FeedState, ItemKind, StageReport
 from digest.store import Store, open_store
 from loopback import LoopbackServer, Request, Response
@@ -503,3 +504,49 @@ def test_entries_with_hostile_links_are_skipped_and_the_good_ones_kept(
         "https://elsewhere.test/2",
     ]
     assert got.skipped == 1 + len(hostile)
+
+
+# -- large feeds, parsed a part at a time ----------------------------------------------------
+
+
+def _fetched(body: str) -> FetchResult:
+    url = "https://big.test/feed"
+    return FetchResult(url, url, 200, {"content-type": "application/xml"}, body.encode(), None)
+
+
+def _rss(count: int) -> str:
+    items = "".join(
+        f"<item><title>Post {n} &amp; more</title><link>https://big.test/{n}</link>"
+        f"<description><![CDATA[<p>text {n}</p>]]></description></item>"
+        for n in range(count)
+    )
+    return f'<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel><title>t</title>{items}</channel></rss>'
+
+
+def _atom(count: int) -> str:
+    entries = "".join(
+        f'<entry><title>Post {n}</title><link href="/{n}"/><id>tag:big.test,{n}</id>'
+        f"<updated>2026-11-{1 + n % 28:02d}T10:00:00Z</updated></entry>"
+        for n in range(count)
+    )
+    return (
+        '<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom" xml:base="https://big.test/">'
+        f"<title>t</title>{entries}</feed>"
+    )
+
+
+@pytest.mark.parametrize("body", [_rss(40), _atom(40)], ids=["rss", "atom"])
+@pytest.mark.parametrize("part_bytes", [1, 200, 1_000, 10**9])
+def test_a_feed_parsed_in_parts_gives_the_entries_of_the_whole(body: str, part_bytes: int) -> None:
+    whole = parse_feed(_fetched(body))
+    parts = feed_parts(body.encode(), part_bytes)
+    in_parts = [item for part in parts for item in parse_feed(_fetched(part.decode())).items]
+
+    assert len(whole.items) == 40
+    assert in_parts == whole.items
+    assert (len(parts) == 1) is (part_bytes == 10**9)
+
+
+def test_a_feed_without_entry_tags_is_one_part() -> None:
+    body = b'<?xml version="1.0"?><rdf:RDF><atom:entry>x</atom:entry></rdf:RDF>'
+    assert feed_parts(body, 1) == [body]
