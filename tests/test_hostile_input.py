@@ -159,14 +159,17 @@ def test_a_settled_file_without_a_final_newline_is_read_whole(tmp_path: Path, st
 
 # -- a feed of 50,000 entries --------------------------------------------------
 
+# The peak is read from VmHWM, not ru_maxrss: Linux carries ru_maxrss across fork and exec,
+# so a child of a large pytest process would report the parent's size as its own.
 MEASURE_COLLECT = """
-import resource, sys
+import sys
 from digest.cli import main
 sys.argv = ["digest", "collect", "--config", sys.argv[1]]
 try:
     main()
 finally:
-    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with open("/proc/self/status") as status:
+        peak_kib = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
     print(f"peak {peak_kib // 1024} MB", file=sys.stderr)
 """
 
