@@ -40,10 +40,10 @@ from digest.clock import utc_now
 from digest.config import Config, DigestSection, LLMConfig
 from digest.lifecycle import FetchSucceeded, ItemState
 from digest.models import Extracted, SavedItem, Stage
+from digest.notes.tokens import count_tokens
 from digest.periods import period_containing
 from digest.pipeline import run
 from digest.store import open_store
-from digest.summarize.tokens import count_tokens
 
 TESTS = Path(__file__).resolve().parents[1] / "tests"
 SERVE = """

@@ -27,10 +27,10 @@ from pathlib import Path
 
 from rouge_score import rouge_scorer
 
-from digest.summarize.condense import condense
-from digest.summarize.offline import rank_sentences, segment, summary_sentences
-from digest.summarize.text import sentences
-from digest.summarize.tokens import count_tokens
+from digest.notes.condense import condense
+from digest.notes.offline import rank_sentences, segment, summary_sentences
+from digest.notes.tokens import count_tokens
+from digest.text import sentences
 
 Article = tuple[str, str, str]  # title, body, reference
 METRICS = ("rouge1", "rouge2", "rougeL")

@@ -23,7 +23,8 @@ from markdown_it import MarkdownIt
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from browser import available, chromium  # noqa: E402
-from digest.compose import compose  # noqa: E402
+from digest.compose.digest import compose  # noqa: E402
+from digest.deliver.html import MAX_HTML_PART_BYTES, markdown_to_html  # noqa: E402
 from digest.models import (  # noqa: E402
     Item,
     ItemKind,
@@ -34,7 +35,6 @@ from digest.models import (  # noqa: E402
     WeekSummary,
 )
 from digest.periods import parse_week  # noqa: E402
-from digest.render import MAX_HTML_PART_BYTES, markdown_to_html  # noqa: E402
 
 ZONE = ZoneInfo("Europe/Berlin")
 PERIOD = parse_week("2026-W47", ZONE)

@@ -31,7 +31,7 @@ from typing import Any
 
 import pytest
 
-from digest.summarize.tokens import count_tokens
+from digest.notes.tokens import count_tokens
 from loopback import QuietHTTPServer
 
 

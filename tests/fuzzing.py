@@ -27,14 +27,14 @@ from digest.collect.files import decode
 from digest.collect.formats import REGISTRY, ImportResult, find_importer, supported_formats
 from digest.collect.importers.common import storable
 from digest.collect.importers.journal import _MAX_JOINED_LINES as _JOINED_LINES
-from digest.compose import compose
+from digest.compose.digest import compose
 from digest.config import parse_config
+from digest.deliver.atom import xml_text
+from digest.deliver.html import html_fragment
 from digest.errors import ConfigError, ImportFormatError, SourceError
-from digest.feed import xml_text
-from digest.fetch import FetchResult
+from digest.fetch.client import FetchResult
 from digest.models import Item, ItemKind, ItemState, Note, WeekSummary
 from digest.periods import parse_week
-from digest.render import html_fragment
 from digest.urls import WebURL, parse_url
 
 UTC = ZoneInfo("UTC")

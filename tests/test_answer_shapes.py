@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 from digest.config import LLMConfig
 from digest.errors import UnusableAnswer
 from digest.models import Note, NoteBasis
-from digest.summarize import NoteRequest, make_summarizer
-from digest.summarize.answers import AnswerContext, parse_note_answer, parse_week_answer
-from digest.summarize.reading import read_answer
-from digest.summarize.text import sentences
+from digest.notes import NoteRequest, make_summarizer
+from digest.notes.answers import AnswerContext, parse_note_answer, parse_week_answer
+from digest.notes.reading import read_answer
+from digest.text import sentences
 from fake_openai import UNUSABLE_SHAPES, USABLE_SHAPES, FakeOpenAI
 
 ARTICLE = (

@@ -9,7 +9,8 @@ from zoneinfo import ZoneInfo
 from click.testing import CliRunner, Result
 
 from digest.cli import cli
-from digest.compose import Provenance, compose
+from digest.compose.digest import Provenance, compose
+from digest.compose.unread import without_unresolved
 from digest.models import (
     Item,
     ItemKind,
@@ -24,7 +25,6 @@ from digest.models import (
 )
 from digest.periods import parse_week
 from digest.store import open_store
-from digest.unread import without_unresolved
 from loopback import Response, serving
 
 ARTICLE = "<html><body><article>" + "<p>The harbour wall was rebuilt this spring.</p>" * 20

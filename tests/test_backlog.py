@@ -9,9 +9,9 @@ from zoneinfo import ZoneInfo
 import pytest
 from click.testing import CliRunner
 
-from digest.backlog import backlog_for
 from digest.cli import cli
-from digest.compose import Backlog, compose
+from digest.compose.backlog import backlog_for
+from digest.compose.digest import Backlog, compose
 from digest.config import Config, DigestSection
 from digest.models import Item, SavedItem, WeekSummary
 from digest.periods import parse_week, year_earlier

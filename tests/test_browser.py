@@ -13,10 +13,10 @@ import pytest
 from markdown_it import MarkdownIt
 
 from browser import LAYOUT, available, chromium
-from digest.compose import compose
+from digest.compose.digest import compose
+from digest.deliver.html import markdown_to_html
 from digest.models import Item, ItemKind, ItemState, Note, NoteBasis, WeekSummary
 from digest.periods import parse_week
-from digest.render import markdown_to_html
 
 pytestmark = pytest.mark.skipif(not available(), reason="needs chromium and chromium-driver")
 

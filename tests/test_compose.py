@@ -22,7 +22,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from markdown_it import MarkdownIt
 
-from digest.compose import (
+from digest.compose.digest import (
     EMPTY_WEEK,
     SAVED_CONTEXT_MARKER,
     Provenance,

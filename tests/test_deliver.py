@@ -15,8 +15,9 @@ from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult
 
 from digest.atomic import write_atomic
-from digest.compose import content_hash
-from digest.deliver import (
+from digest.compose.digest import content_hash
+from digest.deliver.html import markdown_to_text
+from digest.deliver.outbox import (
     append_log,
     deliver_digest,
     log_entry,
@@ -24,7 +25,6 @@ from digest.deliver import (
 )
 from digest.models import Period
 from digest.periods import parse_week
-from digest.render import markdown_to_text
 from digest.store import Store
 from loopback import free_port
 from mailrig import HangUpServer, Sink, elements, make_config, part

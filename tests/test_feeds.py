@@ -14,7 +14,7 @@ from digest.collect.feedparts import feed_parts
 from digest.collect.feeds import FeedPoll, collect_feeds, parse_feed, poll_feed, strip_declarations
 from digest.config import FetchConfig, SourceConfig
 from digest.errors import SourceError
-from digest.fetch import Fetcher, FetchResult
+from digest.fetch.client import Fetcher, FetchResult
 from digest.models import FeedState, ItemKind, StageReport
 from digest.store import Store, open_store
 from loopback import LoopbackServer, Request, Response

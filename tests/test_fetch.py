@@ -24,8 +24,8 @@ import digest
 from digest.clock import Waits
 from digest.config import FetchConfig
 from digest.errors import BlockedAddress, FetchError
-from digest.fetch import Fetcher, FetchResult, check_status
-from digest.netguard import AddressPolicy, GuardedTransport, embedded_ipv4, is_public_address
+from digest.fetch.client import Fetcher, FetchResult, check_status
+from digest.fetch.guard import AddressPolicy, GuardedTransport, embedded_ipv4, is_public_address
 from loopback import LoopbackServer, Request, Response, serving
 
 LOOPBACK_ONLY = ["127.0.0.1/32"]

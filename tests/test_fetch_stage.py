@@ -19,8 +19,8 @@ from click.testing import CliRunner
 from digest.cli import cli
 from digest.config import Config, FetchConfig
 from digest.errors import ExtractError, RunCancelled
-from digest.fetch import Fetcher
-from digest.fetch_stage import PROCESS_POOL_THRESHOLD, PageReader, Pool, by_host_in_turn
+from digest.fetch.client import Fetcher
+from digest.fetch.stage import PROCESS_POOL_THRESHOLD, PageReader, Pool, by_host_in_turn
 from digest.models import Item, ItemKind, ItemState, SavedItem, StageReport
 from digest.pipeline import Pipeline, note_request
 from digest.store import Store, open_store, url_key

@@ -19,7 +19,7 @@ import pytest
 from digest.collect.feeds import collect_feeds
 from digest.config import Config, FetchConfig, SourceConfig
 from digest.errors import FetchError
-from digest.fetch import Fetcher
+from digest.fetch.client import Fetcher
 from digest.models import ItemState, SavedItem, StageReport
 from digest.pipeline import Pipeline
 from digest.store import Store, open_store

@@ -21,7 +21,7 @@ from digest.cli import SCREENFUL, print_reports
 from digest.collect.feeds import collect_feeds
 from digest.collect.inbox import collect_file_source
 from digest.config import FetchConfig, SourceConfig
-from digest.fetch import Fetcher
+from digest.fetch.client import Fetcher
 from digest.models import Stage, StageReport
 from digest.store import Store, open_store
 from loopback import LoopbackServer, Response

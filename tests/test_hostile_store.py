@@ -19,8 +19,8 @@ from click.testing import CliRunner, Result
 
 from digest.cli import cli
 from digest.errors import StoreTooNew
-from digest.migrations import known_steps
 from digest.store import open_store
+from digest.store.migrations import known_steps
 
 
 def write_config(tmp_path: Path, data_dir: Path) -> Path:

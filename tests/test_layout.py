@@ -11,11 +11,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from digest.backlog import linkable_urls
-from digest.compose import Backlog, compose, without_lead
+from digest.compose.backlog import linkable_urls
+from digest.compose.digest import Backlog, compose, without_lead
+from digest.deliver.html import markdown_to_html, markdown_to_text
 from digest.models import Item, ItemKind, ItemState, Note, WeekSummary
 from digest.periods import parse_week
-from digest.render import markdown_to_html, markdown_to_text
 
 ZONE = ZoneInfo("UTC")
 PERIOD = parse_week("2026-W47", ZONE)

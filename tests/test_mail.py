@@ -13,13 +13,13 @@ from zoneinfo import ZoneInfo
 import pytest
 from aiosmtpd.smtp import Envelope, Session
 
-from digest.compose import content_hash
+from digest.compose.digest import content_hash
 from digest.config import OutputConfig
-from digest.deliver import deliver_digest, resend_email
+from digest.deliver.html import MAX_HTML_PART_BYTES, clean_header, markdown_to_text, render_email
+from digest.deliver.outbox import deliver_digest, resend_email
 from digest.errors import DeliveryError
 from digest.models import Period
 from digest.periods import parse_week
-from digest.render import MAX_HTML_PART_BYTES, clean_header, markdown_to_text, render_email
 from digest.store import Store
 from mailrig import HangUpServer, Sink, elements, make_config, part, smtp_server
 

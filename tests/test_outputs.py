@@ -10,13 +10,13 @@ from zoneinfo import ZoneInfo
 import feedparser
 
 from digest.config import Config, DigestSection, OutputConfig
-from digest.deliver import deliver_digest
-from digest.feed import feed_path
+from digest.deliver.atom import feed_path
+from digest.deliver.outbox import deliver_digest
+from digest.deliver.vault import write_item_notes
 from digest.lifecycle import note_attached
 from digest.models import Item, Note, SavedItem
 from digest.periods import parse_week
 from digest.store import Store
-from digest.vault import write_item_notes
 from mailrig import elements
 
 UTC_ZONE = ZoneInfo("UTC")

@@ -17,9 +17,9 @@ from sqlite_utils import Database
 from digest.collect import bigfiles
 from digest.collect.importers.common import lines_of
 from digest.collect.importers.journal import JournalImporter
-from digest.migrations import migrations
 from digest.models import SavedItem
 from digest.store import open_store
+from digest.store.migrations import migrations
 from digest.urls import for_display, normalize_url, same_page_key
 
 NOW = datetime(2026, 11, 18, 12, tzinfo=UTC)

@@ -16,9 +16,9 @@ from sqlite_utils.db import Table
 
 from digest.errors import StoreConflict, StoreLocked
 from digest.lifecycle import Backoff, fetch_succeeded
-from digest.migrations import migrations
 from digest.models import Extracted, SavedItem
 from digest.store import open_store
+from digest.store.migrations import migrations
 
 NOW = datetime(2026, 11, 18, 12, tzinfo=UTC)
 

@@ -6,10 +6,10 @@ from dataclasses import replace
 from datetime import timedelta
 from zoneinfo import ZoneInfo
 
-from digest.compose import compose
+from digest.compose.digest import compose
+from digest.compose.stories import same_stories
 from digest.models import Item, ItemKind, ItemState, Note, WeekSummary
 from digest.periods import parse_week
-from digest.stories import same_stories
 
 ZONE = ZoneInfo("UTC")
 PERIOD = parse_week("2026-W47", ZONE)

@@ -12,7 +12,7 @@ import pytest
 from digest.config import LLMConfig
 from digest.errors import ConfigError, LLMUnavailable, SummarizeError, UnusableAnswer
 from digest.models import Note, NoteBasis, Statement, WeekSummary
-from digest.summarize import (
+from digest.notes import (
     CallRecord,
     NoteRequest,
     OfflineSummarizer,
@@ -21,10 +21,10 @@ from digest.summarize import (
     make_summarizer,
     note_cache_key,
 )
-from digest.summarize.answers import AnswerContext, parse_note_answer, parse_week_answer
-from digest.summarize.offline import segment, summary_sentences
-from digest.summarize.text import sentences
-from digest.summarize.tokens import count_tokens, tokenizer_name
+from digest.notes.answers import AnswerContext, parse_note_answer, parse_week_answer
+from digest.notes.offline import segment, summary_sentences
+from digest.notes.tokens import count_tokens, tokenizer_name
+from digest.text import sentences
 from fake_openai import FakeOpenAI, Reply
 
 T = TypeVar("T")

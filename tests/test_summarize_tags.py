@@ -4,8 +4,8 @@ import asyncio
 
 from digest.config import LLMConfig
 from digest.models import Note, NoteBasis
-from digest.summarize import NoteRequest, OfflineSummarizer
-from digest.summarize.tags import tags_for
+from digest.notes import NoteRequest, OfflineSummarizer
+from digest.notes.tags import tags_for
 
 RANT = """\
 I actually think this is wrong, and I don't understand why. It is actually wrong.

@@ -8,10 +8,10 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from digest.compose import compose
+from digest.compose.digest import compose
+from digest.compose.topics import offline_sections
 from digest.models import Item, ItemKind, ItemState, Note, WeekSummary
 from digest.periods import parse_week
-from digest.topics import offline_sections
 
 ZONE = ZoneInfo("UTC")
 PERIOD = parse_week("2026-W47", ZONE)

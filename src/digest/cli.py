@@ -484,8 +484,8 @@ def daemon() -> None:
 @locked
 def read(refs: tuple[str, ...]) -> None:
     """Mark items read, by id or saved URL: they leave "Still unread from earlier weeks"."""
-    from digest.backlog import mark_read
     from digest.clock import utc_now
+    from digest.compose.backlog import mark_read
     from digest.store import open_store
 
     store = open_store(config().db_path)

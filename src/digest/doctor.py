@@ -23,8 +23,8 @@ from urllib.parse import urlsplit
 import openai
 
 from digest.config import Config, SourceConfig, load_config, user_config_path
+from digest.deliver.mail import UNREACHABLE, check_server
 from digest.errors import DeliveryError, DigestError
-from digest.smtp import UNREACHABLE, check_server
 from digest.store import open_store_read_only, schema_differences
 
 Resolver = Callable[[str, int], Any]  # socket.getaddrinfo's shape: raises OSError if unknown
@@ -234,7 +234,7 @@ def _unresolved_hosts(hosts: list[str], resolve: Resolver) -> dict[str, str]:
 
 
 def _fetch_one(config: Config, source: SourceConfig) -> str:
-    from digest.fetch import Fetcher, check_status
+    from digest.fetch.client import Fetcher, check_status
 
     async def fetch() -> None:
         async with Fetcher(config.fetch) as fetcher:

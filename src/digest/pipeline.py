@@ -12,28 +12,28 @@ from pathlib import Path
 from typing import Any
 
 from digest import lifecycle
-from digest.backlog import backlog_for, linkable_urls
 from digest.clock import REAL_WAITS, Clock, Progress, Waits, no_progress, utc_now
 from digest.collect.feedlists import imported_feed_sources
 from digest.collect.feeds import collect_feeds
 from digest.collect.inbox import collect_file_source
-from digest.compose import Backlog, Provenance, compose
+from digest.compose.backlog import backlog_for, linkable_urls
+from digest.compose.digest import Backlog, Provenance, compose
+from digest.compose.topics import offline_sections
+from digest.compose.unread import without_unresolved
 from digest.config import Config, SourceConfig
-from digest.deliver import DeliveryOutcome, Sleep, deliver_digest, write_draft
+from digest.deliver.outbox import DeliveryOutcome, Sleep, deliver_digest, write_draft
+from digest.deliver.vault import write_item_notes
 from digest.errors import RunCancelled
 from digest.extract.quality import SHOWS_ARTICLE_TEXT
-from digest.fetch import Fetcher
-from digest.fetch_stage import FetchStage
+from digest.fetch.client import Fetcher
+from digest.fetch.stage import FetchStage
 from digest.models import Item, ItemKind, NoteBasis, Period, Stage, StageReport
-from digest.notes_stage import Estimate, NotesStage
+from digest.notes import CallRecord, NoteRequest, Summarizer
+from digest.notes.stage import Estimate, NotesStage
 from digest.periods import parse_week, period_containing, previous_period
 from digest.store import Store, open_store
-from digest.summarize import CallRecord, NoteRequest, Summarizer
 from digest.tasks import run_together
-from digest.topics import offline_sections
-from digest.unread import without_unresolved
 from digest.urls import for_display
-from digest.vault import write_item_notes
 
 log = logging.getLogger("digest")
 

@@ -26,7 +26,7 @@ from digest.collect.feedparts import feed_parts
 from digest.collect.importers.common import plain_text, storable
 from digest.config import FetchConfig, SourceConfig
 from digest.errors import DigestError, FetchError, SourceError, unit_bug
-from digest.fetch import Fetcher, FetchResult, check_status, describe_error
+from digest.fetch.client import Fetcher, FetchResult, check_status, describe_error
 from digest.lifecycle import Backoff, is_due, next_attempt_at
 from digest.models import FeedState, ItemKind, SavedItem, Stage, StageReport
 from digest.store import Store, item_key

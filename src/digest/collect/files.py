@@ -35,7 +35,7 @@ from digest.errors import ImportFormatError, SourceError, unit_bug
 from digest.models import ItemKind, Rejected, SavedItem
 from digest.periods import week_label
 from digest.store import Store
-from digest.summarize.text import shorten
+from digest.text import shorten
 
 _Lined = TypeVar("_Lined", SavedItem, Rejected)
 

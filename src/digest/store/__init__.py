@@ -10,7 +10,6 @@ import sqlite3
 from pathlib import Path
 
 from digest.errors import StoreError, StoreTooNew
-from digest.migrations import known_steps, migrations, unknown_steps
 from digest.store.attempts import AttemptsStore
 from digest.store.base import (
     DeliveryRecord,
@@ -22,6 +21,7 @@ from digest.store.base import (
 )
 from digest.store.items import item_key, url_key
 from digest.store.links import LinksStore
+from digest.store.migrations import known_steps, migrations, unknown_steps
 from digest.store.runs import RunsStore
 from digest.store.sources import SourcesStore
 

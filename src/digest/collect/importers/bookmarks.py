@@ -28,7 +28,7 @@ from zoneinfo import ZoneInfo
 from digest.collect.formats import ImportResult, register
 from digest.collect.importers.common import checked_url
 from digest.models import Rejected, SavedItem
-from digest.summarize.text import shorten
+from digest.text import shorten
 
 _TOKENS = re.compile(
     r"<A\s(?P<attrs>[^>]*)>(?P<title>[^\n]*?)</A\s*>"

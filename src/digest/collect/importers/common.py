@@ -19,7 +19,7 @@ from zoneinfo import ZoneInfo
 
 from digest.collect.formats import ImportResult
 from digest.models import Rejected, SavedItem
-from digest.summarize.text import shorten
+from digest.text import shorten
 from digest.urls import BadURL, WebURL, parse_url
 
 # A URL in running text: up to whitespace or a character that cannot end one in prose.

@@ -21,7 +21,7 @@ from zoneinfo import ZoneInfo
 from digest.collect.formats import ImportResult, register
 from digest.errors import ImportFormatError
 from digest.models import Rejected, SavedItem
-from digest.summarize.text import shorten
+from digest.text import shorten
 
 _FEED_ROOT = re.compile(
     r"^\s*(?:<\?xml[^>]*\?>\s*)?(?:<!--.*?-->\s*)*<(?:rss|feed|rdf:RDF)[\s>]", re.DOTALL

@@ -9,9 +9,9 @@ from openai.types.chat import ChatCompletionMessageParam
 
 from digest.config import LLMConfig
 from digest.models import Note, NoteBasis
-from digest.summarize.base import NoteRequest
-from digest.summarize.text import clean, sentences, shorten
-from digest.summarize.tokens import count_tokens
+from digest.notes.base import NoteRequest
+from digest.notes.tokens import count_tokens
+from digest.text import clean, sentences, shorten
 
 PROMPT_VERSION = "chat-2"
 # Chat formatting around each message, and room for the one repair turn, in tokens.

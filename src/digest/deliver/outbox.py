@@ -19,14 +19,14 @@ from email.message import EmailMessage
 from pathlib import Path
 
 from digest.atomic import fsync_dir, write_atomic
-from digest.compose import content_hash
+from digest.compose.digest import content_hash
 from digest.config import Config
+from digest.deliver.atom import update_feed
+from digest.deliver.html import render_email
+from digest.deliver.mail import DeliveryUnknown, SmtpReplyError, send_email
 from digest.errors import DeliveryError
-from digest.feed import update_feed
 from digest.lifecycle import backoff_delay
 from digest.models import Period
-from digest.render import render_email
-from digest.smtp import DeliveryUnknown, SmtpReplyError, send_email
 from digest.store import Store
 
 log = logging.getLogger("digest")

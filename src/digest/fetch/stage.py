@@ -33,11 +33,11 @@ from digest.clock import REAL_WAITS, Clock, Progress, Waits
 from digest.config import FetchConfig
 from digest.errors import DigestError, ExtractError, SkippedContent, unit_bug
 from digest.extract import extract
-from digest.fetch import Fetcher, FetchResult, check_status
+from digest.fetch.client import Fetcher, FetchResult, check_status
 from digest.models import Extracted, Item, Stage, StageReport
 from digest.store import Store, url_key
-from digest.summarize.text import paragraphs, shorten
 from digest.tasks import run_together
+from digest.text import paragraphs, shorten
 from digest.urls import is_shortener
 
 EXTRACTOR_MODULES = ("digest.extract.html", "digest.extract.documents")  # imported on use

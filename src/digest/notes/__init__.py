@@ -10,14 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from digest.clock import AsyncSleep, Clock, async_sleep, utc_now
 from digest.config import LLMConfig
 from digest.errors import ConfigError
-from digest.summarize.base import CallRecord, NoteRequest, Summarizer, note_cache_key
-from digest.summarize.capabilities import OnFormat
-from digest.summarize.offline import OfflineSummarizer
-from digest.summarize.openai_chat import OpenAISummarizer
+from digest.notes.base import CallRecord, NoteRequest, Summarizer, note_cache_key
+from digest.notes.offline import OfflineSummarizer
+
+if TYPE_CHECKING:  # the OpenAI SDK is loaded only when an OpenAI-compatible model is used
+    from digest.notes.capabilities import OnFormat
 
 __all__ = [
     "REGISTRY",
@@ -25,7 +27,6 @@ __all__ = [
     "NoteRequest",
     "OfflineSummarizer",
     "Options",
-    "OpenAISummarizer",
     "Summarizer",
     "make_summarizer",
     "note_cache_key",
@@ -51,6 +52,8 @@ def _offline(config: LLMConfig, options: Options) -> Summarizer:
 
 
 def _openai(config: LLMConfig, options: Options) -> Summarizer:
+    from digest.notes.openai_chat import OpenAISummarizer
+
     api_key, base_url = config.api_key, config.effective_base_url
     if api_key is None and base_url is None and options.need_key:
         raise ConfigError(

@@ -18,8 +18,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from digest.models import NoteBasis
-from digest.summarize.reading import prose, read_answer, summary_field, without_reasoning
-from digest.summarize.text import URL, clean, sentences, shorten, without_links, words
+from digest.notes.reading import prose, read_answer, summary_field, without_reasoning
+from digest.text import URL, clean, sentences, shorten, without_links, words
 
 MAX_SUMMARY_CHARS = 1200
 MAX_SUMMARY_SENTENCES = 6

@@ -8,9 +8,9 @@ extractive map-reduce in bench/offline_rouge.py (docs/benchmarks.md, "Notes").
 
 from __future__ import annotations
 
-from digest.summarize.offline import rank_sentences
-from digest.summarize.text import paragraphs, sentences
-from digest.summarize.tokens import count_tokens
+from digest.notes.offline import rank_sentences
+from digest.notes.tokens import count_tokens
+from digest.text import paragraphs, sentences
 
 GAP = "[…]"
 PASSAGE_TOKENS = 120  # a passage grows to about this size (more for very long texts)

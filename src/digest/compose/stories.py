@@ -10,8 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from digest.models import Item
-from digest.summarize.offline import similarities, tfidf
-from digest.summarize.text import words
+from digest.text import similarities, tfidf, words
 
 COPY_SHARE = 0.85  # share of the shorter text's shingles found in the longer one
 REWRITE_COSINE = 0.6  # TF-IDF cosine of two rewrites of one piece of news

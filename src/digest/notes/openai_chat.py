@@ -27,8 +27,7 @@ from digest.config import LLMConfig
 from digest.errors import LLMUnavailable, SummarizeError, UnusableAnswer
 from digest.lifecycle import backoff_delay
 from digest.models import Note, NoteBasis, Statement, WeekSummary
-from digest.policy import retry_after_s
-from digest.summarize.answers import (
+from digest.notes.answers import (
     NOTE_SCHEMA,
     WEEK_SCHEMA,
     AnswerContext,
@@ -36,16 +35,16 @@ from digest.summarize.answers import (
     parse_note_answer,
     parse_week_answer,
 )
-from digest.summarize.base import CallRecord, NoteRequest
-from digest.summarize.capabilities import (
+from digest.notes.base import CallRecord, NoteRequest
+from digest.notes.capabilities import (
     FORMATS,
     Capabilities,
     OnFormat,
     response_format_param,
 )
-from digest.summarize.condense import condense
-from digest.summarize.costs import Spending, call_cost
-from digest.summarize.prompts import (
+from digest.notes.condense import condense
+from digest.notes.costs import Spending, call_cost
+from digest.notes.prompts import (
     ECHO_MARKERS,
     MESSAGE_OVERHEAD_TOKENS,
     PROMPT_VERSION,
@@ -59,8 +58,9 @@ from digest.summarize.prompts import (
     week_data,
     week_instructions,
 )
-from digest.summarize.text import URL, shorten
-from digest.summarize.tokens import count_tokens
+from digest.notes.tokens import count_tokens
+from digest.retry_after import retry_after_s
+from digest.text import URL, shorten
 
 log = logging.getLogger(__name__)
 

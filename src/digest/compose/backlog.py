@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from datetime import datetime
 
-from digest.compose import Backlog, post_links
+from digest.compose.digest import Backlog, post_links
 from digest.config import Config
 from digest.errors import DigestError
 from digest.models import Item, Period

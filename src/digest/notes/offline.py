@@ -8,9 +8,7 @@ order. On news articles this beats lead-3 on ROUGE-1/2/L (docs/benchmarks.md, "N
 
 from __future__ import annotations
 
-import math
 import re
-from collections import Counter
 from functools import cache
 
 import pysbd
@@ -18,13 +16,16 @@ import pysbd
 from digest.config import LLMConfig
 from digest.errors import SummarizeError
 from digest.models import Note, NoteBasis, Statement, WeekSummary
-from digest.summarize.base import NoteRequest
-from digest.summarize.tags import tags_for
-from digest.summarize.text import (
+from digest.notes.base import NoteRequest
+from digest.notes.tags import tags_for
+from digest.text import (
     clean,
+    cosine,
     paragraphs,
     shorten,
+    similarities,
     strip_trailing_punctuation,
+    tfidf,
     url_title,
     without_links,
     words,
@@ -42,7 +43,6 @@ TITLE_WEIGHT = 2.0
 FULL_LENGTH_WORDS = 20  # the length prior saturates at this many content words
 NEAR_DUPLICATE = 0.9  # cosine similarity above which a sentence repeats one already picked
 KEY_POINT_MIN_WORDS = 3  # content words; fewer is a fragment, not a point
-COMMON_WORD_UNITS = 50  # a word in more units than this and than half of them is not counted
 
 
 _NAME_CUT = re.compile(r"(?:^|\s)[A-Z][A-Z0-9]{0,2}\.$")  # "ID.", "VW.": likely not an end
@@ -179,43 +179,6 @@ def rank_sentences(
     total = sum(prior)
     scores = _pagerank(edges, [p / total for p in prior])
     return sorted(range(count), key=lambda i: (-round(scores[i], 12), i))
-
-
-def tfidf(documents: list[list[str]]) -> list[dict[str, float]]:
-    """TF-IDF vectors of unit length, so that a dot product is the cosine similarity."""
-    frequency = Counter(word for doc in documents for word in set(doc))
-    count = len(documents)
-    idf = {word: math.log((1 + count) / (1 + df)) + 1 for word, df in frequency.items()}
-    vectors = []
-    for doc in documents:
-        vector = {w: n * idf[w] for w, n in Counter(doc).items()}
-        norm = math.sqrt(sum(v * v for v in vector.values())) or 1.0
-        vectors.append({w: v / norm for w, v in vector.items()})
-    return vectors
-
-
-def cosine(a: dict[str, float], b: dict[str, float]) -> float:
-    if len(a) > len(b):
-        a, b = b, a
-    return sum(value * b.get(word, 0.0) for word, value in a.items())
-
-
-def similarities(vectors: list[dict[str, float]]) -> dict[tuple[int, int], float]:
-    """Cosine similarity of every pair (i < j) that shares a word, through a word index: only
-    pairs with something in common cost anything."""
-    postings: dict[str, list[tuple[int, float]]] = {}
-    for index, vector in enumerate(vectors):
-        for word, weight in vector.items():
-            postings.setdefault(word, []).append((index, weight))
-    similarity: dict[tuple[int, int], float] = {}
-    common = max(COMMON_WORD_UNITS, len(vectors) // 2)
-    for posting in postings.values():
-        if len(posting) > common:  # in most of a long text: tells no passage apart
-            continue
-        for a, (i, x) in enumerate(posting):
-            for j, y in posting[a + 1 :]:
-                similarity[i, j] = similarity.get((i, j), 0.0) + x * y
-    return similarity
 
 
 def _pagerank(edges: list[list[tuple[int, float]]], teleport: list[float]) -> list[float]:

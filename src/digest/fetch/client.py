@@ -1,6 +1,6 @@
 """The one HTTP client: limits, politeness, caps, deadlines and manual redirects.
 
-Every connection goes through the private-address guard of `digest.netguard`. Bodies
+Every connection goes through the private-address guard of `digest.fetch.guard`. Bodies
 are decoded here, a bounded piece at a time, so a compression bomb stops at the cap;
 only gzip and deflate are asked for and accepted (no bounded brotli decoder ships with
 Python, so `br` is neither advertised nor read).
@@ -24,8 +24,8 @@ from digest.clock import REAL_WAITS, Waits, utc_now
 from digest.config import FetchConfig
 from digest.errors import BlockedAddress, FetchError, SkippedContent
 from digest.extract.sniff import SNIFF_BYTES, is_probably_binary, parse_content_type, sniff_binary
-from digest.netguard import AddressPolicy, AddressRefused, GuardedTransport, UnresolvedHost
-from digest.policy import retry_after_s
+from digest.fetch.guard import AddressPolicy, AddressRefused, GuardedTransport, UnresolvedHost
+from digest.retry_after import retry_after_s
 from digest.urls import BadURL, parse_url
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import re
+from collections import Counter
 from urllib.parse import urlsplit
 
 # Zero-width and bidi controls (U+200B-U+200F, U+202A-U+202E, U+2060-U+2069, U+FEFF) and
@@ -134,3 +136,45 @@ def url_title(url: str) -> str:
     query = f"?{parts.query}" if parts.query else ""
     shown = (parts.hostname or "").removeprefix("www.") + parts.path.rstrip("/") + query
     return shorten(shown, URL_TITLE_CHARS) if shown else url
+
+
+# -- bags of words -------------------------------------------------------------
+
+COMMON_WORD_UNITS = 50  # a word in more units than this and than half of them is not counted
+
+
+def tfidf(documents: list[list[str]]) -> list[dict[str, float]]:
+    """TF-IDF vectors of unit length, so that a dot product is the cosine similarity."""
+    frequency = Counter(word for doc in documents for word in set(doc))
+    count = len(documents)
+    idf = {word: math.log((1 + count) / (1 + df)) + 1 for word, df in frequency.items()}
+    vectors = []
+    for doc in documents:
+        vector = {w: n * idf[w] for w, n in Counter(doc).items()}
+        norm = math.sqrt(sum(v * v for v in vector.values())) or 1.0
+        vectors.append({w: v / norm for w, v in vector.items()})
+    return vectors
+
+
+def cosine(a: dict[str, float], b: dict[str, float]) -> float:
+    if len(a) > len(b):
+        a, b = b, a
+    return sum(value * b.get(word, 0.0) for word, value in a.items())
+
+
+def similarities(vectors: list[dict[str, float]]) -> dict[tuple[int, int], float]:
+    """Cosine similarity of every pair (i < j) that shares a word, through a word index: only
+    pairs with something in common cost anything."""
+    postings: dict[str, list[tuple[int, float]]] = {}
+    for index, vector in enumerate(vectors):
+        for word, weight in vector.items():
+            postings.setdefault(word, []).append((index, weight))
+    similarity: dict[tuple[int, int], float] = {}
+    common = max(COMMON_WORD_UNITS, len(vectors) // 2)
+    for posting in postings.values():
+        if len(posting) > common:  # in most of a long text: tells no passage apart
+            continue
+        for a, (i, x) in enumerate(posting):
+            for j, y in posting[a + 1 :]:
+                similarity[i, j] = similarity.get((i, j), 0.0) + x * y
+    return similarity

@@ -19,10 +19,10 @@ from typing import Any
 
 import numpy as np
 
+from digest.compose.stories import story_text
 from digest.models import Item
-from digest.stories import story_text
-from digest.summarize.tags import is_tag_word
-from digest.summarize.text import words
+from digest.notes.tags import is_tag_word
+from digest.text import words
 
 MIN_ITEMS = 6  # fewer items are one short list: no sections to find
 SECTION_ITEMS = 7  # about this many items per section

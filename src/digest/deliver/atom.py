@@ -19,9 +19,9 @@ from pathlib import Path
 
 from digest.atomic import write_atomic
 from digest.config import Config
+from digest.deliver.html import html_fragment
 from digest.errors import DeliveryError
 from digest.models import Period
-from digest.render import html_fragment
 
 ATOM = "http://www.w3.org/2005/Atom"
 # What XML 1.0 cannot carry (most C0 controls, lone surrogates, U+FFFE/U+FFFF): one such

@@ -18,6 +18,8 @@ from zoneinfo import ZoneInfo
 
 import jinja2
 
+from digest.compose.stories import same_stories
+from digest.compose.unread import reason, unread_line
 from digest.lifecycle import why_no_note
 from digest.models import (
     Item,
@@ -30,9 +32,7 @@ from digest.models import (
     Usage,
     WeekSummary,
 )
-from digest.stories import same_stories
-from digest.summarize.text import shorten, url_title, without_links
-from digest.unread import reason, unread_line
+from digest.text import shorten, url_title, without_links
 
 OTHER = "Other"
 WALLS = frozenset({"blocked", "consent", "login"})  # Item.quality of pages that hid the article
@@ -462,7 +462,7 @@ def _unblock(line: str) -> str:
 @cache
 def _template() -> jinja2.Template:
     environment = jinja2.Environment(
-        loader=jinja2.PackageLoader("digest", "templates"),
+        loader=jinja2.PackageLoader("digest.compose", "templates"),
         autoescape=False,  # markdown, not HTML: escaping is done by the md_* filters
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,

@@ -24,7 +24,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from digest.atomic import write_atomic
-from digest.compose import md_line, md_url, topic_of
+from digest.compose.digest import md_line, md_url, topic_of
 from digest.models import Item, Period
 
 _NOT_SLUG = re.compile(r"[^a-z0-9]+")

@@ -32,8 +32,7 @@ from digest.models import (
     Usage,
     WeekSummary,
 )
-from digest.store import Store
-from digest.summarize import (
+from digest.notes import (
     CallRecord,
     NoteRequest,
     Options,
@@ -41,8 +40,9 @@ from digest.summarize import (
     make_summarizer,
     note_cache_key,
 )
-from digest.summarize.costs import call_cost
-from digest.summarize.text import looks_english
+from digest.notes.costs import call_cost
+from digest.store import Store
+from digest.text import looks_english
 
 log = logging.getLogger("digest")
 

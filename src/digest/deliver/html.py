@@ -22,7 +22,7 @@ import nh3
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from digest.compose import format_period, md_url
+from digest.compose.digest import format_period, md_url
 from digest.config import EmailConfig
 from digest.errors import DeliveryError
 from digest.models import Period

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from digest.summarize.text import STOPWORDS, without_links
+from digest.text import STOPWORDS, without_links
 
 MAX_TAGS = 4
 MIN_TAG_CHARS = 4  # shorter words pass only as capitalised acronyms: "GPU", "SQL"

@@ -1,0 +1,1 @@
+"""Channels (files, log, mail, Atom, vault notes) behind one exactly-once record."""

@@ -1,0 +1,1 @@
+"""Fetching pages: the one guarded httpx client, the address guard, the fetch stage."""
