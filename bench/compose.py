@@ -134,7 +134,9 @@ def main() -> None:
         week_start = resolve_period(config, WEEK, datetime.now(UTC)).start
         started = time.perf_counter()
         fill(store, args.items, args.week_items, week_start)
-        print(f"store: {store.count_items()} items, filled in {time.perf_counter() - started:.1f} s")
+        print(
+            f"store: {store.count_items()} items, filled in {time.perf_counter() - started:.1f} s"
+        )
         times = time_compose(store, config_text, root, args.repeat)
         statements = count_statements(store, config_text, root)
         store.close()

@@ -56,7 +56,9 @@ def cross_validate(
     pages: dict[str, bytes], truth: dict[str, Any], score: ModuleType
 ) -> list[list[str]]:
     """Print the cross-validated figures; return the folds (page ids)."""
-    candidates = {page_id: _read_once(html, truth[page_id]["url"]) for page_id, html in pages.items()}
+    candidates = {
+        page_id: _read_once(html, truth[page_id]["url"]) for page_id, html in pages.items()
+    }
     f1 = _scorer(candidates, truth, score)
     hosts = {page_id: urlsplit(truth[page_id]["url"]).hostname or "" for page_id in pages}
     folds = _folds_by_site(hosts)
@@ -66,7 +68,9 @@ def cross_validate(
             train = [page_id for other in folds if other is not fold for page_id in other]
             chosen = choose_settings(train, rules, f1, candidates, hosts)
             held.append(f1(chosen, fold))
-            print(f"  fold {k} ({len(fold)} pages, {label}): held f1={held[-1]:.3f}  {_show(chosen)}")
+            print(
+                f"  fold {k} ({len(fold)} pages, {label}): held f1={held[-1]:.3f}  {_show(chosen)}"
+            )
         print(
             f"digest cross-validated, {label:9} f1={statistics.mean(held):.4f}"
             f" (held folds {min(held):.3f}..{max(held):.3f})"

@@ -112,7 +112,9 @@ def measure(
         started = time.perf_counter()
         predicted[page_id] = run(html, truth[page_id].get("url", ""))
         times.append(time.perf_counter() - started)
-    fold_mean = statistics.mean(score.score({i: truth[i] for i in fold}, predicted)[2] for fold in FOLDS)
+    fold_mean = statistics.mean(
+        score.score({i: truth[i] for i in fold}, predicted)[2] for fold in FOLDS
+    )
     print(
         f"{name:42} {_f1_line(score, truth, predicted, sorted(pages))}"
         f"  mean over site folds f1={fold_mean:.4f}"

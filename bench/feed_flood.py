@@ -44,7 +44,9 @@ def feed(entries: int) -> str:
         "</pubDate></item>"
         for n in range(entries)
     )
-    return f'<?xml version="1.0"?><rss version="2.0"><channel><title>t</title>{items}</channel></rss>'
+    return (
+        f'<?xml version="1.0"?><rss version="2.0"><channel><title>t</title>{items}</channel></rss>'
+    )
 
 
 def main() -> int:

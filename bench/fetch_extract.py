@@ -236,9 +236,7 @@ def utc_now() -> Any:
 
 def in_child(*args: str) -> dict[str, Any]:
     """Run this script with `args` in a child; its JSON figures and its tree's peak memory."""
-    child = subprocess.Popen(
-        [sys.executable, __file__, *args], stdout=subprocess.PIPE, text=True
-    )
+    child = subprocess.Popen([sys.executable, __file__, *args], stdout=subprocess.PIPE, text=True)
     peak = [0, 0]
     sampler = threading.Thread(target=sample_tree_memory, args=(child, peak), daemon=True)
     sampler.start()

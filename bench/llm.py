@@ -200,7 +200,9 @@ def measure_shapes(pages: list[str], unusable_share: float) -> None:
                 else []
             )
     share = models.get("local", 0) / len(pages)
-    print(f"notes by the model: {models.get('local', 0)} of {len(pages)} = {share:.1%} (goal >= 95%)")
+    print(
+        f"notes by the model: {models.get('local', 0)} of {len(pages)} = {share:.1%} (goal >= 95%)"
+    )
     why: dict[str, int] = {}
     for (error,) in reasons:
         problem = error.rsplit(": ", 1)[-1]

@@ -132,7 +132,11 @@ def main() -> None:
     k = args.sentences
     print(f"{len(articles)} articles, {k} sentences; ROUGE F x100 (R1 / R2 / RL)")
     halves = {"all": articles, "even rows": articles[0::2], "odd rows (held out)": articles[1::2]}
-    methods = ((f"lead-{k}", lead), ("lead, equal length", lead_equal_length), ("notes", extractive))
+    methods = (
+        (f"lead-{k}", lead),
+        ("lead, equal length", lead_equal_length),
+        ("notes", extractive),
+    )
     for reference, score in (("extractive reference", f_scores), ("headline", headline_scores)):
         print(f"against the {reference}:")
         for name, subset in halves.items():

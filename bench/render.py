@@ -163,7 +163,12 @@ def screenshots(folder: Path) -> list[Path]:
                 height = driver.execute_script("return document.documentElement.scrollHeight")
                 driver.execute_cdp_cmd(
                     "Emulation.setDeviceMetricsOverride",
-                    {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600},
+                    {
+                        "width": width,
+                        "height": height,
+                        "deviceScaleFactor": 1,
+                        "mobile": width < 600,
+                    },
                 )
                 target = folder / f"digest-{name}-{width}.png"
                 driver.save_screenshot(str(target))

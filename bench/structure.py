@@ -94,7 +94,9 @@ def import_time(module: str) -> tuple[float, bool]:
     )
     best, openai_loaded = float("inf"), False
     for _ in range(3):
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        )
         seconds, loaded = out.stdout.split()
         best = min(best, float(seconds))
         openai_loaded = loaded == "True"

@@ -60,7 +60,9 @@ def serve(pages: dict[str, bytes]) -> ThreadingHTTPServer:
     return server
 
 
-def feed_and_pages(articles: list[tuple[str, str, str]], base: str, week: datetime) -> dict[str, bytes]:
+def feed_and_pages(
+    articles: list[tuple[str, str, str]], base: str, week: datetime
+) -> dict[str, bytes]:
     pages: dict[str, bytes] = {}
     entries = []
     for n, (title, body, _category) in enumerate(articles):

@@ -131,7 +131,11 @@ _lines = st.builds(
     urls,
     _words,
 )
-_HEADS = ["", "<!DOCTYPE NETSCAPE-Bookmark-file-1>\n<DL><p>\n", "title,url,time_added,tags,status\n"]
+_HEADS = [
+    "",
+    "<!DOCTYPE NETSCAPE-Bookmark-file-1>\n<DL><p>\n",
+    "title,url,time_added,tags,status\n",
+]
 shaped_texts = st.builds(
     lambda head, lines, newline: head + newline.join(lines),
     st.sampled_from(_HEADS),
@@ -140,11 +144,33 @@ shaped_texts = st.builds(
 )
 _records = st.dictionaries(
     st.sampled_from(
-        ["href", "url", "uri", "html_url", "full_name", "title", "description", "time",
-         "created_at", "starred_at", "tags", "content", "acct", "repo", "account", "id"]
+        [
+            "href",
+            "url",
+            "uri",
+            "html_url",
+            "full_name",
+            "title",
+            "description",
+            "time",
+            "created_at",
+            "starred_at",
+            "tags",
+            "content",
+            "acct",
+            "repo",
+            "account",
+            "id",
+        ]
     ),
-    st.one_of(urls, _words, st.integers(), st.none(), st.lists(_words, max_size=3),
-              st.dictionaries(st.sampled_from(["html_url", "acct", "url"]), urls, max_size=2)),
+    st.one_of(
+        urls,
+        _words,
+        st.integers(),
+        st.none(),
+        st.lists(_words, max_size=3),
+        st.dictionaries(st.sampled_from(["html_url", "acct", "url"]), urls, max_size=2),
+    ),
     max_size=8,
 )
 json_texts = st.one_of(
@@ -164,7 +190,9 @@ def _json(value: Any) -> str:
 def fixture_texts() -> list[str]:
     """The test fixtures of every import format, to be mutated."""
     folders = [FIXTURES / "imports", FIXTURES / "exports", FIXTURES / "posts"]
-    return [path.read_text(encoding="utf-8") for folder in folders for path in sorted(folder.iterdir())]
+    return [
+        path.read_text(encoding="utf-8") for folder in folders for path in sorted(folder.iterdir())
+    ]
 
 
 @dataclass(frozen=True)
@@ -231,7 +259,9 @@ def check_import_lines(text: str) -> None:
         accounted |= {entry.line for entry in [*result.rejected, *result.skipped]}
         # a journal joins a link whose title spans lines: it is counted on its first line
         joined = _JOINED_LINES if name == "journal" else 0
-        for number, line in enumerate(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"), 1):
+        for number, line in enumerate(
+            text.replace("\r\n", "\n").replace("\r", "\n").split("\n"), 1
+        ):
             if _URL_TOKEN.search(line) and not line.lstrip().startswith("#"):
                 lines = range(number - joined, number + 1)
                 assert accounted.intersection(lines), f"{name}: line {number} lost: {line[:80]!r}"
@@ -267,7 +297,7 @@ def _rss(doctype: str, encoding: str, items: list[tuple[str, str, str]]) -> str:
     )
     return (
         f'<?xml version="1.0" encoding="{encoding}"?>{doctype}'
-        f"<rss version=\"2.0\"><channel><title>t</title>{body}</channel></rss>"
+        f'<rss version="2.0"><channel><title>t</title>{body}</channel></rss>'
     )
 
 
@@ -295,9 +325,14 @@ feed_inputs = st.one_of(
         lambda items: _json({"version": "https://jsonfeed.org/version/1.1", "items": items}).encode(
             errors="surrogatepass"
         ),
-        st.lists(st.dictionaries(st.sampled_from(["id", "url", "title", "attachments"]),
-                                 st.one_of(urls, st.integers(), st.none()), max_size=4),
-                 max_size=5),
+        st.lists(
+            st.dictionaries(
+                st.sampled_from(["id", "url", "title", "attachments"]),
+                st.one_of(urls, st.integers(), st.none()),
+                max_size=4,
+            ),
+            max_size=5,
+        ),
     ),
     st.binary(max_size=300),
 )
@@ -306,8 +341,12 @@ feed_inputs = st.one_of(
 def check_feed(body: bytes) -> None:
     """A feed body gives entries with valid links, or SourceError naming the feed."""
     result = FetchResult(
-        "https://feed.example/rss", "https://feed.example/rss", 200,
-        {"content-type": "application/rss+xml"}, body, None,
+        "https://feed.example/rss",
+        "https://feed.example/rss",
+        200,
+        {"content-type": "application/rss+xml"},
+        body,
+        None,
     )
     try:
         entries = parse_feed(result)
@@ -320,14 +359,52 @@ def check_feed(body: bytes) -> None:
 # -- the config --------------------------------------------------------------------------
 
 _TOML_KEYS = [
-    "[digest]", "data_dir", "timezone", "week_start", "[[sources]]", "name", "kind", "url",
-    "path", "format", "[fetch]", "concurrency", "timeout_s", "allow_private_addresses",
-    "[llm]", "provider", "base_url", "budget_usd", "[email]", "port", "to", "from",
-    "[output]", "public_url", "notes_dir", "[schedule]", "collect", "digest", "[bogus]",
+    "[digest]",
+    "data_dir",
+    "timezone",
+    "week_start",
+    "[[sources]]",
+    "name",
+    "kind",
+    "url",
+    "path",
+    "format",
+    "[fetch]",
+    "concurrency",
+    "timeout_s",
+    "allow_private_addresses",
+    "[llm]",
+    "provider",
+    "base_url",
+    "budget_usd",
+    "[email]",
+    "port",
+    "to",
+    "from",
+    "[output]",
+    "public_url",
+    "notes_dir",
+    "[schedule]",
+    "collect",
+    "digest",
+    "[bogus]",
 ]
 _toml_values = st.one_of(
-    st.sampled_from(['"feed"', '"file"', "true", "-1", "1e999", '""', "[]", '"Europe/Berlin"',
-                     '"../../etc"', '"0 * * * *"', '"*/0 * * * *"']),
+    st.sampled_from(
+        [
+            '"feed"',
+            '"file"',
+            "true",
+            "-1",
+            "1e999",
+            '""',
+            "[]",
+            '"Europe/Berlin"',
+            '"../../etc"',
+            '"0 * * * *"',
+            '"*/0 * * * *"',
+        ]
+    ),
     urls.map(lambda url: '"' + url.replace("\\", "\\\\").replace('"', '\\"') + '"'),
     st.integers().map(str),
     st.text(max_size=15),
@@ -353,8 +430,29 @@ def check_config(text: str) -> None:
 # -- the digest, in markdown and HTML ---------------------------------------------------------
 
 PERIOD = parse_week("2026-W47", UTC)
-_ALLOWED_TAGS = {"h1", "h2", "h3", "p", "ul", "ol", "li", "a", "em", "strong", "code", "br",
-                 "blockquote", "hr", "pre", "small", "sup", "span", "div", "del", "s"}
+_ALLOWED_TAGS = {
+    "h1",
+    "h2",
+    "h3",
+    "p",
+    "ul",
+    "ol",
+    "li",
+    "a",
+    "em",
+    "strong",
+    "code",
+    "br",
+    "blockquote",
+    "hr",
+    "pre",
+    "small",
+    "sup",
+    "span",
+    "div",
+    "del",
+    "s",
+}
 
 
 def _item(number: int, url: str | None, title: str, summary: str, points: list[str]) -> Item:
@@ -379,15 +477,38 @@ def _item(number: int, url: str | None, title: str, summary: str, points: list[s
 
 _hostile_text = st.one_of(
     st.text(max_size=60),
-    st.sampled_from(["<script>alert(1)</script>", "# heading", "[x](javascript:alert(1))",
-                     "<img src=x onerror=alert(1)>", "\x00\x07\x1b[31m", "---", "```", "]]>",
-                     "&#0;", "<!--", "\ufffe", "line\nbreak\r\n# injected"]),
+    st.sampled_from(
+        [
+            "<script>alert(1)</script>",
+            "# heading",
+            "[x](javascript:alert(1))",
+            "<img src=x onerror=alert(1)>",
+            "\x00\x07\x1b[31m",
+            "---",
+            "```",
+            "]]>",
+            "&#0;",
+            "<!--",
+            "\ufffe",
+            "line\nbreak\r\n# injected",
+        ]
+    ),
 )
 digest_items = st.lists(
-    st.builds(_item, st.just(0), st.one_of(urls, st.none()), _hostile_text, _hostile_text,
-              st.lists(_hostile_text, max_size=3)),
+    st.builds(
+        _item,
+        st.just(0),
+        st.one_of(urls, st.none()),
+        _hostile_text,
+        _hostile_text,
+        st.lists(_hostile_text, max_size=3),
+    ),
     max_size=6,
-).map(lambda items: [Item(**{**item.__dict__, "id": n, "key": f"k{n}"}) for n, item in enumerate(items, 1)])
+).map(
+    lambda items: [
+        Item(**{**item.__dict__, "id": n, "key": f"k{n}"}) for n, item in enumerate(items, 1)
+    ]
+)
 
 
 class _Tags(HTMLParser):
@@ -405,8 +526,11 @@ def check_digest(items: list[Item]) -> None:
     markdown = compose(PERIOD, items, WeekSummary(()), zone=UTC)
     plain = [Item(**{**item.__dict__, "title": "t", "note": Note("n", (), ())}) for item in items]
     headings = [line for line in markdown.split("\n") if line.startswith("#")]
-    expected = [line for line in compose(PERIOD, plain, WeekSummary(()), zone=UTC).split("\n")
-                if line.startswith("#")]
+    expected = [
+        line
+        for line in compose(PERIOD, plain, WeekSummary(()), zone=UTC).split("\n")
+        if line.startswith("#")
+    ]
     assert headings == expected, "a title or note made a heading"
     assert not re.search(r"[\x00-\x08\x0b\x0e-\x1f\x7f]", markdown), "a control character"
     html = html_fragment(markdown, [item.url for item in items if item.url])

@@ -135,8 +135,10 @@ def test_a_server_that_names_the_other_token_parameter_is_asked_again_with_it(
 
 json_like = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=40),
-    lambda children: st.lists(children, max_size=4)
-    | st.dictionaries(st.sampled_from(["summary", "tags", "key_points", "text", "x"]), children),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(st.sampled_from(["summary", "tags", "key_points", "text", "x"]), children)
+    ),
     max_leaves=12,
 )
 noise = st.sampled_from(["", "```json\n", "Sure! ", "<think>hm</think>", "}", "{", "'", ",", "//"])

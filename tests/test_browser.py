@@ -58,7 +58,9 @@ WEEK = [
         4,
         None,
         "IN 1986 MIT FILMED a lecture series",
-        Note("IN 1986 MIT FILMED a lecture series. Still the best intro.", basis=NoteBasis.POST_TEXT),
+        Note(
+            "IN 1986 MIT FILMED a lecture series. Still the best intro.", basis=NoteBasis.POST_TEXT
+        ),
         kind=ItemKind.POST,
         context="IN 1986 MIT FILMED a lecture series. Still the best intro. " * 10,
     ),

@@ -27,8 +27,7 @@ def test_an_unknown_key_exits_1_naming_the_key_the_file_and_the_line(tmp_path: P
 
     assert result.exit_code == 1
     assert (
-        result.stderr.strip()
-        == f"digest: config error: {config}:5: fetch.concurency: unknown key;"
+        result.stderr.strip() == f"digest: config error: {config}:5: fetch.concurency: unknown key;"
         " did you mean 'concurrency'?"
     )
 
@@ -177,6 +176,5 @@ def test_a_bad_feed_url_in_the_config_is_refused_at_load_naming_key_and_line(
     result = digest("--config", str(config), "status")
     assert result.exit_code == 1
     assert result.stderr.strip() == (
-        f"digest: config error: {config}:4: sources[1].url:"
-        " unclosed [ in the host: 'http://[::1'"
+        f"digest: config error: {config}:4: sources[1].url: unclosed [ in the host: 'http://[::1'"
     )

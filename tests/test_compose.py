@@ -126,7 +126,9 @@ def links(markdown: str) -> list[tuple[str, str]]:
 def sections(markdown: str) -> list[tuple[str, str]]:
     """(heading, body) of each topic section, the body without its surrounding blank lines."""
     parts = re.split(r"^## (.+)\n", markdown, flags=re.M)[3:]  # after the week's summary
-    return [(name, body.strip("\n") + "\n") for name, body in zip(parts[::2], parts[1::2], strict=True)]
+    return [
+        (name, body.strip("\n") + "\n") for name, body in zip(parts[::2], parts[1::2], strict=True)
+    ]
 
 
 def entry(title: str, url: str, *blocks: str) -> str:
@@ -162,15 +164,25 @@ def test_heading_names_the_period_and_its_days() -> None:
 
 def test_items_are_grouped_by_topic_then_first_tag_then_other() -> None:
     items = [
-        make_item(1, "https://a.example/", "A", topic="Rust", note=Note("note a", tags=("python",))),
+        make_item(
+            1, "https://a.example/", "A", topic="Rust", note=Note("note a", tags=("python",))
+        ),
         make_item(2, "https://b.example/", "B", note=Note("note b", tags=("rust", "db"))),
         make_item(3, "https://c.example/", "C", note=Note("note c")),
         make_item(4, "https://d.example/", "D"),
     ]
     markdown = compose(PERIOD, items, NO_SUMMARY, zone=ZONE)
     assert sections(markdown) == [
-        ("Rust", entry("A", "https://a.example/", "note a") + "\n" + entry("B", "https://b.example/", "note b")),
-        ("Other", entry("C", "https://c.example/", "note c") + "\n" + entry("D", "https://d.example/")),
+        (
+            "Rust",
+            entry("A", "https://a.example/", "note a")
+            + "\n"
+            + entry("B", "https://b.example/", "note b"),
+        ),
+        (
+            "Other",
+            entry("C", "https://c.example/", "note c") + "\n" + entry("D", "https://d.example/"),
+        ),
     ]
 
 
@@ -238,7 +250,9 @@ def test_key_points_become_sub_bullets() -> None:
     markdown = compose(
         PERIOD, [make_item(1, "https://a.example/", "A", note=note)], NO_SUMMARY, zone=ZONE
     )
-    assert entry("A", "https://a.example/", "Summary.", "- first\n  - \\# not a heading") in markdown
+    assert (
+        entry("A", "https://a.example/", "Summary.", "- first\n  - \\# not a heading") in markdown
+    )
     html = MarkdownIt("commonmark").render(markdown)
     assert "<h1>" not in html.split("</h2>", 2)[-1]
 
@@ -348,7 +362,12 @@ def test_a_tag_no_other_item_shares_does_not_name_a_section() -> None:
     ]
     markdown = compose(PERIOD, items, NO_SUMMARY, zone=ZONE)
     assert sections(markdown) == [
-        ("queues", entry("A", "https://a.example/", "note a") + "\n" + entry("B", "https://b.example/", "note b")),
+        (
+            "queues",
+            entry("A", "https://a.example/", "note a")
+            + "\n"
+            + entry("B", "https://b.example/", "note b"),
+        ),
         ("Other", entry("C", "https://c.example/", "note c")),
     ]
     assert "## actually" not in markdown and "## citizenship" not in markdown

@@ -468,7 +468,9 @@ def test_podcast_episodes_sharing_the_home_page_link_stay_apart(
         f"Episode {n}" for n in range(1, 13)
     )
     assert {item.url for item in store.all_items()} == {"https://show.test/"}
-    again = collect(store, [feed_source(store, "show", server.url("/podcast"))], now=NOW + timedelta(hours=2))
+    again = collect(
+        store, [feed_source(store, "show", server.url("/podcast"))], now=NOW + timedelta(hours=2)
+    )
     assert again.done == 0  # the same episodes are the same items on the next poll
 
 
@@ -495,7 +497,9 @@ def test_entries_with_hostile_links_are_skipped_and_the_good_ones_kept(
         "http://h.test:0/",
         "http://" + "[" * 3000,
     ]
-    items = "".join(f"<item><title>bad {n}</title><link>{link}</link></item>" for n, link in enumerate(hostile))
+    items = "".join(
+        f"<item><title>bad {n}</title><link>{link}</link></item>" for n, link in enumerate(hostile)
+    )
     body = RSS_20.replace("</channel>", items + "</channel>")
     server.routes["/hostile"] = Response(200, body, content_type=RSS)
     got = poll_url(server.url("/hostile"))

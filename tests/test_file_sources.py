@@ -49,9 +49,7 @@ def test_an_unreadable_file_is_named_and_the_others_are_imported(
     assert describe(reports[1]) == [f"{missing}: no such file or folder"]
 
 
-def test_an_empty_file_says_it_is_empty_and_is_not_a_failure(
-    store: Store, tmp_path: Path
-) -> None:
+def test_an_empty_file_says_it_is_empty_and_is_not_a_failure(store: Store, tmp_path: Path) -> None:
     empty = tmp_path / "empty.txt"
     empty.write_text("\n  \n")
     assert import_files(store, [empty], zone=ZONE, now=NOW) == [
@@ -85,7 +83,9 @@ def test_a_one_line_file_with_one_url_imports(store: Store, tmp_path: Path) -> N
 def test_legacy_encodings_boms_and_crlf_are_read_right(
     store: Store, tmp_path: Path, encoding: str, newline: str
 ) -> None:
-    title = "Caf\u00e9 \u201cnotes\u201d \u20ac5" if encoding == "cp1252" else "Caf\u00e9 na\u00efve"
+    title = (
+        "Caf\u00e9 \u201cnotes\u201d \u20ac5" if encoding == "cp1252" else "Caf\u00e9 na\u00efve"
+    )
     text = newline.join(["## 2026-01-05", f"- [{title}](https://example.org/a)", ""])
     path = tmp_path / "journal.md"
     path.write_bytes(text.encode(encoding))

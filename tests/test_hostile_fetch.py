@@ -186,7 +186,9 @@ def test_binary_body_is_closed_after_its_first_bytes_and_given_up_for_good(
         report = asyncio.run(pipeline.fetch_and_extract())
         time.sleep(0.2)  # let the server notice the hang-up
         [item] = store.all_items()
-        again = asyncio.run(Pipeline(config, store, clock=lambda: NOW + timedelta(days=30)).fetch_and_extract())
+        again = asyncio.run(
+            Pipeline(config, store, clock=lambda: NOW + timedelta(days=30)).fetch_and_extract()
+        )
     finally:
         store.close()
         video.stop()
@@ -230,4 +232,7 @@ def test_a_host_answering_retry_after_gets_one_request_per_run(
         store.close()
     assert len(server.requests) == 1
     assert len(report.failures) == 8
-    assert all(item.next_attempt_at and item.next_attempt_at >= NOW + timedelta(minutes=59) for item in items)
+    assert all(
+        item.next_attempt_at and item.next_attempt_at >= NOW + timedelta(minutes=59)
+        for item in items
+    )

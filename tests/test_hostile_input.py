@@ -42,7 +42,9 @@ def rss(entries: list[tuple[str, str, str]]) -> str:
         f"<item><title>{title}</title><link>{link}</link><pubDate>{date}</pubDate></item>"
         for title, link, date in entries
     )
-    return f'<?xml version="1.0"?><rss version="2.0"><channel><title>t</title>{items}</channel></rss>'
+    return (
+        f'<?xml version="1.0"?><rss version="2.0"><channel><title>t</title>{items}</channel></rss>'
+    )
 
 
 def collect(store: Store, url: str, **overrides: Any) -> StageReport:
@@ -97,7 +99,9 @@ def test_a_journal_day_in_2099_is_dated_when_first_seen_and_reported(
     tmp_path: Path, store: Store
 ) -> None:
     journal = tmp_path / "til.md"
-    journal.write_text("## 2099-01-01\n- [x](https://j.test/x)\n## 2026-11-17\n- [y](https://j.test/y)\n")
+    journal.write_text(
+        "## 2099-01-01\n- [x](https://j.test/x)\n## 2026-11-17\n- [y](https://j.test/y)\n"
+    )
     source = SourceConfig(name="inbox", kind="file", path=journal)
     source_id = store.ensure_source("inbox", "file", path=str(journal))
 
@@ -219,10 +223,14 @@ def test_the_entries_left_over_are_taken_by_the_next_collects(
     assert "300 more new entries" in reports[0].info[-1]
     assert "if-none-match" not in server.requests[1].headers  # no 304 while entries are left
     assert server.requests[3].headers.get("if-none-match") == '"same"'
-    assert {item.url for item in store.all_items()} == {f"https://more.test/{n}" for n in range(500)}
+    assert {item.url for item in store.all_items()} == {
+        f"https://more.test/{n}" for n in range(500)
+    }
 
 
-def test_stderr_lines_per_stage_collapse_past_a_screenful(capsys: pytest.CaptureFixture[str]) -> None:
+def test_stderr_lines_per_stage_collapse_past_a_screenful(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     failures = [f"fetch failed: 'https://x.test/{n}': HTTP 500" for n in range(50_000)]
 
     print_reports([StageReport(Stage.FETCH, 25, failures)])

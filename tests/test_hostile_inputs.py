@@ -54,7 +54,9 @@ FEEDPARSER_FIXES = {"http:///path"}
 
 
 def page(title: str) -> str:
-    sentences = "".join(f"<p>{title} is explained in sentence {n} with enough words.</p>" for n in range(8))
+    sentences = "".join(
+        f"<p>{title} is explained in sentence {n} with enough words.</p>" for n in range(8)
+    )
     return f"<html><head><title>{title}</title></head><body><article><h1>{title}</h1>{sentences}</article></body></html>"
 
 
@@ -63,24 +65,38 @@ def write_inputs(root: Path, server: LoopbackServer) -> Path:
     inbox.mkdir()
     journal = ["## 2026-11-17", f"- [Good journal]({server.url('/good/journal')})"]
     journal += [f"- {url}" for url in HOSTILE]
-    (inbox / "til.md").write_bytes("\n".join(journal).encode("utf-8") + b"\n- caf\xe9 latin-1 bytes\n")
-    marks = [f'<DT><A HREF="{server.url("/good/bookmark")}" ADD_DATE="1795003200">Good bookmark</A>']
-    marks += [f'<DT><A HREF="{url}" ADD_DATE="1795003200">hostile {n}</A>' for n, url in enumerate(HOSTILE)]
+    (inbox / "til.md").write_bytes(
+        "\n".join(journal).encode("utf-8") + b"\n- caf\xe9 latin-1 bytes\n"
+    )
+    marks = [
+        f'<DT><A HREF="{server.url("/good/bookmark")}" ADD_DATE="1795003200">Good bookmark</A>'
+    ]
+    marks += [
+        f'<DT><A HREF="{url}" ADD_DATE="1795003200">hostile {n}</A>'
+        for n, url in enumerate(HOSTILE)
+    ]
     (inbox / "bookmarks.html").write_text(
         "<!DOCTYPE NETSCAPE-Bookmark-file-1>\n<DL><p>\n" + "\n".join(marks) + "\n</DL><p>\n"
     )
     entries = [(server.url("/good/feed"), "Good feed entry")]
-    entries += [(url, f"hostile {n}") for n, url in enumerate(HOSTILE) if url not in FEEDPARSER_FIXES]
+    entries += [
+        (url, f"hostile {n}") for n, url in enumerate(HOSTILE) if url not in FEEDPARSER_FIXES
+    ]
     items = "".join(
         f"<item><title>{title}</title><link>{html.escape(url)}</link>"
         "<pubDate>Tue, 17 Nov 2026 09:00:00 GMT</pubDate></item>"
         for url, title in entries
     )
     server.routes["/feed.xml"] = Response(
-        200, f'<?xml version="1.0"?><rss version="2.0"><channel><title>f</title>{items}</channel></rss>',
+        200,
+        f'<?xml version="1.0"?><rss version="2.0"><channel><title>f</title>{items}</channel></rss>',
         content_type="application/rss+xml",
     )
-    for path, title in (("/good/journal", "Good journal"), ("/good/bookmark", "Good bookmark"), ("/good/feed", "Good feed entry")):
+    for path, title in (
+        ("/good/journal", "Good journal"),
+        ("/good/bookmark", "Good bookmark"),
+        ("/good/feed", "Good feed entry"),
+    ):
         server.routes[path] = Response(200, page(title))
     config = root / "digest.toml"
     config.write_text(
@@ -122,8 +138,13 @@ def test_good_links_among_hostile_lines_all_arrive_and_each_hostile_line_is_repo
 
 def _reported(summary: str) -> int:
     """Lines not understood plus lines skipped, from a file's summary line."""
-    counts = {part.split(" ", 1)[1]: int(part.split(" ", 1)[0]) for part in summary.split(": ")[-1].split(", ")}
-    return counts.get("lines not understood", counts.get("line not understood", 0)) + counts.get("skipped", 0)
+    counts = {
+        part.split(" ", 1)[1]: int(part.split(" ", 1)[0])
+        for part in summary.split(": ")[-1].split(", ")
+    }
+    return counts.get("lines not understood", counts.get("line not understood", 0)) + counts.get(
+        "skipped", 0
+    )
 
 
 class Explodes:
@@ -156,10 +177,14 @@ def _run_with_a_broken_source(tmp_path: Path) -> None:
         (tmp_path / "broken" / "a.txt").write_text("https://example.org/x\n")
         config.write_text(
             config.read_text().replace(
-                "[fetch]", '[[sources]]\nname = "broken"\nkind = "file"\npath = "broken"\nformat = "explodes"\n\n[fetch]'
+                "[fetch]",
+                '[[sources]]\nname = "broken"\nkind = "file"\npath = "broken"\nformat = "explodes"\n\n[fetch]',
             )
         )
         result = CliRunner().invoke(cli, ["now", "--week", WEEK, "--config", str(config)])
     assert result.exit_code == 0, result.output
-    assert f"{tmp_path / 'broken' / 'a.txt'}: internal error (KeyError: 'a bug'); a bug in digest" in result.stderr
+    assert (
+        f"{tmp_path / 'broken' / 'a.txt'}: internal error (KeyError: 'a bug'); a bug in digest"
+        in result.stderr
+    )
     assert "[Good feed entry](" in (tmp_path / "data" / "digests" / f"{WEEK}.md").read_text()

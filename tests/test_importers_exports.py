@@ -396,7 +396,11 @@ def test_a_mastodon_post_saved_as_csv_archive_and_api_json_is_one_item(tmp_path:
     ]
     keys = sorted(item.key for item in store.all_items())
     store.close()
-    assert [(r.format, r.new) for r in reports] == [("urls", 2), ("mastodon", 0), ("mastodon-archive", 0)]
+    assert [(r.format, r.new) for r in reports] == [
+        ("urls", 2),
+        ("mastodon", 0),
+        ("mastodon-archive", 0),
+    ]
     assert [r.line for r in reports[2].rejected] == [2]  # the number is reported, not dropped
     assert keys == ["https://hachyderm.io/@alice/112233", "https://mastodon.social/@carol/998877"]
 

@@ -183,7 +183,9 @@ def test_import_report_counts_posts_apart_from_notes_without_url(tmp_path: Path)
     path.write_text(SERIES.read_text())
     store = open_store(tmp_path / "digest.db")
     now = datetime(2026, 1, 5, tzinfo=utc)
-    report = import_file(store, path, source_id=store.ensure_source("import", "import"), zone=UTC, now=now)
+    report = import_file(
+        store, path, source_id=store.ensure_source("import", "import"), zone=UTC, now=now
+    )
     store.close()
     assert describe(report)[0] == (
         f"{path}: format posts: 5 new, 0 duplicates, 5 posts, 0 notes without URL,"

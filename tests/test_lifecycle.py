@@ -27,9 +27,7 @@ BACKOFF = Backoff(base_s=3600, max_s=86400, max_attempts=5)
 WEEK = Period("2026-W47", datetime(2026, 11, 16, tzinfo=UTC), datetime(2026, 11, 23, tzinfo=UTC))
 
 
-def item(
-    state: ItemState = ItemState.NEW, kind: ItemKind = ItemKind.LINK, **changes: Any
-) -> Item:
+def item(state: ItemState = ItemState.NEW, kind: ItemKind = ItemKind.LINK, **changes: Any) -> Item:
     base = Item(
         id=7,
         key="https://a.example/x",
@@ -153,7 +151,10 @@ def test_a_failed_fetch_waits_at_least_what_the_server_asked() -> None:
 
 def test_a_permanent_error_is_given_up_after_three_in_a_row() -> None:
     failed = item(ItemState.FAILED, failures=2)
-    assert lifecycle.fetch_failed(failed, "HTTP 404", NOW, BACKOFF, permanent=True).next_attempt_at is None
+    assert (
+        lifecycle.fetch_failed(failed, "HTTP 404", NOW, BACKOFF, permanent=True).next_attempt_at
+        is None
+    )
     assert lifecycle.fetch_failed(failed, "HTTP 503", NOW, BACKOFF).next_attempt_at is not None
 
 

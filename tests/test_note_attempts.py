@@ -171,7 +171,9 @@ def test_a_new_text_is_asked_for_again_after_its_old_text_ran_out_of_attempts(
     assert len(fake_openai.requests) == 3 and model_notes(config) == 1
 
 
-def test_now_for_a_week_notes_only_that_weeks_items(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
+def test_now_for_a_week_notes_only_that_weeks_items(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
     config = config_for(tmp_path, fake_openai)
     seed(config, pages(3))
     seed(config, pages(4, "https://older.example/"), saved_at=NOW - timedelta(days=14))
@@ -186,7 +188,9 @@ def test_now_for_a_week_notes_only_that_weeks_items(tmp_path: Path, fake_openai:
 
     assert dry.exit_code == 0 and "3 notes to write" in dry.stdout, dry.output
     assert result.exit_code == 0, result.output
-    assert note_calls(fake_openai) == 3 and len(fake_openai.requests) == 4  # and the week's overview
+    assert (
+        note_calls(fake_openai) == 3 and len(fake_openai.requests) == 4
+    )  # and the week's overview
     with db(config) as conn:
         unnoted = conn.execute("SELECT url FROM items WHERE note_id IS NULL ORDER BY url")
         assert [url for (url,) in unnoted] == sorted(pages(4, "https://older.example/"))
@@ -275,7 +279,9 @@ def test_an_unusable_week_overview_leaves_the_offline_one_marked_and_is_not_aske
     assert len(fake_openai.requests) == calls
 
 
-def test_a_note_in_another_language_is_kept_and_noted(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
+def test_a_note_in_another_language_is_kept_and_noted(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
     config = config_for(tmp_path, fake_openai)
     seed(config, pages(1))
     fake_openai.responder = FakeOpenAI.shaped("other_language")

@@ -423,4 +423,6 @@ def test_now_dry_run_prints_the_estimate_and_calls_nothing(
 
 def fetched(item_id: int, text: str, now: datetime) -> FetchSucceeded:
     """What the fetch stage records for a page that was the article."""
-    return FetchSucceeded(item_id, Extracted(text=text), str(hash(text)), now, ItemState.FETCHED, None)
+    return FetchSucceeded(
+        item_id, Extracted(text=text), str(hash(text)), now, ItemState.FETCHED, None
+    )

@@ -107,7 +107,10 @@ def test_control_characters_in_a_digest_keep_the_feed_valid_and_earlier_weeks_ke
     deliver_digest(store, config, W47, digest("2026-W47", "Later."), NOW)
     parsed = feedparser.parse(feed_path(config).read_bytes())
     assert parsed.bozo == 0, parsed.get("bozo_exception")
-    assert [entry.title for entry in parsed.entries] == ["Digest for 2026-W47", "Digest for 2026-W46"]
+    assert [entry.title for entry in parsed.entries] == [
+        "Digest for 2026-W47",
+        "Digest for 2026-W46",
+    ]
     old_week = parsed.entries[1].content[0].value
     assert "Bell and NUL" in old_week and "\x07" not in old_week and "\x1b" not in old_week
 

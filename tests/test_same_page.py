@@ -67,7 +67,12 @@ def test_http_https_and_a_trailing_slash_of_one_page_are_one_item_kept_in_https(
 ) -> None:
     store = open_store(tmp_path / "digest.db")
     source_id = store.ensure_source("inbox", "file", path="/inbox")
-    for url in ("http://a.test/post/", "https://a.test/post", "http://A.test/post", "https://b.test/"):
+    for url in (
+        "http://a.test/post/",
+        "https://a.test/post",
+        "http://A.test/post",
+        "https://b.test/",
+    ):
         store.save_items(source_id, [SavedItem(url)], NOW)
 
     urls = sorted(item.url or "" for item in store.all_items())
@@ -77,7 +82,9 @@ def test_http_https_and_a_trailing_slash_of_one_page_are_one_item_kept_in_https(
 
 def test_an_http_only_page_keeps_its_http_url_to_fetch(tmp_path: Path) -> None:
     store = open_store(tmp_path / "digest.db")
-    store.save_items(store.ensure_source("inbox", "file", path="/i"), [SavedItem("http://old.test/x/")], NOW)
+    store.save_items(
+        store.ensure_source("inbox", "file", path="/i"), [SavedItem("http://old.test/x/")], NOW
+    )
     [item] = store.all_items()
     store.close()
     assert item.url == "http://old.test/x/" and item.key == "https://old.test/x"
@@ -97,7 +104,9 @@ def test_the_migration_gives_old_items_the_same_page_key_and_leaves_clashes(tmp_
 
     store = open_store(path)
     keys = sorted(item.key for item in store.all_items())
-    store.save_items(store.ensure_source("f", "feed", url="https://f.test"), [SavedItem("http://b.test/y/")], NOW)
+    store.save_items(
+        store.ensure_source("f", "feed", url="https://f.test"), [SavedItem("http://b.test/y/")], NOW
+    )
     count = len(store.all_items())
     store.close()
 
@@ -124,7 +133,9 @@ def test_hosts_that_mix_scripts_are_shown_in_punycode_and_others_as_written() ->
 
 
 MARKDOWNISH = st.lists(
-    st.sampled_from([*"ab `~[]():#-\n\r\"<>*", "https://x.test/", "```", "[r]: ", "## 2026-11-17", "é", "€"]),
+    st.sampled_from(
+        [*'ab `~[]():#-\n\r"<>*', "https://x.test/", "```", "[r]: ", "## 2026-11-17", "é", "€"]
+    ),
     max_size=60,
 ).map("".join)
 

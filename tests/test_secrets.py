@@ -26,7 +26,10 @@ def test_redaction_masks_userinfo_and_secret_parameters_only() -> None:
         "https://***@h.test/a?id=7&token=***&API_KEY=***&X-Amz-Signature=***&monkey=ok#f"
     )
     message = "fetch failed: 'http://u:p@h.test/x?sig=abc': HTTP 500; mail a@b.test"
-    assert for_display(message) == "fetch failed: 'http://***@h.test/x?sig=***': HTTP 500; mail a@b.test"
+    assert (
+        for_display(message)
+        == "fetch failed: 'http://***@h.test/x?sig=***': HTTP 500; mail a@b.test"
+    )
     assert for_display("https://h.test/plain?page=2") == "https://h.test/plain?page=2"
 
 
@@ -38,7 +41,10 @@ def test_redaction_never_lets_a_password_through(noise: str, password: str) -> N
 
 
 def test_the_log_filter_uses_the_same_redaction() -> None:
-    assert redact("see https://u:p@h.test/?access_token=abc") == "see https://***@h.test/?access_token=***"
+    assert (
+        redact("see https://u:p@h.test/?access_token=abc")
+        == "see https://***@h.test/?access_token=***"
+    )
 
 
 def feed(server: LoopbackServer) -> str:
@@ -52,11 +58,15 @@ def feed(server: LoopbackServer) -> str:
         "<pubDate>Tue, 17 Nov 2026 09:00:00 GMT</pubDate></item>"
         for title, link in entries
     )
-    return f'<?xml version="1.0"?><rss version="2.0"><channel><title>t</title>{items}</channel></rss>'
+    return (
+        f'<?xml version="1.0"?><rss version="2.0"><channel><title>t</title>{items}</channel></rss>'
+    )
 
 
 def article(title: str) -> str:
-    body = "".join(f"<p>{title} sentence {n} says something worth keeping here.</p>" for n in range(12))
+    body = "".join(
+        f"<p>{title} sentence {n} says something worth keeping here.</p>" for n in range(12)
+    )
     return f"<html><head><title>{title}</title></head><body><article>{body}</article></body></html>"
 
 
@@ -145,7 +155,10 @@ def test_passwords_in_feed_and_journal_urls_are_absent_from_every_output(
     }
     assert "Fine article" in outputs["digest, log and feed"]
     assert "HTTP 500" in outputs["error columns"] and "HTTP 404" in outputs["error columns"]
-    assert "https://***@" in outputs["stdout and stderr"] or "http://***@" in outputs["stdout and stderr"]
+    assert (
+        "https://***@" in outputs["stdout and stderr"]
+        or "http://***@" in outputs["stdout and stderr"]
+    )
     assert "Fine article" in outputs["mail"]
     for where, text in outputs.items():
         leaked = [secret for secret in SECRETS if secret in text]

@@ -65,7 +65,10 @@ def test_init_writes_the_user_config_once_and_config_path_shows_it(
     assert first.exit_code == 0 and str(user_config) in first.output
     assert second.exit_code == 0 and "left as it is" in second.output
     assert user_config.read_text().endswith("# mine\n")  # never overwritten
-    assert shown.output.splitlines() == [f"config: {user_config} (the user config)", f"data: {data}"]
+    assert shown.output.splitlines() == [
+        f"config: {user_config} (the user config)",
+        f"data: {data}",
+    ]
     assert parse_config(user_config.read_text(), user_config).data_dir == data
     assert (data / "inbox").is_dir()  # the config's file source, ready for files
     healthy = digest("doctor", "--local")
@@ -229,7 +232,9 @@ def test_status_at_80_columns_fits_and_totals_the_failed_items(config_with_failu
 
 
 def test_status_all_lists_every_failed_item(config_with_failures: Path) -> None:
-    result = digest("status", "--all", "--failed", "--config", str(config_with_failures), COLUMNS="80")
+    result = digest(
+        "status", "--all", "--failed", "--config", str(config_with_failures), COLUMNS="80"
+    )
 
     assert len(item_rows(result.output.splitlines())) == 120
     assert "more" not in result.output
@@ -266,7 +271,9 @@ def test_status_json_is_versioned_with_totals(config_with_failures: Path) -> Non
 def test_status_source_filters_and_an_unknown_source_is_a_usage_error(
     config_with_failures: Path,
 ) -> None:
-    mine = digest("status", "--json", "--source", "reading list", "--config", str(config_with_failures))
+    mine = digest(
+        "status", "--json", "--source", "reading list", "--config", str(config_with_failures)
+    )
     other = digest("status", "--source", "nope", "--config", str(config_with_failures))
 
     assert json.loads(mine.stdout)["items_to_look_at"]["total"] == 120
@@ -401,7 +408,11 @@ def test_digests_the_log_and_the_feed_follow_a_022_umask(tmp_path: Path) -> None
 
     assert result.exit_code == 0, result.output
     data = tmp_path / "data"
-    for path in (data / "digests" / "2026-W02.md", data / "digest-log.md", data / "digests" / "feed.xml"):
+    for path in (
+        data / "digests" / "2026-W02.md",
+        data / "digest-log.md",
+        data / "digests" / "feed.xml",
+    ):
         assert stat.S_IMODE(path.stat().st_mode) == 0o644, path
 
 

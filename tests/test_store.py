@@ -244,7 +244,9 @@ def test_the_rebuild_keeps_a_column_and_index_another_migration_added(tmp_path: 
 def test_an_item_id_is_never_given_again_after_its_item_is_gone(tmp_path: Path) -> None:
     with open_store(tmp_path / "digest.db") as store:
         source = store.ensure_source("inbox", "file", path="/inbox", now=NOW)
-        store.save_items(source, [SavedItem("https://a.example/1"), SavedItem("https://a.example/2")], NOW)
+        store.save_items(
+            source, [SavedItem("https://a.example/1"), SavedItem("https://a.example/2")], NOW
+        )
         with store.write() as conn:
             conn.execute("DELETE FROM item_sources WHERE item_id = 2")
             conn.execute("DELETE FROM items WHERE id = 2")

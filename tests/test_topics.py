@@ -86,9 +86,7 @@ def test_items_on_one_subject_share_a_section_named_by_their_words(language: str
 
 def test_the_offline_overview_names_the_main_sections_citing_their_items() -> None:
     items, _ = articles("en")
-    markdown = compose(
-        PERIOD, items, WeekSummary(()), zone=ZONE, sections=offline_sections(items)
-    )
+    markdown = compose(PERIOD, items, WeekSummary(()), zone=ZONE, sections=offline_sections(items))
     week = markdown.split("## The week\n\n", 1)[1].split("\n## ", 1)[0]
     assert week.count(": 4 items ([") == 3
     assert "Recurring theme" not in markdown

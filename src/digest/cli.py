@@ -573,8 +573,12 @@ def doctor(local: bool) -> None:
 
 
 @cli.command()
-@click.option("--json", "as_json", is_flag=True, help="The versioned document of docs/status-json.md.")
-@click.option("--all", "list_all", is_flag=True, help="List every item to look at, not the first 20.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="The versioned document of docs/status-json.md."
+)
+@click.option(
+    "--all", "list_all", is_flag=True, help="List every item to look at, not the first 20."
+)
 @click.option("--failed", "failed_only", is_flag=True, help="Only items whose fetch failed.")
 @click.option("--source", metavar="NAME", help="Only this source and its items.")
 @common_options

@@ -368,9 +368,7 @@ def _read_deprecated_keys(raw: dict[str, object], text: str, path: Path) -> None
     if isinstance(llm, dict) and "note_sentences" in llm and isinstance(offline, dict):
         line = _find_line(text, ["llm", "note_sentences"])
         where = f"{path}:{line}" if line else str(path)
-        log.warning(
-            "config: %s: [llm] note_sentences is deprecated; move it to [offline]", where
-        )
+        log.warning("config: %s: [llm] note_sentences is deprecated; move it to [offline]", where)
         offline.setdefault("note_sentences", llm.pop("note_sentences"))
 
 

@@ -168,9 +168,7 @@ def _file_source_problem(source: SourceConfig) -> Check | None:
         return Check(name, False, f"{path} does not exist", "create it, or correct its path")
     wanted = os.R_OK | (os.X_OK if path.is_dir() else 0)
     if not os.access(path, wanted):
-        return Check(
-            name, False, f"{path} is not readable", f"give uid {os.getuid()} read access"
-        )
+        return Check(name, False, f"{path} is not readable", f"give uid {os.getuid()} read access")
     return None
 
 

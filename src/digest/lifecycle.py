@@ -165,9 +165,7 @@ def due_for_fetch(item: Item, now: datetime, *, retry: bool = False) -> bool:
     return retry or (not gave_up(item) and is_due(item.next_attempt_at, now))
 
 
-def items_due_for_fetch(
-    items: Iterable[Item], now: datetime, *, retry: bool = False
-) -> list[Item]:
+def items_due_for_fetch(items: Iterable[Item], now: datetime, *, retry: bool = False) -> list[Item]:
     return [item for item in items if due_for_fetch(item, now, retry=retry)]
 
 
@@ -194,7 +192,12 @@ class FetchFailed:
 
 
 def fetch_succeeded(
-    item: Item, extracted: Extracted, text_hash: str, now: datetime, backoff: Backoff, *,
+    item: Item,
+    extracted: Extracted,
+    text_hash: str,
+    now: datetime,
+    backoff: Backoff,
+    *,
     item_id: int | None = None,
 ) -> FetchSucceeded:
     """The page came back: a page that was no article is fetched again later, with backoff
@@ -223,8 +226,12 @@ def fetch_failed(
 ) -> FetchFailed:
     """The fetch failed: retried with backoff (at least what the server asked), or given up
     (at once when `final`: what was there is not worth fetching again)."""
-    when = None if final else next_attempt_at(
-        item.failures + 1, now, backoff, retry_after_s=retry_after_s, permanent=permanent
+    when = (
+        None
+        if final
+        else next_attempt_at(
+            item.failures + 1, now, backoff, retry_after_s=retry_after_s, permanent=permanent
+        )
     )
     return FetchFailed(item.id, error, next_state(item.state, Event.FETCH_FAILED), when)
 
@@ -319,9 +326,7 @@ def note_attached(
 ) -> NoteAttached:
     on_text = final and (item.state is ItemState.FETCHED or item.kind is not ItemKind.LINK)
     event = Event.NOTED_ON_TEXT if on_text else Event.NOTED_ON_CONTEXT
-    return NoteAttached(
-        item.id, cache_key, note, now, next_state(item.state, event), final, usage
-    )
+    return NoteAttached(item.id, cache_key, note, now, next_state(item.state, event), final, usage)
 
 
 def note_failed(

@@ -194,5 +194,5 @@ class StageReport:
 
     @property
     def name(self) -> str:
-        """"collect feeds", "fetch": what the CLI and the runs table call it."""
+        """ "collect feeds", "fetch": what the CLI and the runs table call it."""
         return f"{self.stage} {self.part}" if self.part else str(self.stage)

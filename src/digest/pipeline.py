@@ -311,7 +311,9 @@ async def _run_stages(
             result.path = result.delivery.path
             delivery = result.delivery
             result.reports.append(
-                StageReport(Stage.DELIVER, len(delivery.delivered), delivery.failures, delivery.held)
+                StageReport(
+                    Stage.DELIVER, len(delivery.delivered), delivery.failures, delivery.held
+                )
             )
     finally:
         await summarizer.aclose()

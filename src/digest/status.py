@@ -58,7 +58,11 @@ def gather_status(store: Store, query: StatusQuery = StatusQuery()) -> dict[str,
         "filters": {"source": query.source, "failed_only": query.failed_only},
         "sources": [_source(row) for row in sources],
         "items": _item_totals(store.item_counts(query.source)),
-        "items_to_look_at": {"total": total, "listed": len(rows), "items": [_item(r) for r in rows]},
+        "items_to_look_at": {
+            "total": total,
+            "listed": len(rows),
+            "items": [_item(r) for r in rows],
+        },
         "deliveries_needing_attention": [
             {
                 "period": delivery.period,
@@ -211,7 +215,9 @@ def _fit(natural: list[int], room: int) -> list[int]:
     if sum(natural) <= room:
         return natural
     widths = list(natural)
-    long = sorted((i for i, width in enumerate(natural) if width > KEEP_WHOLE), key=natural.__getitem__)
+    long = sorted(
+        (i for i, width in enumerate(natural) if width > KEEP_WHOLE), key=natural.__getitem__
+    )
     left = room - sum(width for i, width in enumerate(natural) if i not in long)
     for done, i in enumerate(long):
         widths[i] = max(SHRUNK_MIN, min(natural[i], left // (len(long) - done)))

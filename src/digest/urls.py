@@ -141,7 +141,9 @@ def _url_problem(url: str, credentials: bool = True) -> str | None:
     if len(url) > MAX_URL_CHARS:
         return f"URL longer than 8 KB ({len(url):,} characters)"
     if (unsafe := _UNSAFE_CHAR.search(url)) is not None:
-        return "URL contains a space" if unsafe.group() == " " else "URL contains a control character"
+        return (
+            "URL contains a space" if unsafe.group() == " " else "URL contains a control character"
+        )
     scheme = _SCHEME_PREFIX.match(url)
     if scheme is None:
         return "not an absolute URL"
@@ -301,7 +303,9 @@ def same_page_key(canonical: str) -> str:
 # -- display ---------------------------------------------------------------------
 
 REDACTED = "***"
-_HOST = re.compile(r"(?P<scheme>\b[a-z][a-z0-9+.\-]*://(?:[^/\s@]*@)?)(?P<host>[^/\s:?#'\"<>()\[\]]+)", re.I)
+_HOST = re.compile(
+    r"(?P<scheme>\b[a-z][a-z0-9+.\-]*://(?:[^/\s@]*@)?)(?P<host>[^/\s:?#'\"<>()\[\]]+)", re.I
+)
 _USERINFO = re.compile(r"(?P<scheme>\b[a-z][a-z0-9+.\-]*://)[^/\s@?#'\"<>]+@", re.IGNORECASE)
 # A query parameter whose name says it carries a secret: `token`, `api_key`, `X-Amz-Signature`.
 _SECRET_PARAM = re.compile(

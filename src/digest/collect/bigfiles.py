@@ -110,7 +110,9 @@ def save_big(
 
     for block in big.importer.parse_stream(open_lines, zone=zone):
         block = after_line_only(block, after_line)
-        _add(report, save_result(store, big.path, report.format, block, source_id, now, zone, topic))
+        _add(
+            report, save_result(store, big.path, report.format, block, source_id, now, zone, topic)
+        )
     return report, opened[-1].ended
 
 

@@ -212,14 +212,18 @@ def _parse_json_feed(body: bytes, base: str) -> FeedEntries:
     if not isinstance(raw_items, list):
         raise SourceError(f"feed {base!r}: not a feed (JSON Feed without items)")
     items = [_json_item(raw, base) if isinstance(raw, dict) else None for raw in raw_items]
-    identities = [_json_identity(raw, base) if isinstance(raw, dict) else (None, None) for raw in raw_items]
+    identities = [
+        _json_identity(raw, base) if isinstance(raw, dict) else (None, None) for raw in raw_items
+    ]
     return _keyed(items, identities)
 
 
 # -- entries that share one link -------------------------------------------------------
 
 
-def _keyed(items: list[SavedItem | None], identities: list[tuple[str | None, str | None]]) -> FeedEntries:
+def _keyed(
+    items: list[SavedItem | None], identities: list[tuple[str | None, str | None]]
+) -> FeedEntries:
     """The items; those whose link other entries share are keyed by their guid, else their
     enclosure, so a podcast whose episodes all link to its home page keeps every episode.
     Entries that still share a key are saved as one, and counted."""
@@ -365,7 +369,9 @@ async def _collect_one(
         return _Outcome(failure=_record_failure(store, source_id, source, state, exc, config, now))
     except Exception as exc:  # a bug: this feed fails and is retried later, the others go on
         error = SourceError(unit_bug(f"feed {state.url!r}", exc))
-        return _Outcome(failure=_record_failure(store, source_id, source, state, error, config, now))
+        return _Outcome(
+            failure=_record_failure(store, source_id, source, state, error, config, now)
+        )
     entries = [storable(replace(e, topic=e.topic or source.topic)) for e in poll.entries]
     entries, left = newest_new(store, entries, config.max_items_per_feed)
     saved = store.save_feed_poll(

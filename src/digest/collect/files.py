@@ -101,8 +101,7 @@ def describe(report: FileReport | FeedListReport | Unimported) -> list[str]:
             f" `digest now --since {report.weeks[0]}` writes them"
         )
     lines += [
-        f"  {reason} at {_line_list(where)}"
-        for reason, where in _skip_reasons(report.notices)
+        f"  {reason} at {_line_list(where)}" for reason, where in _skip_reasons(report.notices)
     ]
     return lines
 

@@ -127,7 +127,9 @@ def _collect_one(
         _remember(store, key, seen, 0, now)  # blank (a placeholder, being written): nothing to read
         return None
     grown_from = state.lines_read if state and seen.grown else 0
-    report, lines_ended = _import(store, path, big_or_data, source, source_id, zone, now, grown_from)
+    report, lines_ended = _import(
+        store, path, big_or_data, source, source_id, zone, now, grown_from
+    )
     _remember(store, key, seen, lines_ended, now)
     return report
 

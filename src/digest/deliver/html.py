@@ -128,7 +128,9 @@ def email_subject(template: str, period: Period) -> str:
     """config.subject with {period} (the week's label) and {dates} ("16–22 Nov 2026", in the
     period's own time zone) filled in, as a clean one-line header value."""
     zone = period.start.tzinfo
-    dates = format_period(period, zone if isinstance(zone, ZoneInfo) else ZoneInfo("UTC"), short=True)
+    dates = format_period(
+        period, zone if isinstance(zone, ZoneInfo) else ZoneInfo("UTC"), short=True
+    )
     try:
         subject = template.format(period=period.label, dates=dates)
     except (KeyError, IndexError, ValueError) as exc:

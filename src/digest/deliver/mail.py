@@ -127,7 +127,9 @@ def authenticate(smtp: smtplib.SMTP, config: EmailConfig) -> None:
         smtp.login(config.username, password)
     except smtplib.SMTPAuthenticationError as exc:
         raise SmtpReplyError(
-            f"login as {config.username!r} refused ({exc.smtp_code})", exc.smtp_code, fix=CREDENTIALS
+            f"login as {config.username!r} refused ({exc.smtp_code})",
+            exc.smtp_code,
+            fix=CREDENTIALS,
         ) from exc
 
 

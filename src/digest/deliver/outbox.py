@@ -162,7 +162,7 @@ def _why_not_mailed(job: _Job) -> str | None:
     if job.now < job.period.end:
         return (
             f"{label} is mailed once, when the week is over: the daemon's weekly job or"
-            f" `digest now --week {label}` then mails it (email.send = \"once\")"
+            f' `digest now --week {label}` then mails it (email.send = "once")'
         )
     mailed = job.store.deliveries(("sent", "unknown", "pending"))
     earlier = any(record.period == label and record.channel == "email" for record in mailed)

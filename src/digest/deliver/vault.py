@@ -75,8 +75,10 @@ def _read_manifest(folder: Path) -> dict[str, dict[str, str]]:
     return {
         key: value
         for key, value in data.items()
-        if isinstance(value, dict) and isinstance(value.get("name"), str)
-        and isinstance(value.get("sha256"), str) and "/" not in value["name"]
+        if isinstance(value, dict)
+        and isinstance(value.get("name"), str)
+        and isinstance(value.get("sha256"), str)
+        and "/" not in value["name"]
     }
 
 
@@ -85,8 +87,10 @@ def _is_ours(path: Path, recorded: dict[str, str] | None, text: str) -> bool:
     content = _read(path)
     if content == text:
         return True
-    return recorded is not None and recorded["name"] == path.name and (
-        content is not None and _digest(content) == recorded["sha256"]
+    return (
+        recorded is not None
+        and recorded["name"] == path.name
+        and (content is not None and _digest(content) == recorded["sha256"])
     )
 
 

@@ -389,9 +389,7 @@ class _Decoder:
         codings = [c.strip().lower() for c in encoding.split(",") if c.strip()]
         codings = [c for c in codings if c != "identity"]
         if len(codings) > 1 or (codings and codings[0] not in ("gzip", "x-gzip", "deflate")):
-            raise FetchError(
-                f"unsupported Content-Encoding {encoding!r}", url=url, permanent=True
-            )
+            raise FetchError(f"unsupported Content-Encoding {encoding!r}", url=url, permanent=True)
         self.coding = codings[0] if codings else None
         self.url = url
         self._zlib: Any = None

@@ -195,7 +195,9 @@ class FetchStage:
         self.progress = progress
         self.shorteners = frozenset(config.shortener_hosts)
         self.report = StageReport(Stage.FETCH)
-        self.backoff = lifecycle.Backoff(config.retry_base_s, config.retry_max_s, config.max_attempts)
+        self.backoff = lifecycle.Backoff(
+            config.retry_base_s, config.retry_max_s, config.max_attempts
+        )
         self._finished = 0
 
     async def run(self, due: Sequence[Item], posts: Sequence[Item]) -> StageReport:

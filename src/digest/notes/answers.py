@@ -81,7 +81,7 @@ _NOT_A_SUMMARY = re.compile(
     )\W*$""",
     re.IGNORECASE | re.VERBOSE | re.DOTALL,
 )
-_TERMINAL = ('.', '!', '?', '…', '."', ".'", '.”', '!"', '?"', ".)", "。")
+_TERMINAL = (".", "!", "?", "…", '."', ".'", ".”", '!"', '?"', ".)", "。")
 _LIST_SPLIT = re.compile(r"\n+|;\s+")
 _TAG_SPLIT = re.compile(r"[,;\n#|]+")
 

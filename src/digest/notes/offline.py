@@ -72,7 +72,9 @@ class OfflineSummarizer:
         else:
             count = self.sentence_count
             picked = pick_sentences(found, count + 3, request.title)  # the rest: key points
-            summary = " ".join(shorten(found[i], MAX_SENTENCE_CHARS) for i in sorted(picked[:count]))
+            summary = " ".join(
+                shorten(found[i], MAX_SENTENCE_CHARS) for i in sorted(picked[:count])
+            )
             rest = [found[i] for i in sorted(picked[count:]) if _fits_key_point(found[i], request)]
         return Note(
             summary=summary,

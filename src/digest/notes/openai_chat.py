@@ -315,9 +315,7 @@ class OpenAISummarizer:
             raise SummarizeError(f"summarize failed: {who}: {_status(exc)}")
         return retry_after_s(exc.response.headers, self.clock(), cap_s=RETRY_AFTER_CAP_S)
 
-    async def _call(
-        self, ask: Ask, purpose: str, response_format: str
-    ) -> tuple[str | None, bool]:
+    async def _call(self, ask: Ask, purpose: str, response_format: str) -> tuple[str | None, bool]:
         client = self._bind_to_running_loop()
         estimate = ask.tokens_in()
         reserved = self.spending.reserve(ask.model, estimate, ask.max_tokens)

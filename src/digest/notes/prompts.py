@@ -18,7 +18,9 @@ PROMPT_VERSION = "chat-2"
 MESSAGE_OVERHEAD_TOKENS = 8
 REPAIR_TURN_TOKENS = 60
 NOTE_ROLE = "You write short notes on saved web pages for a weekly reading digest."
-NOTE_FORMAT = 'Answer with only a JSON object: {"summary": "...", "key_points": ["..."], "tags": ["..."]}'
+NOTE_FORMAT = (
+    'Answer with only a JSON object: {"summary": "...", "key_points": ["..."], "tags": ["..."]}'
+)
 ECHO_MARKERS = (NOTE_ROLE, NOTE_FORMAT[:30])  # an answer holding one echoed the prompt
 
 

@@ -21,9 +21,7 @@ from typing import Any
 
 import json_repair
 
-_REASONING = re.compile(
-    r"<(think|thinking|reasoning)>.*?(?:</\1>|\Z)", re.DOTALL | re.IGNORECASE
-)
+_REASONING = re.compile(r"<(think|thinking|reasoning)>.*?(?:</\1>|\Z)", re.DOTALL | re.IGNORECASE)
 _CLOSING_TAG = re.compile(r"</(?:think|thinking|reasoning)>", re.IGNORECASE)
 _FENCE_LINE = re.compile(r"^\s*(?:```|~~~)[\w-]*\s*$", re.MULTILINE)
 # Markdown that means nothing in a plain-text note: headings, emphasis, quotes, list marks.

@@ -189,9 +189,7 @@ class NotesStage:
     ) -> None:
         for index, item in enumerate(items):
             cost = usage if index == 0 else None
-            intent = lifecycle.note_attached(
-                item, key, note, self.clock(), final=True, usage=cost
-            )
+            intent = lifecycle.note_attached(item, key, note, self.clock(), final=True, usage=cost)
             self.store.attach_note(intent)
             report.done += 1
 
@@ -206,7 +204,9 @@ class NotesStage:
         note = await fallback.note(request)
         key = note_cache_key(request.text, fallback)
         for item in bare:
-            self.store.attach_note(lifecycle.note_attached(item, key, note, self.clock(), final=False))
+            self.store.attach_note(
+                lifecycle.note_attached(item, key, note, self.clock(), final=False)
+            )
             report.done += 1
 
     def _record_failure(self, items: Sequence[Item], key: str, error: str) -> int:

@@ -88,7 +88,9 @@ def open_store_read_only(path: Path, *, busy_timeout_s: float = 5.0) -> Store:
     wal = path.with_name(path.name + "-wal")
     flag = "mode=ro" if wal.exists() else "immutable=1"
     try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?{flag}", uri=True, timeout=busy_timeout_s)
+        conn = sqlite3.connect(
+            f"{path.resolve().as_uri()}?{flag}", uri=True, timeout=busy_timeout_s
+        )
     except sqlite3.OperationalError as exc:
         raise store_error(exc, path) from exc
     try:

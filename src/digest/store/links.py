@@ -35,7 +35,14 @@ class LinksStore(ItemsStore):
             conn.execute(
                 "UPDATE items SET links = ?, linked_text = ?, error = ?, fetched_at = ?,"
                 " state = ? WHERE id = ?",
-                (json.dumps(list(links)), linked_text, for_display(error) if error else None, iso(now), state.value, item_id),
+                (
+                    json.dumps(list(links)),
+                    linked_text,
+                    for_display(error) if error else None,
+                    iso(now),
+                    state.value,
+                    item_id,
+                ),
             )
 
     def move_to_key(self, item_id: int, key: str) -> int:

@@ -238,6 +238,8 @@ def m010_feed_skipped_entries(db: Database) -> None:
     # How many entries without a link the feed had when last read: the collect report
     # says so once per change, not on every poll.
     db.execute("ALTER TABLE sources ADD COLUMN skipped_entries INTEGER NOT NULL DEFAULT 0")
+
+
 @migrations(name="m011_note_attempts")
 def m011_note_attempts(db: Database) -> None:
     # Note attempts are recorded on the item as fetch failures are: answers received for the

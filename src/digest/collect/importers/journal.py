@@ -217,7 +217,10 @@ def _read_entry(number: int, line: str, cursor: _Cursor, result: ImportResult) -
     bare = list(BARE_URL.finditer(rest)) if "://" in rest else []
     prose = tidy_title(remove_spans(rest, [match.span() for match in bare]))
     links = [
-        (m.group("target").strip("<>"), " ".join(body[m.start("title") : m.end("title")].split()) or None)
+        (
+            m.group("target").strip("<>"),
+            " ".join(body[m.start("title") : m.end("title")].split()) or None,
+        )
         for m in marked
     ] + [link for _, link in referenced]
     if not marked and len(bare) == 1:  # `Some title https://…`: the text is its title

@@ -237,7 +237,11 @@ class PostsImporter:
         return ImportResult(
             items=[_post_item(post) for post in split.posts],
             notices=[
-                Rejected(line.number, line.text, f"post boundary guessed ({signal}): split here; check the post before")
+                Rejected(
+                    line.number,
+                    line.text,
+                    f"post boundary guessed ({signal}): split here; check the post before",
+                )
                 for line, signal in split.guessed
             ],
         )
