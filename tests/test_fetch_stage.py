@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import multiprocessing.util
 import os
 import signal
+import subprocess
+import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
@@ -172,6 +175,9 @@ def test_a_big_batch_is_extracted_in_worker_processes_and_leaves_no_files(
 ) -> None:
     spool = tmp_path / "tmp"
     spool.mkdir()
+    # multiprocessing keeps the temp folder it first sees for the fork server's socket: pin
+    # it to the usual one, not the spool this test moves and deletes
+    multiprocessing.util.get_temp_dir()
     monkeypatch.setattr(tempfile, "tempdir", str(spool))
     count = PROCESS_POOL_THRESHOLD + 2
     for n in range(count):
@@ -187,6 +193,37 @@ def test_a_big_batch_is_extracted_in_worker_processes_and_leaves_no_files(
     texts = {item.url: item.text or "" for item in rig.items()}
     assert all(f"Article {n} opens" in texts[server.url(f"/p{n}")] for n in range(count))
     assert list(spool.glob("digest-pages-*")) == []  # (the fork server's socket dir stays)
+
+
+FETCH_IN_A_FRESH_PROCESS = """
+import sys
+from digest.cli import main
+sys.argv = ["digest", "extract", "--config", sys.argv[1]]
+main()
+"""
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="the pool is used only with two cores")
+def test_a_big_batch_is_extracted_in_process_when_the_workers_cannot_start(
+    rig: Rig, server: LoopbackServer, tmp_path: Path
+) -> None:
+    count = PROCESS_POOL_THRESHOLD + 2
+    for n in range(count):
+        server.routes[f"/p{n}"] = article(f"Article {n}")
+    rig.save(*(SavedItem(server.url(f"/p{n}")) for n in range(count)))
+    long_tmp = tmp_path / ("t" * 100) / ("m" * 100)  # no room left for a socket's path
+    long_tmp.mkdir(parents=True)
+
+    run = subprocess.run(
+        [sys.executable, "-c", FETCH_IN_A_FRESH_PROCESS, str(rig.config_path)],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+        env={**os.environ, "TMPDIR": str(long_tmp)},
+    )  # fmt: skip
+
+    assert run.returncode == 0, run.stderr
+    assert "extraction workers could not start" in run.stdout + run.stderr
+    texts = [item.text or "" for item in rig.items()]
+    assert len(texts) == count and all("opens" in text for text in texts)
 
 
 def test_items_are_fetched_one_host_at_a_time_in_turn() -> None:

@@ -19,7 +19,7 @@ import itertools
 import os
 import shutil
 import tempfile
-from collections.abc import AsyncIterator, Awaitable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import asynccontextmanager
@@ -33,7 +33,7 @@ from digest.clock import REAL_WAITS, Clock, Progress, Waits
 from digest.config import FetchConfig
 from digest.errors import DigestError, ExtractError, SkippedContent, unit_bug
 from digest.extract import extract
-from digest.fetch.client import Fetcher, FetchResult, check_status
+from digest.fetch.client import Fetcher, FetchResult, check_status, describe_error
 from digest.models import Extracted, Item, Stage, StageReport
 from digest.store import Store, url_key
 from digest.tasks import run_together
@@ -94,8 +94,8 @@ class Pool:
     def __init__(self, workers: int, extract_timeout_s: float = EXTRACT_TIMEOUT_S) -> None:
         self.workers = workers
         self.extract_timeout_s = extract_timeout_s
-        self.spool = Path(tempfile.mkdtemp(prefix="digest-pages-"))
         self.executor = _start_workers(workers)
+        self.spool = Path(tempfile.mkdtemp(prefix="digest-pages-"))
         self._names = itertools.count()
 
     async def read(self, reader: PageReader, url: str) -> tuple[FetchResult, Extracted]:
@@ -135,6 +135,17 @@ class Pool:
         shutil.rmtree(self.spool, ignore_errors=True)
 
 
+def _start_pool(workers: int, info: Callable[[str], None]) -> Pool | None:
+    try:
+        return Pool(workers)
+    except OSError as error:  # e.g. a TMPDIR too long for the fork server's socket path
+        info(
+            f"extraction workers could not start ({describe_error(error)}); pages are "
+            "extracted in this process (set TMPDIR to a short folder to get them back)"
+        )
+        return None
+
+
 def _start_workers(workers: int) -> ProcessPoolExecutor:
     # Not fork: a forked worker inherits locks that other threads (the resolver's, the
     # daemon's scheduler) held at that moment and can hang on one for ever. The fork
@@ -162,11 +173,16 @@ def extract_file(path: str, url: str, content_type: str | None) -> Extracted:
 
 @asynccontextmanager
 async def page_reader(
-    config: FetchConfig, clock: Clock, pages: int, waits: Waits = REAL_WAITS
+    config: FetchConfig,
+    clock: Clock,
+    pages: int,
+    waits: Waits,
+    info: Callable[[str], None],
 ) -> AsyncIterator[PageReader]:
-    """A reader for a batch of about `pages` pages: worker processes only when it pays."""
+    """A reader for a batch of about `pages` pages: worker processes only when it pays
+    and they can start (`info` is told when they cannot)."""
     workers = os.cpu_count() or 1
-    pool = Pool(workers) if workers > 1 and pages >= PROCESS_POOL_THRESHOLD else None
+    pool = _start_pool(workers, info) if workers > 1 and pages >= PROCESS_POOL_THRESHOLD else None
     try:
         async with Fetcher(config, waits) as fetcher:
             # enough pages in hand to keep the fetches going and every worker busy
@@ -206,7 +222,9 @@ class FetchStage:
             return self.report
         links = sum(len(post.links[:MAX_POST_LINKS]) for post in posts)
         total = len(due) + len(posts)
-        async with page_reader(self.config, self.clock, len(due) + links, self.waits) as reader:
+        async with page_reader(
+            self.config, self.clock, len(due) + links, self.waits, self.report.info.append
+        ) as reader:
             fetches = (self._fetch_item(reader, item) for item in by_host_in_turn(due))
             follows = (self._follow_links(reader, post) for post in posts)
             await run_together(
