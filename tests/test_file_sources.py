@@ -28,6 +28,21 @@ NOW = datetime(2026, 1, 12, 9, 0, tzinfo=UTC)
 # -- digest import -----------------------------------------------------------------
 
 
+def test_a_file_error_carries_the_file_as_data_and_names_it_once(
+    store: Store, tmp_path: Path
+) -> None:
+    binary = tmp_path / "photo.md"
+    binary.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+
+    with pytest.raises(ImportFormatError) as raised:
+        import_file(store, binary, source_id=store.ensure_source("t", "import"), zone=ZONE, now=NOW)
+    [report] = import_files(store, [binary], zone=ZONE, now=NOW)
+
+    assert (raised.value.path, raised.value.reason) == (binary, "a binary file, not text")
+    assert str(raised.value) == f"{binary}: a binary file, not text"
+    assert describe(report) == [f"{binary}: a binary file, not text"]
+
+
 def test_import_files_reports_each_file(store: Store) -> None:
     reports = import_files(
         store, [FIXTURES / "til.md", FIXTURES / "til_older.md"], zone=ZONE, now=NOW

@@ -14,7 +14,7 @@
     ├── FetchError              a page could not be fetched (url; permanent, retry_after):
     │   │                       record against the item, retry with backoff (lifecycle)
     │   ├── BlockedAddress      a scheme or address the guard refuses: given up sooner
-    │   │   └── AddressRefused  (netguard) raised in the transport, which knows no URL
+    │   │   └── AddressRefused  (fetch.guard) raised in the transport, which knows no URL
     │   └── SkippedContent      binary: closed after its first bytes, never fetched again
     ├── ExtractError            fetched bytes held no usable text (url): record, retry later
     ├── SummarizeError          the LLM gave no valid note: a stand-in note, retry later
@@ -22,12 +22,12 @@
     │   └── LLMUnavailable      quota, auth, model, no server: stop the stage for this run
     │       └── BudgetReached   llm.budget_usd is spent: no new calls this run
     └── DeliveryError           mail or file delivery failed (fix: what to do): retry later
-        ├── DeliveryUnknown     (smtp) dropped after the message was sent: never resend
-        └── SmtpReplyError      (smtp) the server answered an error code; 4xx is transient
+        ├── DeliveryUnknown     (deliver.mail) dropped after the message was sent: never resend
+        └── SmtpReplyError      (deliver.mail) the server answered an error code; 4xx is transient
 
 Outside the tree, on purpose: doctor.Problem (a failed check and its fix, caught by doctor
 itself), collect.importers.common.TimeError (a ValueError a parser turns into a Rejected
-line) and netguard.UnresolvedHost (an httpcore error httpx wraps; fetch names it).
+line) and fetch.guard.UnresolvedHost (an httpcore error httpx wraps; fetch names it).
 
 Per-item code catches these, records them against the item and goes on; anything else is
 a bug and escapes. The culprit travels as data (DigestError.url, item_id, path, line) and
@@ -206,4 +206,9 @@ def unit_bug(culprit: str, exc: Exception) -> str:
     """Log a bug met while handling one unit (traceback included) and return the one line to
     record against that unit, naming it, so that the run goes on without it."""
     logging.getLogger(BUG_LOGGER).error("bug while handling %s", culprit, exc_info=exc)
-    return f"{culprit}: internal error ({type(exc).__name__}: {exc}); a bug in digest, please report it"
+    return f"{culprit}: {bug_reason(exc)}"
+
+
+def bug_reason(exc: Exception) -> str:
+    """What a unit's record says of a bug met while handling it."""
+    return f"internal error ({type(exc).__name__}: {exc}); a bug in digest, please report it"

@@ -14,10 +14,16 @@ from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from digest.collect.files import FileReport, after_line_only, encoding_of, load, save_result
+from digest.collect.files import (
+    FileReport,
+    after_line_only,
+    encoding_of,
+    load,
+    save_result,
+    unreadable,
+)
 from digest.collect.formats import LineImporter, streaming
 from digest.collect.importers.common import lines_of
-from digest.errors import SourceError
 from digest.store import Store
 
 STREAM_BYTES = 16 * 1024 * 1024  # files larger than this are streamed when their format allows
@@ -48,7 +54,7 @@ def read_range(path: Path, start: int, length: int) -> bytes:
             file.seek(start)
             return file.read(length)
     except OSError as exc:
-        raise SourceError(f"cannot read {path}: {exc.strerror or exc}") from exc
+        raise unreadable(path, exc) from exc
 
 
 def blocks(path: Path, size: int) -> Iterator[bytes]:
@@ -60,7 +66,7 @@ def blocks(path: Path, size: int) -> Iterator[bytes]:
                 left -= len(block)
                 yield block
     except OSError as exc:
-        raise SourceError(f"cannot read {path}: {exc.strerror or exc}") from exc
+        raise unreadable(path, exc) from exc
 
 
 class FileLines:

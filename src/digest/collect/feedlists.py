@@ -62,7 +62,7 @@ def read_feed_list(path: Path, text: str) -> FeedList:
     try:
         return FeedList(path, parse_opml(text))
     except ImportFormatError as exc:
-        raise ImportFormatError(f"{path}: {exc}") from exc
+        raise ImportFormatError(exc.reason, path=path) from exc
 
 
 def import_feed_list(

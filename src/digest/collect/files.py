@@ -31,7 +31,7 @@ from digest.collect.formats import Importer, ImportResult, find_importer
 from digest.collect.importers.common import storable, url_problem
 from digest.collect.importers.opml import is_opml
 from digest.config import IMPORT_SOURCE, MANUAL_SOURCE, SourceConfig
-from digest.errors import ImportFormatError, SourceError, unit_bug
+from digest.errors import ImportFormatError, SourceError, bug_reason, unit_bug
 from digest.models import ItemKind, Rejected, SavedItem
 from digest.periods import week_label
 from digest.store import Store
@@ -147,14 +147,14 @@ def file_size(path: Path) -> int:
     try:
         return path.stat().st_size
     except OSError as exc:
-        raise SourceError(f"cannot read {path}: {exc.strerror or exc}") from exc
+        raise unreadable(path, exc) from exc
 
 
 def read_bytes(path: Path) -> bytes:
     try:
         return path.read_bytes()
     except OSError as exc:
-        raise SourceError(f"cannot read {path}: {exc.strerror or exc}") from exc
+        raise unreadable(path, exc) from exc
 
 
 def decode(data: bytes, path: Path) -> str:
@@ -184,7 +184,7 @@ def encoding_of(data: bytes, path: Path) -> str:
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         return "utf-16"
     if b"\x00" in data[:8192]:
-        raise ImportFormatError(f"{path}: a binary file, not text")
+        raise ImportFormatError("a binary file, not text", path=path)
     text = data.decode("utf-8-sig", errors="replace")
     bad = text.count("\ufffd") - data.count("\ufffd".encode())
     # many broken sequences: not UTF-8 at all (one cut at the end of a file's start is fine)
@@ -199,12 +199,13 @@ def load(path: Path, data: bytes, forced_format: str | None) -> Loaded:
 def _recognise(path: Path, text: str, forced_format: str | None) -> Loaded:
     if _is_feed_list(text, forced_format):
         raise ImportFormatError(
-            f"{path}: an OPML list of feeds, not saved links; add its feeds with `digest import`"
+            "an OPML list of feeds, not saved links; add its feeds with `digest import`",
+            path=path,
         )
     try:
         importer = find_importer(text, forced_format)
     except ImportFormatError as exc:
-        raise ImportFormatError(f"{path}: {exc}") from exc
+        raise ImportFormatError(exc.reason, path=path) from exc
     return Loaded(path, importer, text)
 
 
@@ -223,7 +224,7 @@ def save(
     try:
         result: ImportResult = loaded.importer.parse(loaded.text, zone=zone)
     except ImportFormatError as exc:  # sniffed as the format, yet broken (invalid JSON…)
-        raise ImportFormatError(f"{loaded.path}: {exc}") from exc
+        raise ImportFormatError(exc.reason, path=loaded.path) from exc
     result = after_line_only(result, after_line)
     return save_result(
         store, loaded.path, loaded.importer.name, result, source_id, now, zone, topic
@@ -342,7 +343,7 @@ def import_files(
         try:
             found = files_under(given)
         except SourceError as exc:
-            outcomes.append(Unimported(given, _without_path(exc, given)))
+            outcomes.append(Unimported(given, _reason_for(exc, given)))
             continue
         if not found:
             outcomes.append(Unimported(given, "an empty folder, nothing to import", failed=False))
@@ -373,14 +374,15 @@ def _import_one(
             return import_feed_list(store, planned, declared, now)
         return save(store, planned, source_id=source_id, zone=zone, now=now)
     except (SourceError, ImportFormatError) as exc:
-        return Unimported(path, _without_path(exc, path))
+        return Unimported(path, _reason_for(exc, path))
     except Exception as exc:  # a bug: this file is not imported, the others are
-        return Unimported(path, _without_path(unit_bug(str(path), exc), path))
+        unit_bug(str(path), exc)
+        return Unimported(path, bug_reason(exc))
 
 
-def _without_path(exc: Exception | str, path: Path) -> str:
-    """The error's reason, without the file name `Unimported` puts in front anyway."""
-    return str(exc).removeprefix(f"{path}: ").replace(f" {path}: ", " ")
+def _reason_for(exc: SourceError | ImportFormatError, path: Path) -> str:
+    """The error's line for `Unimported`, which names the file itself."""
+    return exc.reason if exc.path == path else str(exc)
 
 
 def files_under(root: Path | None) -> list[Path]:
@@ -390,7 +392,7 @@ def files_under(root: Path | None) -> list[Path]:
     if root.is_file():
         return [root]
     if not root.is_dir():
-        raise SourceError(f"{root}: no such file or folder")
+        raise SourceError("no such file or folder", path=root)
     found: list[Path] = []
     for folder, dirs, files in os.walk(root, onerror=_raise_source_error):
         dirs[:] = [name for name in dirs if not name.startswith(".")]
@@ -399,7 +401,12 @@ def files_under(root: Path | None) -> list[Path]:
 
 
 def _raise_source_error(exc: OSError) -> None:
-    raise SourceError(f"cannot list {exc.filename}: {exc.strerror or exc}") from exc
+    raise unreadable(exc.filename, exc, "list") from exc
+
+
+def unreadable(path: str | Path, exc: OSError, doing: str = "read") -> SourceError:
+    """The error for a file or folder the system would not let digest read (or list)."""
+    return SourceError(f"cannot {doing} it: {exc.strerror or exc}", path=path)
 
 
 def _plan(path: Path, text: str, forced_format: str | None) -> Loaded | FeedList:

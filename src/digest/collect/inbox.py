@@ -36,6 +36,7 @@ from digest.collect.files import (
     problem_lines,
     read_bytes,
     save,
+    unreadable,
 )
 from digest.config import SourceConfig
 from digest.errors import ImportFormatError, SourceError, unit_bug
@@ -163,7 +164,7 @@ def _stat(path: Path) -> os.stat_result:
     try:
         return path.stat()
     except OSError as exc:
-        raise SourceError(f"cannot read {path}: {exc.strerror or exc}") from exc
+        raise unreadable(path, exc) from exc
 
 
 def _unchanged(state: FileState, stat: os.stat_result) -> bool:
