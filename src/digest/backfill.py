@@ -27,11 +27,8 @@ class Week:
 def weeks_with_items(config: Config, since: Period | None, now_label: str) -> list[Week]:
     """Weeks from `since` (else the first) to the current one that have items, oldest first."""
     zone = config.digest.zone
-    store = open_store(config.db_path)
-    try:
+    with open_store(config.db_path) as store:
         counts = Counter(week_label(item.saved_at, zone) for item in store.all_items())
-    finally:
-        store.close()
     first = since.label if since else ""
     return [
         Week(parse_week(label, zone), count)

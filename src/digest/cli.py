@@ -357,8 +357,7 @@ def import_(files: tuple[Path, ...], forced_format: str | None) -> None:
     from digest.store import open_store
 
     cfg = config()
-    store = open_store(cfg.db_path)
-    try:
+    with open_store(cfg.db_path) as store:
         outcomes = import_files(
             store,
             list(files),
@@ -367,8 +366,6 @@ def import_(files: tuple[Path, ...], forced_format: str | None) -> None:
             forced_format=forced_format,
             declared=cfg.sources,
         )
-    finally:
-        store.close()
     failed = 0
     for outcome in outcomes:
         is_failure = isinstance(outcome, Unimported) and outcome.failed
@@ -393,11 +390,8 @@ def sources_list() -> None:
     from digest.store import open_store
 
     cfg = config()
-    store = open_store(cfg.db_path)
-    try:
+    with open_store(cfg.db_path) as store:
         rows = all_sources(store, cfg.sources)
-    finally:
-        store.close()
     columns = ("name", "kind", "origin", "status", "items", "location")
     table = [columns, *(tuple(for_display(str(row[c])) for c in columns) for row in rows)]
     widths = [max(len(line[i]) for line in table) for i in range(len(columns) - 1)]
@@ -416,11 +410,8 @@ def sources_export(as_opml: bool) -> None:
     if not as_opml:
         raise click.UsageError("say which format: --opml")
     cfg = config()
-    store = open_store(cfg.db_path)
-    try:
+    with open_store(cfg.db_path) as store:
         click.echo(feeds_as_opml(store, cfg.sources), nl=False)
-    finally:
-        store.close()
 
 
 @cli.command()
@@ -444,11 +435,8 @@ def add(url: str, title: str | None, note: str | None, saved_at: datetime | None
     when = (
         saved_at.replace(tzinfo=cfg.digest.zone) if saved_at and not saved_at.tzinfo else saved_at
     )
-    store = open_store(cfg.db_path)
-    try:
+    with open_store(cfg.db_path) as store:
         is_new = add_url(store, url, title=title, note=note, saved_at=when, now=utc_now())
-    finally:
-        store.close()
     shown = for_display(url)
     click.echo(f"saved {shown}" if is_new else f"already saved: {shown}")
 
@@ -488,12 +476,9 @@ def read(refs: tuple[str, ...]) -> None:
     from digest.compose.backlog import mark_read
     from digest.store import open_store
 
-    store = open_store(config().db_path)
-    try:
+    with open_store(config().db_path) as store:
         for line in mark_read(store, refs, utc_now()):
             click.echo(for_display(line))
-    finally:
-        store.close()
 
 
 @cli.command()
@@ -588,16 +573,13 @@ def status(as_json: bool, list_all: bool, failed_only: bool, source: str | None)
     from digest.status import StatusQuery, gather_status, render_status
     from digest.store import open_store
 
-    store = open_store(config().db_path)
-    try:
+    with open_store(config().db_path) as store:
         if source is not None and source not in {row.name for row in store.list_sources()}:
             raise click.BadParameter(
                 f"no source named {source!r} (`digest sources list` names them)",
                 param_hint="--source",
             )
         data = gather_status(store, StatusQuery(list_all, failed_only, source))
-    finally:
-        store.close()
     render_status(data, as_json=as_json)
 
 
@@ -615,11 +597,8 @@ def export(week: str | None, fmt: str) -> None:
 
     cfg = config()
     period = _period(cfg, week, utc_now()) if week else None
-    store = open_store(cfg.db_path)
-    try:
+    with open_store(cfg.db_path) as store:
         write_export(store, period, fmt, sys.stdout)
-    finally:
-        store.close()
 
 
 def main() -> None:

@@ -108,14 +108,13 @@ def check_database(config: Config) -> str:
         store = open_store_read_only(path)
     except DigestError as exc:
         raise Problem(str(exc), "check the file's permissions, or move it aside") from exc
-    try:
-        problems = store.integrity_problems()
-        pending, unknown = schema_differences(store)
-        items = store.count_items() if not pending else None
-    except DigestError as exc:
-        raise Problem(str(exc), "restore the database from a backup, or move it aside") from exc
-    finally:
-        store.close()
+    with store:
+        try:
+            problems = store.integrity_problems()
+            pending, unknown = schema_differences(store)
+            items = store.count_items() if not pending else None
+        except DigestError as exc:
+            raise Problem(str(exc), "restore the database from a backup, or move it aside") from exc
     if problems:
         raise Problem(
             f"{path} fails integrity_check: {problems[0]}",
@@ -139,11 +138,8 @@ def _feed_sources(config: Config) -> list[SourceConfig]:
     from digest.collect.feedlists import imported_feed_sources
 
     try:
-        store = open_store_read_only(config.db_path)
-        try:
+        with open_store_read_only(config.db_path) as store:
             return feeds + [source for _, source in imported_feed_sources(store, config.sources)]
-        finally:
-            store.close()
     except DigestError:
         return feeds  # the database check has said why
 
