@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
+import pytest
 from click.testing import CliRunner
 
 from digest.cli import cli
@@ -21,6 +22,8 @@ from digest.config import Config
 from digest.models import Stage
 from digest.periods import parse_week
 from digest.pipeline import NotesScope, RunResult, run
+from digest.status import StatusQuery, gather_status, render_status
+from digest.store import open_store
 from fake_openai import USABLE_SHAPES, FakeOpenAI
 from test_notes import NOW, WEEK, config_for, db, digest_text, seed
 
@@ -314,3 +317,24 @@ def test_summarize_retry_asks_again_for_items_whose_attempts_ran_out(
 
     assert retried.exit_code == 0, retried.output
     assert len(fake_openai.requests) == 6 and model_notes(config) == 2
+
+
+def test_status_lists_items_whose_note_failed_with_why_and_when_next(
+    tmp_path: Path, fake_openai: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = config_for(tmp_path, fake_openai, max_attempts=3)
+    ids = seed(config, pages(2))
+    fake_openai.responder = FakeOpenAI.shaped("refusal")
+    notes_run(config)
+
+    with open_store(config.db_path) as store:
+        data = gather_status(store, StatusQuery(failed_only=True))
+    render_status(data, as_json=False)
+
+    block = data["items_to_look_at"]
+    assert block["total"] == 2
+    assert {item["id"] for item in block["items"]} == set(ids.values())
+    for item in block["items"]:
+        assert item["state"] == "fetched" and 1 <= item["note_attempts"] <= 3
+        assert "placeholder or refusal" in item["note_error"] and item["note_next_attempt_at"]
+    assert "note: " in capsys.readouterr().out

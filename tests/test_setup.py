@@ -264,6 +264,9 @@ def test_status_json_is_versioned_with_totals(config_with_failures: Path) -> Non
         "attempts",
         "next_attempt_at",
         "error",
+        "note_attempts",
+        "note_next_attempt_at",
+        "note_error",
     }
     assert block["items"][0]["sources"] == ["reading list"]
 

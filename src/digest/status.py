@@ -114,6 +114,9 @@ def _item(row: ItemToLookAt) -> dict[str, Any]:
         "attempts": row.attempts,
         "next_attempt_at": row.next_attempt_at,
         "error": row.error,
+        "note_attempts": row.note_attempts,
+        "note_next_attempt_at": row.note_next_attempt_at,
+        "note_error": row.note_error,
     }
 
 
@@ -164,7 +167,10 @@ def _print_items_to_look_at(console: Console, block: dict[str, Any]) -> None:
         item
         | {
             "read": "read" if item["read"] else "unread",
-            "why": item["error"] or item["quality"],
+            "next_attempt_at": item["next_attempt_at"] or item["note_next_attempt_at"],
+            "why": item["error"]
+            or (item["note_error"] and f"note: {item['note_error']}")
+            or item["quality"],
         }
         for item in block["items"]
     ]

@@ -49,7 +49,7 @@ class FileState:
 
 @dataclass(frozen=True)
 class ItemToLookAt:
-    """A failed item, or one whose page was no article, for status."""
+    """A failed item, one whose note failed, or one whose page was no article, for status."""
 
     id: int
     url: str | None
@@ -59,6 +59,9 @@ class ItemToLookAt:
     attempts: int
     next_attempt_at: str | None
     error: str | None
+    note_attempts: int  # model calls for its current text
+    note_next_attempt_at: str | None
+    note_error: str | None  # why its note is a stand-in, until the model's comes
     sources: tuple[str, ...]
 
 

@@ -247,16 +247,18 @@ class RunsStore(StoreBase):
     def items_to_look_at(
         self, *, failed_only: bool, source: str | None, limit: int | None
     ) -> tuple[int, list[ItemToLookAt]]:
-        """Failed items, and (unless `failed_only`) items whose page was no article: the
-        total and the first `limit` (None: all), oldest first."""
+        """Failed items, items whose note failed, and (unless `failed_only`) items whose
+        page was no article: the total and the first `limit` (None: all), oldest first."""
         where, params = _of_source(source)
-        where += " AND (i.state = ?" + ("" if failed_only else " OR i.quality IS NOT NULL")
+        where += " AND (i.state = ? OR i.note_error IS NOT NULL"
+        where += "" if failed_only else " OR i.quality IS NOT NULL"
         params = [*params, ItemState.FAILED]
         where += ")"
         total = self._query(f"SELECT count(*) FROM items i WHERE {where}", params)[0][0]
         rows = self._query(
             "SELECT i.id, i.url, i.state, i.quality, i.read_at, i.attempts, i.next_attempt_at,"
-            " i.error, (SELECT group_concat(s.name, ', ') FROM item_sources x"
+            " i.error, i.note_attempts, i.note_next_attempt_at, i.note_error,"
+            " (SELECT group_concat(s.name, ', ') FROM item_sources x"
             "  JOIN sources s ON s.id = x.source_id WHERE x.item_id = i.id) AS sources"
             f" FROM items i WHERE {where} ORDER BY i.id LIMIT ?",
             [*params, -1 if limit is None else limit],
