@@ -103,9 +103,9 @@ UNRESOLVED = "fetch failed: 'https://{0}.example/': ConnectError: cannot resolve
 
 def test_a_run_where_no_host_resolves_says_so_in_one_line() -> None:
     report = StageReport(Stage.FETCH, 0, [UNRESOLVED.format(n) for n in range(122)])
-    assert without_unresolved(report, "pages").failures == [
-        "no network: 122 pages left for the next run"
-    ]
+    collapsed = without_unresolved(report, "pages")
+    assert collapsed.failures == ["no network: 122 pages left for the next run"]
+    assert collapsed.failed == 122  # "fetch: 0 done, 122 failed" above that line
     mixed = StageReport(Stage.FETCH, 0, [UNRESOLVED.format(1), "fetch failed: 'x': HTTP 500"])
     assert without_unresolved(mixed, "pages") == mixed
     some_done = StageReport(Stage.FETCH, 3, [UNRESOLVED.format(1)])
@@ -148,10 +148,10 @@ def test_a_page_not_read_says_why_and_when_instead_of_a_pretend_note() -> None:
     )
     assert (
         "  Read the appendix first. *(page not read yet: host unreachable;"
-        " tried again on the next run)*\n"
+        " to be tried again on the next run)*\n"
     ) in markdown
     assert "extractive summar" not in markdown
-    assert "*Skipped: 1 item not read (host unreachable).*" in markdown
+    assert "*Not summarised: 1 item not read (host unreachable).*" in markdown
 
 
 def test_import_reports_the_dates_and_weeks_it_touched(tmp_path: Path) -> None:

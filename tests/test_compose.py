@@ -350,7 +350,7 @@ def test_the_footer_says_who_wrote_what_at_what_cost_and_what_was_skipped() -> N
         "*Notes: 1 note by m, prompt chat-2:English (1,200 tokens in, 80 out, $0.0012).*\n\n"
         "*Week summary: m, prompt chat-2:English (300 tokens in, 50 out, $0.0004).*\n\n"
         "*LLM total: 1,500 tokens in, 130 out, $0.0016.*\n\n"
-        "*Skipped: 1 item not fetched yet.*\n"
+        "*Not summarised: 1 item not fetched yet.*\n"
     )
 
 

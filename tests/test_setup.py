@@ -75,6 +75,19 @@ def test_init_writes_the_user_config_once_and_config_path_shows_it(
     assert healthy.exit_code == 0, healthy.output
 
 
+def test_init_in_a_folder_with_its_own_config_says_which_one_digest_reads_there(
+    home: Path, elsewhere: Path
+) -> None:
+    (elsewhere / "config").mkdir()
+    (elsewhere / "config" / "digest.toml").write_text('[digest]\ndata_dir = "data"\n')
+
+    result = digest("init")
+
+    assert result.exit_code == 0
+    assert str(home / ".config" / "digest" / "digest.toml") in result.stdout
+    assert f"here digest reads {elsewhere / 'config' / 'digest.toml'} instead" in result.stderr
+
+
 def test_a_run_from_another_folder_uses_the_user_config_and_its_data(
     home: Path, elsewhere: Path
 ) -> None:
@@ -323,6 +336,28 @@ def test_doctor_names_an_unresolvable_feed_host_in_one_line(tmp_path: Path) -> N
         "source 'gone': problem: host 'feeds.gone.example' does not resolve (Name or service not"
         " known); fix: check the url, and the machine's DNS and network",
     ]
+
+
+def test_doctor_without_feeds_checks_dns_on_the_saved_pages_hosts(tmp_path: Path) -> None:
+    config = tmp_path / "digest.toml"
+    config.write_text('[digest]\ndata_dir = "data"\n[llm]\nprovider = "offline"\n')
+    with open_store(tmp_path / "data" / "digest.db") as store:
+        source = store.ensure_source("inbox", "file", path="/inbox")
+        store.save_items(source, [SavedItem("https://pages.gone.example/a")], NOW)
+    looked_up: list[str] = []
+
+    def resolve(host: str, port: int) -> Any:
+        looked_up.append(host)
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    lines = [check.line() for check in run_checks(config, resolve=resolve)]
+
+    assert looked_up == ["pages.gone.example"]
+    assert (
+        "network: problem: DNS resolves none of the 1 hosts of saved pages ('pages.gone.example':"
+        " Name or service not known); fix: check the machine's DNS and network; the pages are"
+        " fetched when it is back"
+    ) in lines
 
 
 def test_doctor_names_a_malformed_feed_url_by_its_key(tmp_path: Path) -> None:

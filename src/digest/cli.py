@@ -161,7 +161,7 @@ def print_reports(reports: Sequence[StageReport]) -> None:
     """One line per stage, then one line per news and per failure (a screenful of each at
     most), on stderr."""
     for report in reports:
-        click.echo(f"{report.name}: {report.done} done, {len(report.failures)} failed", err=True)
+        click.echo(f"{report.name}: {report.done} done, {report.failed} failed", err=True)
         for lines, mark in ((report.info, "  "), (report.failures, "  ! ")):
             for line in lines[:SCREENFUL]:
                 click.echo(for_display(f"{mark}{line}"), err=True)
@@ -502,12 +502,13 @@ def resend(week: str) -> None:
 def init() -> None:
     """Write the commented default config to the user's config location (never overwriting)."""
     from digest.atomic import write_atomic
-    from digest.config import default_config_text, user_config_path, user_data_dir
+    from digest.config import default_config_text, locate_config, user_config_path, user_data_dir
 
     path = user_config_path()
     if path.exists():
         click.echo(f"{path} exists; left as it is (`digest config path` shows what is in use)")
         return
+    in_use = locate_config(settings().config_path)
     inbox = user_data_dir() / "inbox"  # the config's file source: files dropped here are read
     try:
         write_atomic(path, default_config_text(user_data_dir()))
@@ -515,6 +516,12 @@ def init() -> None:
     except OSError as exc:
         raise ConfigError(f"cannot write {exc.filename or path}: {exc.strerror or exc}") from exc
     click.echo(f"wrote {path}: edit [[sources]], then `digest now`; drop files into {inbox}")
+    if in_use.path is not None and in_use.path != path:
+        click.echo(
+            f"note: here digest reads {in_use.path} instead ({in_use.found_by}); run it from "
+            f"another folder, or pass --config {path}",
+            err=True,
+        )
 
 
 @cli.group("config")

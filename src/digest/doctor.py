@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 
 import openai
 
+from digest.clock import utc_now
 from digest.config import Config, SourceConfig, load_config, user_config_path
 from digest.deliver.mail import UNREACHABLE, check_server
 from digest.errors import DeliveryError, DigestError
@@ -29,6 +30,7 @@ from digest.store import open_store_read_only, schema_differences
 
 Resolver = Callable[[str, int], Any]  # socket.getaddrinfo's shape: raises OSError if unknown
 DNS_TIMEOUT_S = 10.0
+SAVED_HOSTS_CHECKED = 3  # with no feed source: hosts of unread saved pages looked up
 
 
 @dataclass(frozen=True)
@@ -197,7 +199,7 @@ def check_network(config: Config, feeds: list[SourceConfig], resolve: Resolver) 
         if (host := _host(source)) is not None:
             hosts.setdefault(host, source.name)
     if not hosts:
-        yield Check("network", True, "no feed sources to reach")
+        yield _saved_hosts_check(config, resolve)
         return
     unresolved = _unresolved_hosts(list(hosts), resolve)
     for host, why in unresolved.items():
@@ -210,6 +212,37 @@ def check_network(config: Config, feeds: list[SourceConfig], resolve: Resolver) 
     reachable = [s for s in feeds if _host(s) in hosts and _host(s) not in unresolved]
     if reachable:
         yield _checked("network", lambda cfg: _fetch_one(cfg, reachable[0]), config)
+
+
+def _saved_hosts_check(config: Config, resolve: Resolver) -> Check:
+    """With no feed to fetch, DNS checked on the hosts of the pages saved and not read."""
+    hosts = sorted(set(_saved_hosts(config)))[:SAVED_HOSTS_CHECKED]
+    if not hosts:
+        return Check("network", True, "nothing to reach yet: no feed sources, no saved pages")
+    unresolved = _unresolved_hosts(hosts, resolve)
+    if len(unresolved) < len(hosts):
+        resolved = ", ".join(host for host in hosts if host not in unresolved)
+        return Check(
+            "network", True, f"no feed sources; DNS resolves saved pages' hosts ({resolved})"
+        )
+    host, why = next(iter(unresolved.items()))
+    return Check(
+        "network",
+        False,
+        f"DNS resolves none of the {len(hosts)} hosts of saved pages ({host!r}: {why})",
+        "check the machine's DNS and network; the pages are fetched when it is back",
+    )
+
+
+def _saved_hosts(config: Config) -> list[str]:
+    if not config.db_path.exists():
+        return []
+    try:
+        with open_store_read_only(config.db_path) as store:
+            items = store.unread_saved_before(utc_now(), SAVED_HOSTS_CHECKED * 4)
+    except DigestError:
+        return []  # the database check has said why
+    return [host for item in items if item.url and (host := urlsplit(item.url).hostname)]
 
 
 def _unresolved_hosts(hosts: list[str], resolve: Resolver) -> dict[str, str]:

@@ -191,6 +191,12 @@ class StageReport:
     done: int = 0
     failures: list[str] = field(default_factory=list)
     info: list[str] = field(default_factory=list)  # news worth a line: "feed X is gone (410)"
+    # units that failed, when `failures` says it in fewer lines ("no network: 6 pages left")
+    failed_units: int | None = field(default=None, kw_only=True)
+
+    @property
+    def failed(self) -> int:
+        return len(self.failures) if self.failed_units is None else self.failed_units
 
     @property
     def name(self) -> str:

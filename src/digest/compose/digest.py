@@ -396,7 +396,7 @@ def footer_lines(provenance: Provenance, items: Sequence[Item]) -> list[str]:
     skipped = skipped_items(items)
     if skipped:
         reasons = "; ".join(f"{count} {why}" for why, count in skipped.items())
-        lines.append(f"Skipped: {reasons}.")
+        lines.append(f"Not summarised: {reasons}.")
     return [md_text(line) for line in lines]
 
 

@@ -45,13 +45,13 @@ def reason(item: Item) -> str | None:
 
 
 def unread_line(item: Item) -> str | None:
-    """'Page not read yet: host unreachable; tried again on the next run.' or None."""
+    """'Page not read yet: host unreachable; to be tried again on the next run.' or None."""
     why = reason(item)
     if why is None:
         return None
     if item.quality in QUALITY_REASONS and not item.error:
         return f"Page not read: {why}; shown from what was saved with it."  # checked again later
-    when = "not tried again" if item.gave_up else "tried again on the next run"
+    when = "not tried again" if item.gave_up else "to be tried again on the next run"
     return f"Page not read yet: {why}; {when}."
 
 
@@ -62,4 +62,6 @@ def without_unresolved(report: StageReport, noun: str) -> StageReport:
     if report.done or not failures or not all(_UNRESOLVED.search(line) for line in failures):
         return report
     line = f"no network: {len(failures)} {noun} left for the next run"
-    return StageReport(report.stage, 0, [line], report.info)
+    return StageReport(
+        report.stage, 0, [line], report.info, part=report.part, failed_units=len(failures)
+    )
