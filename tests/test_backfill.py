@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+import pytest
 from click.testing import CliRunner, Result
 
 from digest.cli import cli
@@ -65,6 +66,18 @@ def test_since_writes_every_week_with_items_one_line_each(tmp_path: Path) -> Non
     assert "2026-W40: 1 item" in everything.stdout
 
 
+def test_since_exits_3_when_a_weeks_digest_is_written_but_not_delivered(tmp_path: Path) -> None:
+    (tmp_path / "journal.md").write_text("## 2026-10-14\n- Call the harbour master\n")
+    config = write_config(tmp_path)
+    (tmp_path / "data" / "digest-log.md").mkdir(parents=True)  # the log cannot be appended to
+
+    result = invoke(config, "now", "--since", "2026-W42")
+
+    assert result.exit_code == 3, result.output
+    assert (tmp_path / "data" / "digests" / "2026-W42.md").exists()
+    assert "digest-log.md" in result.stderr
+
+
 def test_since_with_week_is_a_usage_error(tmp_path: Path) -> None:
     (tmp_path / "journal.md").write_text("")
     result = invoke(write_config(tmp_path), "now", "--since", "2026-W42", "--week", "2026-W43")
@@ -77,7 +90,10 @@ def test_a_week_that_has_not_started_is_refused(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "has not started yet" in result.output
 
 
-def test_retry_fetches_a_failed_page_now_instead_of_after_its_backoff(tmp_path: Path) -> None:
+@pytest.mark.parametrize("command", ["extract", "now"])
+def test_retry_fetches_a_failed_page_now_instead_of_after_its_backoff(
+    tmp_path: Path, command: str
+) -> None:
     with serving() as server:
         answers = iter([Response(503, "down"), Response(200, ARTICLE)])
         server.routes["/a"] = lambda request: next(answers)
@@ -87,7 +103,7 @@ def test_retry_fetches_a_failed_page_now_instead_of_after_its_backoff(tmp_path: 
         invoke(config, "extract")
         invoke(config, "extract")  # not due yet: its backoff is an hour
         assert len(server.hits("/a")) == 1
-        result = invoke(config, "extract", "--retry")
+        result = invoke(config, command, "--retry")
         assert result.exit_code == 0, result.output
         assert len(server.hits("/a")) == 2
     store = open_store(tmp_path / "data" / "digest.db")
@@ -104,7 +120,9 @@ UNRESOLVED = "fetch failed: 'https://{0}.example/': ConnectError: cannot resolve
 def test_a_run_where_no_host_resolves_says_so_in_one_line() -> None:
     report = StageReport(Stage.FETCH, 0, [UNRESOLVED.format(n) for n in range(122)])
     collapsed = without_unresolved(report, "pages")
-    assert collapsed.failures == ["no network: 122 pages left for the next run"]
+    assert collapsed.failures == [
+        "no network: 122 pages left for a later run (`digest now --retry` tries them at once)"
+    ]
     assert collapsed.failed == 122  # "fetch: 0 done, 122 failed" above that line
     mixed = StageReport(Stage.FETCH, 0, [UNRESOLVED.format(1), "fetch failed: 'x': HTTP 500"])
     assert without_unresolved(mixed, "pages") == mixed
@@ -148,7 +166,7 @@ def test_a_page_not_read_says_why_and_when_instead_of_a_pretend_note() -> None:
     )
     assert (
         "  Read the appendix first. *(page not read yet: host unreachable;"
-        " to be tried again on the next run)*\n"
+        " to be tried again later)*\n"
     ) in markdown
     assert "extractive summar" not in markdown
     assert "*Not summarised: 1 item not read (host unreachable).*" in markdown

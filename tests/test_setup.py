@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from digest.cli import cli
-from digest.config import parse_config
+from digest.config import Config, parse_config
 from digest.doctor import run_checks
 from digest.errors import ConfigError
 from digest.lifecycle import FetchFailed, ItemState
@@ -149,6 +149,28 @@ def test_the_sample_config_is_the_one_init_writes_and_polls_nothing_live() -> No
 
     assert sample.read_text() == packaged.read_text()
     assert [source.kind for source in config.sources] == ["file"]
+
+
+DEPRECATED_KEYS = {("llm", "note_sentences")}  # read from old configs, never written
+
+
+def test_the_sample_config_lists_every_key_with_its_default() -> None:
+    sample = REPO / "config" / "digest.toml"
+    text = sample.read_text()
+    config, defaults = parse_config(text, sample), Config()
+
+    for section in Config.model_fields:
+        if section == "sources":
+            continue
+        ours, default = getattr(config, section), getattr(defaults, section)
+        for key, field in type(ours).model_fields.items():
+            name = field.alias or key
+            if (section, name) in DEPRECATED_KEYS:
+                continue
+            written = rf"(?m)^#? ?({name} *=|\[{section}\.{name}\])"  # a key, or a table
+            assert re.search(written, text), f"[{section}] {name} is not in the sample"
+            if (section, name) != ("digest", "data_dir"):
+                assert getattr(ours, key) == getattr(default, key), f"[{section}] {name}"
 
 
 # -- config errors in our words ----------------------------------------------------------------

@@ -300,6 +300,8 @@ def _backfill(since: str | None, retry: bool) -> None:
         click.echo(f"{week.period.label}: {week.items} {things}, {result.path}")
     if not weeks:
         click.echo("no week has items" + (f" since {since}" if since else ""), err=True)
+    if any(result.path is not None and result.needs_attention for _, result in weeks):
+        sys.exit(EXIT_WRITTEN_NOT_DELIVERED)
 
 
 @cli.command()

@@ -45,23 +45,24 @@ def reason(item: Item) -> str | None:
 
 
 def unread_line(item: Item) -> str | None:
-    """'Page not read yet: host unreachable; to be tried again on the next run.' or None."""
+    """'Page not read yet: host unreachable; to be tried again later.' or None."""
     why = reason(item)
     if why is None:
         return None
     if item.quality in QUALITY_REASONS and not item.error:
         return f"Page not read: {why}; shown from what was saved with it."  # checked again later
-    when = "not tried again" if item.gave_up else "to be tried again on the next run"
+    when = "not tried again" if item.gave_up else "to be tried again later"
     return f"Page not read yet: {why}; {when}."
 
 
 def without_unresolved(report: StageReport, noun: str) -> StageReport:
     """A report whose failures are all unresolvable hosts, with nothing done, becomes one line:
-    the run had no network; the pages are left for the next run."""
+    the run had no network; the pages are left for a later run."""
     failures = report.failures
     if report.done or not failures or not all(_UNRESOLVED.search(line) for line in failures):
         return report
-    line = f"no network: {len(failures)} {noun} left for the next run"
+    retry = "`digest now --retry` tries them at once" if noun == "pages" else "polled next time"
+    line = f"no network: {len(failures)} {noun} left for a later run ({retry})"
     return StageReport(
         report.stage, 0, [line], report.info, part=report.part, failed_units=len(failures)
     )
