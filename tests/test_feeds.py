@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -554,3 +555,30 @@ def test_a_feed_parsed_in_parts_gives_the_entries_of_the_whole(body: str, part_b
 def test_a_feed_without_entry_tags_is_one_part() -> None:
     body = b'<?xml version="1.0"?><rdf:RDF><atom:entry>x</atom:entry></rdf:RDF>'
     assert feed_parts(body, 1) == [body]
+
+
+# -- an encoding that fails, and chardet --------------------------------------------------------
+
+
+def test_a_body_whose_declared_encoding_fails_is_read_as_windows_1252_not_left_to_chardet() -> None:
+    # chardet took minutes on this shape (time growing with the square of the body) while
+    # holding the run lock; feedparser's own fallbacks read it at once
+    body = (
+        b'<?xml version="1.0" encoding="bogus"?><rss version="2.0"><channel><title>t</title>'
+        b"<item><title>Caf\xe9 \xec\x9f</title><link>https://slow.test/1</link><description>"
+        + b"a" * 40_000
+        + b"</description></item></channel></rss>"
+    )
+    url = "https://slow.test/feed"
+    parsed: list[Any] = []
+    worker = threading.Thread(
+        target=lambda: parsed.append(parse_feed(FetchResult(url, url, 200, {}, body, None))),
+        daemon=True,
+    )
+
+    worker.start()
+    worker.join(timeout=30)
+
+    assert parsed, "parsing a 40 KB feed took over 30 s"
+    [item] = parsed[0].items
+    assert item.title is not None and item.title.startswith("Café")

@@ -33,6 +33,11 @@ from digest.store import Store, item_key
 from digest.tasks import run_together
 from digest.urls import WebURL, normalize_url, parse_url
 
+# feedparser asks chardet when a feed's declared encoding fails; chardet's time grows with the
+# square of some bodies (a 41 KB one: minutes, 1 MB: hours), holding the run. Without it
+# feedparser falls back to UTF-8, then windows-1252: text a reader can still make out.
+feedparser.encodings.lazy_chardet_encoding = None
+
 MAX_CONTEXT_CHARS = 2000
 FEED_PART_BYTES = 1_000_000  # larger XML feeds are parsed a part of about this size at a time
 _UNDATED = datetime.max.replace(tzinfo=UTC)  # sorts an undated entry with the newest
