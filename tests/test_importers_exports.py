@@ -3,12 +3,14 @@ from __future__ import annotations
 import shutil
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
 
 from digest.collect.files import import_file
 from digest.collect.formats import REGISTRY, ImportResult, find_importer, supported_formats
+from digest.collect.importers._json import JsonExport
 from digest.errors import ImportFormatError
 from digest.models import ItemKind, SavedItem
 from digest.store import open_store
@@ -312,6 +314,56 @@ def test_twitter_export_keeps_text_and_expanded_links_not_tco() -> None:
     assert second.url == "https://x.com/gpu_notes/status/1801234567890123457"
     assert second.links == ("https://gpu.notes/memory",)
     assert second.title == "@gpu_notes: Thread on GPU memory hierarchies"
+
+
+@pytest.mark.parametrize(
+    ("name", "records"),
+    [
+        (
+            "twitter",
+            '[{"tweet_id": "1", "url": "http://[::1", "full_text": "broken link",'
+            ' "user": {"screen_name": "a"}},'
+            ' {"tweet_id": "2", "full_text": "see https://good.example/x",'
+            ' "user": {"screen_name": "b"}, "expanded_urls": ["http://[::1", "https://good.example/x"]}]',
+        ),
+        (
+            "reddit",
+            '[{"kind": "t3", "data": {"permalink": "/r/a/comments/1/x/", "title": "T",'
+            ' "url": "http://[::1"}},'
+            ' {"kind": "t3", "data": {"permalink": "/r/a/comments/2/y/", "title": "Good",'
+            ' "url": "https://good.example/y"}}]',
+        ),
+    ],
+)
+def test_a_record_with_an_unclosed_ipv6_link_loses_nothing_else(name: str, records: str) -> None:
+    supported_formats()
+    result = REGISTRY[name].parse(records, zone=BERLIN)
+
+    urls = [item.url for item in result.items] + [link for i in result.items for link in i.links]
+    assert any("good.example" in (url or "") for url in urls)
+    assert len(result.items) + len(result.rejected) + len(result.skipped) >= 2
+
+
+class BrokenOnSecond(JsonExport):
+    name = "broken-on-second"
+
+    def add(
+        self, result: ImportResult, record: dict[str, Any], number: int, zone: ZoneInfo
+    ) -> None:
+        if number == 2:
+            raise KeyError("a bug")
+        result.items.append(SavedItem(url=str(record["href"]), line=number))
+
+
+@pytest.mark.bug_expected
+def test_a_bug_on_one_json_record_rejects_that_record_only() -> None:
+    records = '[{"href": "https://a.example/1"}, {"href": "x"}, {"href": "https://a.example/3"}]'
+
+    result = BrokenOnSecond().parse(records, zone=BERLIN)
+
+    assert [item.url for item in result.items] == ["https://a.example/1", "https://a.example/3"]
+    [rejected] = result.rejected
+    assert rejected.line == 2 and "internal error (KeyError" in rejected.reason
 
 
 def test_reddit_link_post_self_post_and_comment() -> None:

@@ -22,7 +22,7 @@ from digest.collect.importers.common import (
     snippet,
     split_tags,
 )
-from digest.errors import ImportFormatError
+from digest.errors import ImportFormatError, bug_reason, unit_bug
 from digest.models import Rejected, SavedItem
 
 _JS_WRAPPER = re.compile(r"^\s*window\.YTD\.[\w.]+\s*=\s*")
@@ -156,10 +156,14 @@ class JsonExport:
             raise ImportFormatError(f"not a {self.name} export: no list of records where expected")
         result = ImportResult()
         for number, record in enumerate(records, 1):
-            if isinstance(record, dict):
-                self.add(result, record, number, zone)
-            else:
+            if not isinstance(record, dict):
                 result.rejected.append(Rejected(number, snippet(record), "not an object"))
+                continue
+            try:
+                self.add(result, record, number, zone)
+            except Exception as exc:  # a bug: this record is rejected, the others are read
+                reject(result, number, record, bug_reason(exc))
+                unit_bug(f"{self.name} record {number}", exc)
         return result
 
     def records(self, data: Any) -> Iterator[Any] | None:

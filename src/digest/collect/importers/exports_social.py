@@ -26,7 +26,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 from zoneinfo import ZoneInfo
 
 from digest.collect.formats import ImportResult, register
@@ -163,7 +163,7 @@ def _screen_name(record: Record) -> str | None:
 
 def _tweet_url(record: Record) -> str | None:
     given = text_of(record, "url", "tweet_url")
-    if given and urlsplit(given).hostname in _TWEET_HOSTS:
+    if given and _parts(given).hostname in _TWEET_HOSTS:
         return given
     tweet_id = text_of(record, "tweet_id", "tweetId", "id_str", "rest_id", "id")
     if tweet_id is None:
@@ -189,8 +189,17 @@ def _expanded_urls(record: Record) -> list[str]:
     return found
 
 
+def _parts(url: str) -> SplitResult:
+    """`url` split, or an empty split for text urlsplit refuses (an unclosed "[::1"): such a
+    value is then reported by the URL check of the item it lands in, never raised."""
+    try:
+        return urlsplit(url)
+    except ValueError:
+        return urlsplit("")
+
+
 def _not_tco(link: str) -> bool:
-    return urlsplit(link).hostname != "t.co"
+    return _parts(link).hostname != "t.co"
 
 
 class Reddit(JsonExport):
@@ -237,7 +246,7 @@ def _reddit_item(kind: object, data: Record, thread: str) -> SavedItem:
             links=tuple(urls_in(text_of(data, "body") or "")),
         )
     url = text_of(data, "url", "url_overridden_by_dest")
-    to_itself = not url or url.startswith("/") or urlsplit(url).path == urlsplit(thread).path
+    to_itself = not url or url.startswith("/") or _parts(url).path == _parts(thread).path
     if data.get("is_self") or to_itself:
         text = text_of(data, "selftext")
         return SavedItem(
