@@ -110,6 +110,9 @@ enabled = true
 host = "127.0.0.1"
 port = {smtp_port}
 security = "none"
+
+[output]
+notes_dir = "data/notes"
 """
     )
     return config
@@ -137,6 +140,7 @@ def test_passwords_in_feed_and_journal_urls_are_absent_from_every_output(
         results = [run(config, "now", "--week", WEEK)]
         results += [run(config, *command) for command in (["status"], ["status", "--json"])]
         results.append(run(config, "sources", "list"))
+        results.append(run(config, "export"))
 
     data = tmp_path / "data"
     with sqlite3.connect(data / "digest.db") as db:
@@ -154,6 +158,8 @@ def test_passwords_in_feed_and_journal_urls_are_absent_from_every_output(
         "mail": "".join(mail_text(message) for message in mailbox.messages()),
     }
     assert "Fine article" in outputs["digest, log and feed"]
+    assert list((data / "notes").glob("*fine-article*.md")), "the vault was written"
+    assert "Fine article" in outputs["stdout and stderr"]  # the export too
     assert "HTTP 500" in outputs["error columns"] and "HTTP 404" in outputs["error columns"]
     assert (
         "https://***@" in outputs["stdout and stderr"]

@@ -8,6 +8,7 @@ from typing import Any, TextIO
 
 from digest.models import Item, Period
 from digest.store import Store
+from digest.urls import for_display
 
 FIELDS = [
     "id",
@@ -33,19 +34,19 @@ FIELDS = [
 def export_row(item: Item) -> dict[str, Any]:
     return {
         "id": item.id,
-        "url": item.url,
+        "url": item.url and for_display(item.url),  # no password or token of a URL printed
         "title": item.display_title,
         "saved_at": item.saved_at.isoformat(),
         "source": ", ".join(item.sources),
         "state": item.state.value,
-        "error": item.error,
+        "error": item.error and for_display(item.error),
         "text": item.text,
         "note": item.note.summary if item.note else None,
         "tags": list(item.note.tags) if item.note else [],
         "topic": item.topic,
         "kind": item.kind.value,
         "context": item.context,  # what was saved with it: journal line, feed summary, post text
-        "links": list(item.links),
+        "links": [for_display(link) for link in item.links],
         "basis": item.note.basis.value if item.note else None,
         "quality": item.quality,  # the page was no article: consent, login, paywalled, ...
         "read_at": item.read_at.isoformat() if item.read_at else None,

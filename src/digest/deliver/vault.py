@@ -26,6 +26,7 @@ from zoneinfo import ZoneInfo
 from digest.atomic import write_atomic
 from digest.compose.digest import md_line, md_url, topic_of
 from digest.models import Item, Period
+from digest.urls import for_display
 
 _NOT_SLUG = re.compile(r"[^a-z0-9]+")
 
@@ -122,7 +123,7 @@ def note_text(item: Item, period: Period, zone: ZoneInfo) -> str:
     title = " ".join(item.display_title.split())
     front = {
         "title": title,
-        "url": item.url,
+        "url": item.url and for_display(item.url),  # a vault is synced and shared: no secrets
         "saved": item.saved_at.astimezone(zone).isoformat(),
         "period": period.label,
         "tags": [tag for tag in tags if tag],
@@ -133,7 +134,7 @@ def note_text(item: Item, period: Period, zone: ZoneInfo) -> str:
     ]
     lines += ["---", "", f"# {md_line(title or 'Untitled')}", ""]
     if item.url:
-        lines += [f"<{md_url(item.url)}>", ""]
+        lines += [f"<{md_url(for_display(item.url))}>", ""]
     if item.note:
         lines += [md_line(item.note.summary), ""]
         lines += [f"- {md_line(point)}" for point in item.note.key_points]
