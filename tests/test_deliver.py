@@ -103,6 +103,24 @@ def test_email_has_plain_and_html_parts(
     assert handler.envelopes[0].rcpt_tos == ["me@example.org"]
 
 
+@pytest.mark.bug_expected
+def test_a_bug_in_one_channel_is_its_failure_and_the_mail_still_goes(
+    tmp_path: Path, store: Store, sink: tuple[Sink, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    handler, port = sink
+
+    def broken_feed(*args: Any, **kwargs: Any) -> bool:
+        raise KeyError("a bug")
+
+    monkeypatch.setattr("digest.deliver.outbox.update_feed", broken_feed)  # a fault injected
+    outcome = deliver_digest(store, make_config(tmp_path, port), PERIOD, FIRST, NOW)
+
+    assert outcome.delivered == ["file", "log", "email"]
+    [failure] = outcome.failures
+    assert failure.startswith("feed delivery of 2026-W47: internal error (KeyError")
+    assert len(handler.messages()) == 1
+
+
 def test_rerun_with_same_content_sends_and_appends_nothing(
     tmp_path: Path, store: Store, sink: tuple[Sink, int]
 ) -> None:

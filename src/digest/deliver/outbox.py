@@ -24,7 +24,7 @@ from digest.config import Config
 from digest.deliver.atom import update_feed
 from digest.deliver.html import render_email
 from digest.deliver.mail import DeliveryUnknown, SmtpReplyError, send_email
-from digest.errors import DeliveryError
+from digest.errors import DeliveryError, DigestError, unit_bug
 from digest.lifecycle import backoff_delay
 from digest.models import Period
 from digest.store import Store
@@ -138,20 +138,34 @@ def deliver_digest(
     changed = _write_digest_file(path, markdown)
     revision = store.record_digest(period.label, job.digest_hash, str(path), now)
     outcome = DeliveryOutcome(period.label, path, revision, ["file"] if changed else [])
-    _deliver_log(job, outcome)
+    _isolated(_deliver_log, job, outcome)
     if empty and not config.digest.publish_empty:
         outcome.held.append(
             f"{period.label} is empty: not put in the feed or mailed (digest.publish_empty)"
         )
         return outcome
-    _deliver_feed(job, outcome)
+    _isolated(_deliver_feed, job, outcome)
     if config.email.enabled:
         held = _why_not_mailed(job)
         if held:
             outcome.held.append(held)
         else:
-            _deliver_email(job, outcome)
+            _isolated(_deliver_email, job, outcome)
     return outcome
+
+
+def _isolated(
+    channel: Callable[[_Job, DeliveryOutcome], None], job: _Job, outcome: DeliveryOutcome
+) -> None:
+    """Deliver one channel; a bug in it is recorded as its failure and the others go on
+    (digest's own errors, a full disk or a locked store among them, still end the run)."""
+    try:
+        channel(job, outcome)
+    except DigestError:
+        raise
+    except Exception as exc:
+        name = channel.__name__.removeprefix("_deliver_")
+        outcome.failures.append(unit_bug(f"{name} delivery of {job.period.label}", exc))
 
 
 def _why_not_mailed(job: _Job) -> str | None:
