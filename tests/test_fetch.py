@@ -98,6 +98,15 @@ def test_timeouts_throttling_and_server_errors_are_transient(status: int) -> Non
     assert not caught.value.permanent
 
 
+@pytest.mark.parametrize("status", [403, 429, 503])
+def test_a_cloudflare_challenge_is_never_a_permanent_failure(status: int) -> None:
+    """A feed behind a challenge is tried again, not given up as refused."""
+    with pytest.raises(FetchError) as caught:
+        check_status(result(status, {"cf-mitigated": "challenge"}))
+    assert not caught.value.permanent
+    assert "bot challenge" in str(caught.value)
+
+
 def test_429_retry_after_seconds_is_parsed(server: LoopbackServer) -> None:
     server.routes["/busy"] = Response(429, "slow down", headers={"Retry-After": "120"})
 

@@ -28,6 +28,7 @@ from digest.models import Item, ItemKind, ItemState, SavedItem, StageReport
 from digest.pipeline import Pipeline, note_request
 from digest.store import Store, open_store, url_key
 from loopback import LoopbackServer, Response, serving
+from test_quality_pipeline import CHALLENGE_PAGE
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 HOUR = timedelta(hours=1)
@@ -334,6 +335,25 @@ def test_a_posts_links_are_followed_resolved_and_give_its_note_material(
     assert report.done == 1 and len(report.failures) == 1
     request = note_request(item, ())
     assert request.text == f"Worth a read, thread below.\n\n{item.linked_text}"
+
+
+def test_a_bot_wall_in_front_of_a_posts_link_gives_no_linked_line(
+    rig: Rig, server: LoopbackServer
+) -> None:
+    server.routes["/story"] = article("The story")
+    server.routes["/walled"] = Response(
+        403, CHALLENGE_PAGE, headers={"cf-mitigated": "challenge", "server": "cloudflare"}
+    )
+    rig.save(post(server.url("/story"), server.url("/walled")))
+
+    rig.fetch(T0)
+
+    item = rig.only()
+    assert item.linked_text == (
+        "Linked: The story — The story opens with a paragraph that says what the article"
+        " is about, in plain words."
+    )
+    assert item.error is not None and "the page was a bot check" in item.error
 
 
 def test_a_posts_links_are_followed_once(

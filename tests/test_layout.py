@@ -14,8 +14,9 @@ from markdown_it import MarkdownIt
 from digest.compose.backlog import linkable_urls
 from digest.compose.digest import Backlog, compose, without_lead
 from digest.deliver.html import markdown_to_html, markdown_to_text
-from digest.models import Item, ItemKind, ItemState, Note, WeekSummary
+from digest.models import Item, ItemKind, ItemState, Note, Statement, WeekSummary
 from digest.periods import parse_week
+from digest.pipeline import note_request
 
 ZONE = ZoneInfo("UTC")
 PERIOD = parse_week("2026-W47", ZONE)
@@ -107,6 +108,72 @@ def test_a_consent_walls_title_does_not_replace_the_items() -> None:
     markdown = compose(PERIOD, [walled], WeekSummary(()), zone=ZONE)
     assert "Before you continue" not in markdown
     assert "**[news.example.com/story?id=7](https://news.example.com/story?id=7)**" in markdown
+
+
+def test_a_walls_title_is_shown_nowhere_not_in_citations_must_read_or_still_unread() -> None:
+    walled = item(
+        5,
+        "https://news.example.com/story?id=7",
+        None,
+        Note("Saved from the feed."),
+        extracted_title="Before you continue",
+        quality="consent",
+    )
+    titled = item(
+        7,
+        "https://paper.example/p",
+        "Harbour vote",
+        None,
+        extracted_title="Subscribe to read",
+        quality="paywalled",
+    )
+    older = item(
+        8,
+        "https://paper.example/login-walled",
+        None,
+        Note("Saved from a journal."),
+        saved_at=PERIOD.start - timedelta(days=9),
+        extracted_title="Sign in to continue reading",
+        quality="login",
+    )
+    summary = WeekSummary(
+        (Statement("Consent walls everywhere this week.", (5, 7)),), must_read=(5, 7)
+    )
+
+    markdown = compose(
+        PERIOD, [walled, titled], summary, zone=ZONE, backlog=Backlog(unread=[older])
+    )
+
+    for wall_title in ("Before you continue", "Subscribe to read", "Sign in to continue"):
+        assert wall_title not in markdown
+    cited = "[news.example.com/story?id=7](https://news.example.com/story?id=7)"
+    assert markdown.count(cited) == 3  # its entry, the citation, Must read
+    assert markdown.count("[Harbour vote](https://paper.example/p)") == 3
+    assert "[paper.example/login-walled](https://paper.example/login-walled)" in markdown
+    assert [wall.display_title for wall in (walled, titled, older)] == [
+        "https://news.example.com/story?id=7",
+        "Harbour vote",
+        "https://paper.example/login-walled",
+    ]
+
+
+def test_a_walls_title_is_not_given_to_the_summariser_as_the_items() -> None:
+    walled = item(
+        9,
+        "https://news.example.com/a",
+        None,
+        None,
+        state=ItemState.FETCHED,
+        context="Ferries change their timetable in December.",
+        text="Before you continue to Example News, we and our partners use cookies.",
+        extracted_title="Before you continue",
+        quality="consent",
+    )
+
+    request = note_request(walled, ())
+
+    assert request.title is None
+    assert request.text == "Ferries change their timetable in December."
 
 
 def test_a_posts_links_are_listed_and_clickable_in_the_html_mail() -> None:

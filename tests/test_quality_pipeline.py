@@ -33,6 +33,30 @@ REASONS = {
 }
 
 
+# What Cloudflare's managed challenge answers (abridged): 403, `cf-mitigated: challenge`.
+CHALLENGE_PAGE = """<!DOCTYPE html><html lang="en-US"><head><title>Just a moment...</title>
+<meta http-equiv="Content-Type" content="text/html; charset=UTF-8">
+<meta http-equiv="X-UA-Compatible" content="IE=Edge"><meta name="robots" content="noindex,nofollow">
+<meta name="viewport" content="width=device-width,initial-scale=1">
+<style>*{box-sizing:border-box;margin:0;padding:0}html{line-height:1.15}</style>
+<meta http-equiv="refresh" content="390"></head><body class="no-js">
+<div class="main-wrapper" role="main"><div class="main-content">
+<noscript><div id="challenge-error-title"><div class="h2"><span id="challenge-error-text">
+Enable JavaScript and cookies to continue</span></div></div></noscript></div></div>
+<script>(function(){window._cf_chl_opt={cvId: '3',cZone: "harbour.example",cType: 'managed',
+cRay: '8e2f6c1d9a7b3c4d',cH: 'Xy.z1',cUPMDTk: "\\/posts\\/challenged?__cf_chl_tk=abc",
+cFPWv: 'b',cITimeS: '1763888400'};var cpo=document.createElement('script');
+cpo.src='/cdn-cgi/challenge-platform/h/g/orchestrate/chl_page/v1?ray=8e2f6c1d9a7b3c4d';
+document.getElementsByTagName('head')[0].appendChild(cpo);}());</script></body></html>"""
+CHALLENGE_HEADERS = {
+    "cf-mitigated": "challenge",
+    "server": "cloudflare",
+    "cf-ray": "8e2f6c1d9a7b3c4d-AMS",
+    "cache-control": "private, max-age=0, no-store, no-cache, must-revalidate",
+    "critical-ch": "Sec-CH-UA-Bitness, Sec-CH-UA-Arch, Sec-CH-UA-Full-Version",
+}
+
+
 def article(title: str) -> str:
     body = "".join(
         f"<p>{title} is the subject of paragraph {n}. Reporters walked the harbour wall and"
@@ -74,7 +98,8 @@ class Rig:
         with sqlite3.connect(self.data / "digest.db") as db:
             db.row_factory = sqlite3.Row
             found = db.execute(
-                "SELECT i.url, i.quality, i.note_id, n.basis, n.summary FROM items i"
+                "SELECT i.url, i.quality, i.state, i.error, i.next_attempt_at, i.note_id,"
+                " n.basis, n.summary FROM items i"
                 " LEFT JOIN notes n ON n.id = i.note_id"
             ).fetchall()
         return {row["url"].split(str(self.server.port))[1]: row for row in found}
@@ -165,3 +190,29 @@ def test_a_feed_update_with_a_new_summary_notes_a_paywalled_item_again(rig: Rig)
     assert "postponed to May" in paid["summary"]
     assert paid["basis"] == "saved context"
     assert rig.rows()["/posts/walled"]["note_id"] == walled_note  # its summary did not change
+
+
+@pytest.mark.parametrize("status", [403, 429, 503])
+def test_a_cloudflare_challenge_is_a_bot_wall_checked_again_never_given_up(
+    rig: Rig, status: int
+) -> None:
+    rig.server.routes["/posts/challenged"] = Response(
+        status, CHALLENGE_PAGE, headers=CHALLENGE_HEADERS
+    )
+    summaries = {**SUMMARIES, "/posts/challenged": "The harbour master retires after 30 years."}
+    rig.serve_feed(summaries)
+
+    for run in range(5):  # more than the three tries a permanent refusal gets
+        result = rig.run()
+        assert result.exit_code == 0, result.output
+        challenged = rig.rows()["/posts/challenged"]
+        assert challenged["quality"] == "blocked" and challenged["error"] is None, run
+        assert challenged["state"] == rig.rows()["/posts/walled"]["state"], run  # as a 200 wall
+        assert challenged["next_attempt_at"], run
+
+    assert len(rig.server.hits("/posts/challenged")) == 5
+    assert challenged["basis"] == "saved context"
+    digest = rig.digest()
+    assert "The harbour master retires after 30 years." in digest
+    assert digest.count("(from saved context — the page was a bot check)") == 2
+    assert "Just a moment" not in digest and "access denied" not in digest

@@ -266,6 +266,64 @@ def test_status_at_80_columns_fits_and_totals_the_failed_items(config_with_failu
     assert "… and 100 more (--all lists them, --json for scripts)" in lines
 
 
+ERRORS = {  # a recorded fetch error, and what the status table says first
+    "ConnectError: [Errno -2] Name or service not known": "host unreachable",
+    "timeout: took longer than 30s": "the site did not answer in time",
+    "HTTP 404": "page not found",
+    "HTTP 503": "the site had an error",
+}
+
+
+def test_status_at_80_columns_says_why_before_the_error_and_json_keeps_it_whole(
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "digest.toml"
+    config.write_text('[digest]\ndata_dir = "data"\n')
+    with open_store(parse_config(config.read_text(), config).db_path) as store:
+        source = store.ensure_source(
+            "Simon Willison's Weblog",
+            "feed",
+            url=f"https://simonwillison.net/atom/{'entries/' * 6}",
+            now=NOW,
+        )
+        store.save_items(
+            source,
+            [SavedItem(f"https://example.org/{i}/{'long-path-' * 12}") for i in range(4)],
+            NOW,
+        )
+        for item, error in zip(store.all_items(), ERRORS, strict=True):
+            recorded = f"fetch failed: {item.url!r}: {error}"
+            store.apply_fetch(
+                FetchFailed(item.id, recorded, ItemState.FAILED, NOW + timedelta(hours=1))
+            )
+
+    table = digest("status", "--config", str(config), COLUMNS="80").output.splitlines()
+    data = json.loads(digest("status", "--json", "--config", str(config)).stdout)
+
+    assert max(len(line) for line in table) <= 80
+    rows = item_rows(table)
+    for row, why in zip(rows, ERRORS.values(), strict=True):
+        assert why in row, row
+    headers = table[
+        [line.strip() for line in table].index("Sources") + 1
+    ].split()  # short columns keep their names whole
+    assert headers == [
+        "name",
+        "kind",
+        "status",
+        "items",
+        "last",
+        "checked",
+        "at",
+        "last",
+        "error",
+        "location",
+    ]
+    errors = [item["error"] for item in data["items_to_look_at"]["items"]]
+    assert [error.split("': ", 1)[1] for error in errors] == list(ERRORS)
+    assert all(error.startswith("fetch failed: 'https://example.org/") for error in errors)
+
+
 def test_status_all_lists_every_failed_item(config_with_failures: Path) -> None:
     result = digest(
         "status", "--all", "--failed", "--config", str(config_with_failures), COLUMNS="80"

@@ -58,6 +58,10 @@ class Quality(StrEnum):
     THIN = "thin"
 
 
+# Pages in front of the article: their title names the wall ("Before you continue"), not it
+WALLS: Final = frozenset({Quality.BLOCKED, Quality.CONSENT, Quality.LOGIN, Quality.PAYWALLED})
+
+
 class Event(StrEnum):
     """What happens to an item; TRANSITIONS says which state it leads to."""
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 
-from digest.lifecycle import ItemKind, ItemState, NoteBasis, gave_up
+from digest.lifecycle import WALLS, ItemKind, ItemState, NoteBasis, gave_up
 
 __all__ = ["ItemKind", "ItemState", "NoteBasis"]  # defined with the lifecycle they are part of
 
@@ -146,8 +146,13 @@ class Item:
         return gave_up(self)
 
     @property
+    def page_title(self) -> str | None:
+        """The fetched page's own title; never a wall's ("Sign in to continue reading")."""
+        return None if self.quality in WALLS else self.extracted_title
+
+    @property
     def display_title(self) -> str:
-        return self.title or self.extracted_title or self.url or (self.context or "")[:80]
+        return self.title or self.page_title or self.url or (self.context or "")[:80]
 
 
 @dataclass(frozen=True)

@@ -231,7 +231,7 @@ def note_request(item: Item, known_tags: Sequence[str]) -> NoteRequest:
         text = "\n\n".join(part for part in (item.context, item.linked_text) if part)
         basis = NoteBasis.POST_TEXT
     else:
-        parts = [item.title or item.extracted_title or "", item.context or ""]
+        parts = [item.title or item.page_title or "", item.context or ""]
         if item.quality in SHOWS_ARTICLE_TEXT and item.text and item.text not in parts[1]:
             parts.append(item.text)
         text, basis = (
@@ -240,7 +240,7 @@ def note_request(item: Item, known_tags: Sequence[str]) -> NoteRequest:
         )
     return NoteRequest(
         item_id=item.id,
-        title=item.title or item.extracted_title,
+        title=item.title or item.page_title,
         url=item.url,
         text=text,
         basis=basis,

@@ -18,6 +18,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from digest.compose.unread import QUALITY_REASONS, fetch_reason
 from digest.store import Store
 from digest.store.records import ItemToLookAt, LLMTotals, LLMUsageBy, SourceListing
 from digest.urls import for_display
@@ -26,8 +27,8 @@ SCHEMA = "digest-status"
 SCHEMA_VERSION = 1
 LISTED_BY_DEFAULT = 20  # items to look at; --all lists every one
 _TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)?$")
-KEEP_WHOLE = 25  # table cells up to this wide are never cut short
-SHRUNK_MIN = 8
+KEEP_WHOLE = 25  # columns up to this wide are cut only when cutting the wider ones is not enough
+SHRUNK_MIN = 8  # a column is cut no narrower than this, unless told (never than its header)
 ATTENTION = ("unknown", "rejected", "failed", "pending")
 HINTS = {
     "unknown": "may or may not have arrived; if not, `digest resend --week {period}`",
@@ -163,22 +164,35 @@ def _items_line(items: dict[str, Any]) -> str:
 def _print_items_to_look_at(console: Console, block: dict[str, Any]) -> None:
     if not block["total"]:
         return
+    whys = [_why(item) for item in block["items"]]
     rows = [
         item
         | {
             "read": "read" if item["read"] else "unread",
             "next_attempt_at": item["next_attempt_at"] or item["note_next_attempt_at"],
-            "why": item["error"]
-            or (item["note_error"] and f"note: {item['note_error']}")
-            or item["quality"],
+            "why": why[1],
         }
-        for item in block["items"]
+        for item, why in zip(block["items"], whys, strict=True)
     ]
-    columns = ["id", "state", "read", "next_attempt_at", "url", "why"]
+    columns = ["id", "state", "read", "next_attempt_at", "why", "url"]
     title = f"Items to look at: {block['total']}"
-    console.print(_table(title, rows, columns, console.width))
+    # every reason whole, and an ellipsis after it when the error follows
+    floors = {"url": 0, "why": max(len(reason) + (cell != reason) for reason, cell in whys)}
+    console.print(_table(title, rows, columns, console.width, floors))
     if (more := block["total"] - block["listed"]) > 0:
         console.print(f"… and {more} more (--all lists them, --json for scripts)")
+
+
+def _why(item: dict[str, Any]) -> tuple[str, str]:
+    """Why an item is listed: the reason in a reader's words ("host unreachable"), and the
+    cell, which goes on with the error short of the URL it names (the URL has its column)."""
+    if error := item["error"]:
+        why, culprit = fetch_reason(error), f"{item['url']!r}: "
+        return why, f"{why} — {error.split(culprit, 1)[-1]}"
+    if item["note_error"]:
+        return "note:", f"note: {item['note_error']}"
+    verdict = QUALITY_REASONS.get(item["quality"], item["quality"] or "")
+    return verdict, verdict
 
 
 def _print_llm(console: Console, llm: dict[str, Any]) -> None:
@@ -198,37 +212,62 @@ def _stats_text(stats: dict[str, Any]) -> str:
     return ", ".join(f"{key} {value}" for key, value in stats.items())
 
 
-def _table(title: str, rows: list[dict[str, Any]], columns: list[str], width: int) -> Table:
+def _table(
+    title: str,
+    rows: list[dict[str, Any]],
+    columns: list[str],
+    width: int,
+    floors: dict[str, int] | None = None,
+) -> Table:
     """One row per line within `width`: long cells (URLs, errors) are cut short with an
-    ellipsis, short ones (ids, states, dates) are kept whole."""
+    ellipsis, short ones (ids, states, dates) are kept whole if they can be; no column is
+    cut below its header, nor below its `floors` width (SHRUNK_MIN unless given)."""
     headers = [column.replace("_", " ") for column in columns]
     cells = [["" if row.get(c) is None else _one_line(row[c]) for c in columns] for row in rows]
     natural = [max([len(h), *(len(line[i]) for line in cells)]) for i, h in enumerate(headers)]
+    least = [
+        min(wide, max(len(header), (floors or {}).get(column, SHRUNK_MIN)))
+        for column, header, wide in zip(columns, headers, natural, strict=True)
+    ]
     table = Table(
         title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False
     )
     room = width - 3 * (len(columns) - 1)  # between columns: padding, a blank rule, padding
-    for header, column_width in zip(headers, _fit(natural, room), strict=True):
+    for header, column_width in zip(headers, _fit(natural, least, room), strict=True):
         table.add_column(header, width=column_width, no_wrap=True, overflow="ellipsis")
     for line in cells:
         table.add_row(*line)
     return table
 
 
-def _fit(natural: list[int], room: int) -> list[int]:
-    """Column widths within `room`: columns up to KEEP_WHOLE wide stay whole, longer ones
-    share what is left evenly (a column needing less than its share gives the rest on)."""
-    if sum(natural) <= room:
-        return natural
+def _fit(natural: list[int], least: list[int], room: int) -> list[int]:
+    """Column widths within `room`, none below its `least`: columns wider than KEEP_WHOLE
+    are cut first, the widest first; only when that is not enough, the others too."""
     widths = list(natural)
-    long = sorted(
-        (i for i, width in enumerate(natural) if width > KEEP_WHOLE), key=natural.__getitem__
-    )
-    left = room - sum(width for i, width in enumerate(natural) if i not in long)
-    for done, i in enumerate(long):
-        widths[i] = max(SHRUNK_MIN, min(natural[i], left // (len(long) - done)))
-        left -= widths[i]
+    long = [i for i, width in enumerate(natural) if width > KEEP_WHOLE]
+    for group in (long, list(range(len(natural)))):
+        if sum(widths) > room:
+            _level(widths, least, group, room)
     return widths
+
+
+def _level(widths: list[int], least: list[int], group: list[int], room: int) -> None:
+    """Cut the widest columns of `group` to the one width at which the table fits `room`
+    (narrower ones stay, none goes below its `least`); what is left over goes back to them."""
+    fixed = sum(width for i, width in enumerate(widths) if i not in group)
+
+    def cut(level: int) -> dict[int, int]:
+        return {i: max(least[i], min(widths[i], level)) for i in group}
+
+    level = max((widths[i] for i in group), default=0)
+    while level > 0 and fixed + sum(cut(level).values()) > room:
+        level -= 1
+    new = cut(level)
+    spare = room - fixed - sum(new.values())
+    for i in group:
+        if spare > 0 and new[i] < widths[i]:
+            new[i], spare = new[i] + 1, spare - 1
+        widths[i] = new[i]
 
 
 def _one_line(value: object) -> str:

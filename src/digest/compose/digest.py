@@ -35,7 +35,6 @@ from digest.models import (
 from digest.text import shorten, url_title, without_links
 
 OTHER = "Other"
-WALLS = frozenset({"blocked", "consent", "login"})  # Item.quality of pages that hid the article
 SAVED_CONTEXT_MARKER = "(from saved context — the page could not be read)"
 NOT_READ_MARKER = "(page not read yet; fetched on the next run)"
 EXTRACTIVE_MARKER = "(extractive summary)"
@@ -142,8 +141,7 @@ def compose(
 
 def _backlog_entry(item: Item, zone: ZoneInfo) -> BacklogEntry:
     saved = item.saved_at.astimezone(zone).date()
-    title = _collapse(item.display_title) or item.url or "(untitled note)"
-    return BacklogEntry(title, item.url, f"{_day(saved)} {saved.year}")
+    return BacklogEntry(_title(item), item.url, f"{_day(saved)} {saved.year}")
 
 
 def content_hash(markdown: str) -> str:
@@ -253,7 +251,7 @@ def _entry(item: Item) -> Entry:
     note = item.note
     if not item.url:
         return _note_entry(item)
-    title = _collapse(item.title or _page_title(item) or "") or url_title(item.url)
+    title = _title(item)
     if note is None:  # no note yet: the user's own words, and why the page is not read
         context = without_lead(_collapse(item.context or ""), title) or None
         failed = item.state is ItemState.FAILED
@@ -263,9 +261,12 @@ def _entry(item: Item) -> Entry:
     return Entry(title, item.url, summary, _note_marker(item), points)
 
 
-def _page_title(item: Item) -> str | None:
-    """The page's own title, unless the page was a wall ("Before you continue")."""
-    return None if item.quality in WALLS else item.extracted_title
+def _title(item: Item) -> str:
+    """The saved title, else the page's own (never a wall's), else the link's address."""
+    named = _collapse(item.title or item.page_title or "")
+    if named or item.url is None:
+        return named or _collapse(item.display_title) or "(untitled note)"
+    return url_title(item.url)
 
 
 def _pretend(item: Item) -> bool:
@@ -372,7 +373,7 @@ def _citations(ids: Sequence[int], by_id: dict[int, Item]) -> str:
     cited = []
     for item_id in ids:
         item = by_id[item_id]
-        title = md_text(shorten(item.display_title or item.url or "", CITED_TITLE_CHARS))
+        title = md_text(shorten(_title(item), CITED_TITLE_CHARS))
         cited.append(f"[{title}]({md_url(item.url)})" if item.url else f"*{title}*")
     return ", ".join(cited)
 

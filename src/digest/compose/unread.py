@@ -38,8 +38,13 @@ def reason(item: Item) -> str | None:
         return QUALITY_REASONS[item.quality or ""]
     if not item.url or not item.error:
         return None
+    return fetch_reason(item.error)
+
+
+def fetch_reason(error: str) -> str:
+    """What a recorded fetch error means for a reader: "host unreachable", "page not found"."""
     for pattern, why in _ERROR_REASONS:
-        if pattern.search(item.error):
+        if pattern.search(error):
             return why
     return "the page could not be fetched"
 

@@ -37,6 +37,8 @@ CLIENT_MAX_CONNECTIONS = 16  # one httpx client stalls above ~32 (httpx#3215): u
 MIN_CLIENTS = 8
 MAX_RETRY_AFTER_S = 86400.0
 ACCEPT_ENCODING = "gzip, deflate"
+# Cloudflare's managed challenge ("Just a moment..."): a bot wall, not a refusal
+CHALLENGE_STATUSES = frozenset({403, 429, 503})
 
 
 class Sink(Protocol):
@@ -59,13 +61,22 @@ class FetchResult:
 # -- status and Retry-After ------------------------------------------------
 
 
+def is_challenge(result: FetchResult) -> bool:
+    """A bot wall's challenge (Cloudflare's `cf-mitigated: challenge` on a 403, 429 or 503):
+    no answer about the page, which a later fetch may well get."""
+    mitigated = {part.strip() for part in result.headers.get("cf-mitigated", "").lower().split(",")}
+    return result.status in CHALLENGE_STATUSES and "challenge" in mitigated
+
+
 def check_status(result: FetchResult, *, now: datetime | None = None) -> None:
-    """Raise FetchError unless the response is 2xx or 304; 4xx (but 408/429) are permanent."""
+    """Raise FetchError unless the response is 2xx or 304; 4xx (but 408/429 and a bot
+    challenge) are permanent."""
     status = result.status
     if 200 <= status < 300 or status == 304:
         return
-    reason = f"HTTP {status}"
-    if 400 <= status < 500 and status not in (408, 429):
+    challenge = is_challenge(result)
+    reason = f"HTTP {status} (a bot challenge)" if challenge else f"HTTP {status}"
+    if 400 <= status < 500 and status not in (408, 429) and not challenge:
         raise FetchError(reason, url=result.url, permanent=True)
     retry_after = retry_after_s(result.headers, now or utc_now(), cap_s=MAX_RETRY_AFTER_S)
     raise FetchError(reason, url=result.url, permanent=False, retry_after=retry_after)

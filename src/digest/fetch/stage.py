@@ -31,9 +31,9 @@ from urllib.parse import urlsplit
 from digest import lifecycle
 from digest.clock import REAL_WAITS, Clock, Progress, Waits
 from digest.config import FetchConfig
-from digest.errors import DigestError, ExtractError, SkippedContent, unit_bug
+from digest.errors import DigestError, ExtractError, FetchError, SkippedContent, unit_bug
 from digest.extract import extract
-from digest.fetch.client import Fetcher, FetchResult, check_status, describe_error
+from digest.fetch.client import Fetcher, FetchResult, check_status, describe_error, is_challenge
 from digest.models import Extracted, Item, Stage, StageReport
 from digest.store import Store, url_key
 from digest.tasks import run_together
@@ -45,6 +45,8 @@ PROCESS_POOL_THRESHOLD = 8  # fewer pages than this are extracted in-process
 EXTRACT_TIMEOUT_S = 120.0  # a worker longer than this on one page is stuck: replaced
 MAX_POST_LINKS = 5  # links followed per post
 LINKED_PARAGRAPH_CHARS = 400
+# What a bot challenge's answer is taken for, unread: a wall, checked again like the others
+CHALLENGED = Extracted(text="", extractor="none (bot challenge)", quality=lifecycle.Quality.BLOCKED)
 
 
 def _no_progress(stage: str, done: int, total: int) -> None:
@@ -78,6 +80,8 @@ class PageReader:
     async def _read_here(self, url: str) -> tuple[FetchResult, Extracted]:
         body = io.BytesIO()
         result = await self.fetcher.get(url, sink=body, skip_binary=True)
+        if is_challenge(result):
+            return result, CHALLENGED
         check_status(result, now=self.clock())
         content_type = result.headers.get("content-type")
         return result, extract(body.getvalue(), url=result.final_url, content_type=content_type)
@@ -103,6 +107,8 @@ class Pool:
         try:
             with path.open("wb") as body:
                 result = await reader.fetcher.get(url, sink=body, skip_binary=True)
+            if is_challenge(result):
+                return result, CHALLENGED
             check_status(result, now=reader.clock())
             content_type = result.headers.get("content-type")
             extracted = await self._extract(path, result.final_url, content_type)
@@ -305,10 +311,14 @@ class FetchStage:
 
 
 async def _read_or_error(reader: PageReader, url: str) -> Page | DigestError:
+    """A linked page, or why there is none: a bot wall in front of it is no page."""
     try:
-        return await reader.read(url)
+        page = await reader.read(url)
     except DigestError as exc:
         return exc
+    if page.extracted.quality == lifecycle.Quality.BLOCKED:
+        return FetchError("the page was a bot check", url=url)
+    return page
 
 
 def linked_line(page: Page) -> str:
