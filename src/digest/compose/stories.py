@@ -17,11 +17,14 @@ REWRITE_COSINE = 0.6  # TF-IDF cosine of two rewrites of one piece of news
 CANDIDATE_COSINE = 0.2  # below this, not even a copy inside a longer page
 SHINGLE_WORDS = 5
 MIN_WORDS = 40  # shorter texts (titles, one-line notes) say too little to match on
+TEXT_CHARS = 5_000  # a page's opening tells its story: compose reads no more of the page
 
 
 def story_text(item: Item) -> str:
-    """What an item says: its page, else its note, else what was saved with it."""
-    return item.text or (item.note.summary if item.note else "") or item.context or ""
+    """What an item says: the opening of its page, else its note, else what was saved with it."""
+    return (item.text or (item.note.summary if item.note else "") or item.context or "")[
+        :TEXT_CHARS
+    ]
 
 
 def same_stories(items: Sequence[Item]) -> list[list[int]]:

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from digest.compose.stories import story_text
+from digest.compose.stories import TEXT_CHARS, story_text
 from digest.models import Item
 from digest.notes.tags import is_tag_word
 from digest.text import words
@@ -27,7 +27,7 @@ from digest.text import words
 MIN_ITEMS = 6  # fewer items are one short list: no sections to find
 SECTION_ITEMS = 7  # about this many items per section
 MIN_SECTIONS, MAX_SECTIONS = 3, 10
-EMBEDDED_CHARS = 5_000  # the opening of a text says what it is about
+EMBEDDED_CHARS = TEXT_CHARS  # the opening of a text says what it is about
 NAME_WORDS = 2
 RESTARTS = 10
 ITERATIONS = 50
