@@ -138,7 +138,9 @@ def _kmeans(
 
 def section_names(texts: Sequence[str], labels: Sequence[int]) -> dict[int, str]:
     """Each section's name: its NAME_WORDS most telling words (class-based TF-IDF), capitalised."""
-    bags = [set(filter(is_tag_word, words(text))) for text in texts]
+    bags = [set(words(text)) for text in texts]
+    tag_words = set(filter(is_tag_word, set().union(*bags)))  # each distinct word checked once
+    bags = [bag & tag_words for bag in bags]
     per_section: dict[int, Counter[str]] = {}
     for bag, label in zip(bags, labels, strict=True):
         per_section.setdefault(label, Counter()).update(bag)
