@@ -53,10 +53,16 @@ HOSTILE = REFUSED + PRIVATE
 FEEDPARSER_FIXES = {"http:///path"}
 
 
+# Each good page tells its own story: pages alike in all but their title are one story (a copy)
+STORIES = {
+    "Good journal": "tomatoes ripen sooner when gardeners mulch the soil with compost",
+    "Good bookmark": "orbital telescopes photograph distant galaxies through infrared filters",
+    "Good feed entry": "bakers proof sourdough overnight so its crust blisters in hot ovens",
+}
+
+
 def page(title: str) -> str:
-    sentences = "".join(
-        f"<p>{title} is explained in sentence {n} with enough words.</p>" for n in range(8)
-    )
+    sentences = "".join(f"<p>{title}: {STORIES[title]}, part {n}.</p>" for n in range(8))
     return f"<html><head><title>{title}</title></head><body><article><h1>{title}</h1>{sentences}</article></body></html>"
 
 

@@ -75,7 +75,7 @@ def test_an_item_saved_twice_keeps_its_earliest_save_and_both_sources(tmp_path: 
 BACKOFF = Backoff(base_s=60, max_s=3600, max_attempts=3)
 
 
-def test_a_week_read_without_page_text_holds_everything_else(tmp_path: Path) -> None:
+def test_a_week_read_with_the_pages_openings_holds_everything_else(tmp_path: Path) -> None:
     store = open_store(tmp_path / "digest.db")
     feed = store.ensure_source("feed", "feed", url="https://f.example/rss")
     store.save_items(feed, [SavedItem("https://a.example/p", "Title", NOW, topic="Rust")], NOW)
@@ -85,10 +85,12 @@ def test_a_week_read_without_page_text_holds_everything_else(tmp_path: Path) -> 
     week = (NOW - timedelta(days=1), NOW + timedelta(days=1))
 
     (full,) = store.items_saved_between(*week)
-    (light,) = store.items_saved_between(*week, page_text=False)
+    (light,) = store.items_saved_between(*week, text_chars=0)
+    (opening,) = store.items_saved_between(*week, text_chars=8)
 
     assert full.text == "The page's long text." and light.text is None
     assert light == replace(full, text=None, linked_text=None)
+    assert opening == replace(full, text="The page", linked_text=None)
 
 
 def test_items_without_url_are_kept_once_by_their_text(tmp_path: Path) -> None:

@@ -1,15 +1,22 @@
-"""One story, one entry: a syndicated copy and a rewrite of the same news are shown once."""
+"""One story, one entry: a syndicated copy and a rewrite of the same news are shown once,
+also when a run fetches them from a feed."""
 
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import timedelta
+from datetime import UTC, timedelta
+from email.utils import format_datetime
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
+from click.testing import CliRunner
+
+from digest.cli import cli
 from digest.compose.digest import compose
 from digest.compose.stories import same_stories
 from digest.models import Item, ItemKind, ItemState, Note, WeekSummary
 from digest.periods import parse_week
+from loopback import LoopbackServer, Response
 
 ZONE = ZoneInfo("UTC")
 PERIOD = parse_week("2026-W47", ZONE)
@@ -93,3 +100,46 @@ def test_short_texts_on_one_subject_are_not_merged() -> None:
         replace(WEEK[2], text="WeWork inquiry.", note=None),
     ]
     assert same_stories(short) == [[0], [1]]
+
+
+def page(title: str, text: str) -> str:
+    paragraphs = "".join(f"<p>{sentence}.</p>" for sentence in text.rstrip(".").split(". "))
+    return (
+        f"<html><head><title>{title}</title></head><body><nav>Home | Business</nav>"
+        f"<article><h1>{title}</h1>{paragraphs}</article><footer>Contact us</footer></body></html>"
+    )
+
+
+def test_a_run_shows_a_copy_and_a_rewrite_fetched_from_a_feed_as_one_entry(
+    server: LoopbackServer, tmp_path: Path
+) -> None:
+    entries = "".join(
+        f"<item><title>{item.title}</title><link>{server.url(f'/{n}')}</link>"
+        f"<pubDate>{format_datetime(item.saved_at.astimezone(UTC), usegmt=True)}</pubDate></item>"
+        for n, item in enumerate(WEEK)
+    )
+    server.routes["/feed.xml"] = Response(
+        200,
+        f'<?xml version="1.0"?><rss version="2.0"><channel><title>News</title>{entries}'
+        "</channel></rss>",
+        content_type="application/rss+xml",
+    )
+    for n, item in enumerate(WEEK):
+        server.routes[f"/{n}"] = Response(200, page(item.title or "", item.text or ""))
+    config = tmp_path / "digest.toml"
+    config.write_text(
+        f'[digest]\ndata_dir = "data"\ntimezone = "UTC"\n\n[[sources]]\nname = "news"\n'
+        f'kind = "feed"\nurl = "{server.url("/feed.xml")}"\n\n[fetch]\n'
+        'allow_private_addresses = ["127.0.0.1/32"]\nper_host_delay_s = 0\n'
+    )
+
+    result = CliRunner().invoke(cli, ["now", "--week", PERIOD.label, "--config", str(config)])
+
+    assert result.exit_code == 0, result.output
+    markdown = (tmp_path / "data" / "digests" / f"{PERIOD.label}.md").read_text()
+    (also,) = [line for line in markdown.splitlines() if line.lstrip().startswith("*also in:")]
+    assert f"[WeWork faces inquiry]({server.url('/0')})" in markdown
+    assert f"({server.url('/1')})" in also and f"({server.url('/2')})" in also
+    assert "- **[WeWork under investigation](" not in markdown
+    assert "- **[NY AG investigates WeWork](" not in markdown
+    assert f"[Regus profits rise]({server.url('/3')})" in markdown

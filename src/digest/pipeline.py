@@ -18,6 +18,7 @@ from digest.collect.feeds import collect_feeds
 from digest.collect.inbox import collect_file_source
 from digest.compose.backlog import backlog_for, linkable_urls
 from digest.compose.digest import Backlog, Provenance, compose
+from digest.compose.stories import TEXT_CHARS
 from digest.compose.topics import offline_sections
 from digest.compose.unread import without_unresolved
 from digest.config import Config, SourceConfig
@@ -159,7 +160,7 @@ class Pipeline:
         self, period: Period, summarizer: Summarizer
     ) -> tuple[str, list[Item], Backlog]:
         """The period's markdown as the store stands, with its items and backlog."""
-        items = self.store.items_saved_between(period.start, period.end, page_text=False)
+        items = self.store.items_saved_between(period.start, period.end, text_chars=TEXT_CHARS)
         week_summary = await self.notes.week_summary(period, items, summarizer)
         provenance = Provenance(self.notes.notes_usage(period), self.notes.week_usage)
         backlog = backlog_for(self.store, self.config, period)

@@ -20,7 +20,7 @@ def backlog_for(store: Store, config: Config, period: Period) -> Backlog:
     year_ago: list[Item] = []
     if settings.one_year_ago:
         earlier = year_earlier(period, settings.zone)
-        year_ago = store.items_saved_between(earlier.start, earlier.end, page_text=False)
+        year_ago = store.items_saved_between(earlier.start, earlier.end, text_chars=0)
     wanted = settings.backlog_unread
     # items also shown under "One year ago" are left out of "Still unread": fetch that many more
     unread = store.unread_saved_before(period.start, wanted + len(year_ago)) if wanted else []

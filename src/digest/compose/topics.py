@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from digest.compose.stories import story_text
+from digest.compose.stories import TEXT_CHARS, story_text
 from digest.models import Item
 from digest.notes.tags import is_tag_word
 from digest.text import words
@@ -27,10 +27,12 @@ from digest.text import words
 MIN_ITEMS = 6  # fewer items are one short list: no sections to find
 SECTION_ITEMS = 7  # about this many items per section
 MIN_SECTIONS, MAX_SECTIONS = 3, 10
-EMBEDDED_CHARS = 5_000  # the opening of a text says what it is about
+EMBEDDED_CHARS = TEXT_CHARS  # the opening of a text says what it is about
 NAME_WORDS = 2
-RESTARTS = 10
-ITERATIONS = 50
+RESTARTS = 10  # k-means runs from different seeds, the best kept ...
+RESTART_ITEMS = 200  # ... for a week of up to this many items; fewer beyond
+MIN_RESTARTS = 3
+ITERATIONS = 50  # at most: a run stops when no item changes section
 
 
 def offline_sections(items: Sequence[Item]) -> dict[int, str]:
@@ -93,15 +95,21 @@ def _model() -> Any:
 
 
 def cluster(vectors: np.ndarray[Any, Any], count: int) -> list[int]:
-    """Spherical k-means, the best of RESTARTS seeded runs; labels renumbered by first item."""
+    """Spherical k-means, the best of a few seeded runs; labels renumbered by first item."""
     count = min(count, len(vectors))
     best, best_fit = np.zeros(len(vectors), dtype=int), -math.inf
-    for seed in range(RESTARTS):
+    for seed in range(restarts(len(vectors))):
         labels, fit = _kmeans(vectors, count, np.random.RandomState(seed))
         if fit > best_fit + 1e-9:
             best, best_fit = labels, fit
     order = {label: n for n, label in enumerate(dict.fromkeys(best.tolist()))}
     return [order[label] for label in best.tolist()]
+
+
+def restarts(items: int) -> int:
+    """RESTARTS runs for a week of up to RESTART_ITEMS items, fewer (down to MIN_RESTARTS)
+    beyond: each run costs as much as the items, and a big week has no bad start to escape."""
+    return max(MIN_RESTARTS, min(RESTARTS, RESTARTS * RESTART_ITEMS // max(1, items)))
 
 
 def _kmeans(
@@ -114,9 +122,12 @@ def _kmeans(
         pick = random.choice(len(vectors), p=distance / total) if total > 0 else 0
         centres.append(vectors[pick])
     matrix = np.array(centres)
-    labels = np.zeros(len(vectors), dtype=int)
+    labels = np.full(len(vectors), -1)
     for _ in range(ITERATIONS):
-        labels = np.argmax(vectors @ matrix.T, axis=1)
+        nearest = np.argmax(vectors @ matrix.T, axis=1)
+        if np.array_equal(nearest, labels):
+            break  # converged: the centres would not move again
+        labels = nearest
         for k in range(count):
             members = vectors[labels == k]
             if len(members):
@@ -127,7 +138,9 @@ def _kmeans(
 
 def section_names(texts: Sequence[str], labels: Sequence[int]) -> dict[int, str]:
     """Each section's name: its NAME_WORDS most telling words (class-based TF-IDF), capitalised."""
-    bags = [set(filter(is_tag_word, words(text))) for text in texts]
+    bags = [set(words(text)) for text in texts]
+    tag_words = set(filter(is_tag_word, set().union(*bags)))  # each distinct word checked once
+    bags = [bag & tag_words for bag in bags]
     per_section: dict[int, Counter[str]] = {}
     for bag, label in zip(bags, labels, strict=True):
         per_section.setdefault(label, Counter()).update(bag)

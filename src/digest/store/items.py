@@ -128,14 +128,15 @@ class ItemsStore(StoreBase):
         )
 
     def items_saved_between(
-        self, start: datetime, end: datetime, *, page_text: bool = True
+        self, start: datetime, end: datetime, *, text_chars: int | None = None
     ) -> list[Item]:
-        """The items saved in [start, end), oldest first; without `page_text` their `text` and
-        `linked_text` are left unread (None), which composing a week does not need."""
+        """The items saved in [start, end), oldest first. With `text_chars`, only the opening
+        of each page's `text` is read (that many characters; 0: none, None) and `linked_text`
+        is left unread: composing a week needs no more (tens of kilobytes an item)."""
         return self._items(
             "WHERE i.saved_at >= ? AND i.saved_at < ? ORDER BY i.saved_at, i.id",
             (iso(start), iso(end)),
-            page_text=page_text,
+            text_chars=text_chars,
         )
 
     def all_items(self) -> list[Item]:
@@ -166,10 +167,10 @@ class ItemsStore(StoreBase):
         return int(self._query("SELECT count(*) FROM items")[0][0])
 
     def _items(
-        self, where: str, params: Sequence[Any] = (), *, page_text: bool = True
+        self, where: str, params: Sequence[Any] = (), *, text_chars: int | None = None
     ) -> list[Item]:
         rows = self._query(
-            f"SELECT {'i.*' if page_text else _ITEM_COLUMNS_BUT_PAGE_TEXT}, n.summary, n.key_points, n.tags, n.basis, n.model, n.prompt_version,"
+            f"SELECT {_item_columns(text_chars)}, n.summary, n.key_points, n.tags, n.basis, n.model, n.prompt_version,"
             " (SELECT group_concat(s.name, char(31)) FROM item_sources x"
             "  JOIN sources s ON s.id = x.source_id WHERE x.item_id = i.id) AS source_names"
             f" FROM items i LEFT JOIN notes n ON n.id = i.note_id {where}",
@@ -397,13 +398,18 @@ def item_key(item: SavedItem) -> str:
     return "note:" + hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
-# What _item_from_row reads, with the page's text (tens of kilobytes an item) left out.
-_ITEM_COLUMNS_BUT_PAGE_TEXT = (
-    "i.id, i.key, i.url, i.title, i.kind, i.saved_at, i.topic, i.context, i.state, i.attempts,"
-    " i.failures, i.error, i.next_attempt_at, NULL AS text, i.extracted_title, i.links,"
-    " NULL AS linked_text, i.quality, i.read_at, i.note_key, i.note_attempts, i.note_failures,"
-    " i.note_error, i.note_next_attempt_at"
-)
+def _item_columns(text_chars: int | None) -> str:
+    """What _item_from_row reads: every column, or with only the first `text_chars` characters
+    of the page's text (tens of kilobytes an item) and none of what its links led to."""
+    if text_chars is None:
+        return "i.*"
+    text = f"substr(i.text, 1, {int(text_chars)})" if text_chars > 0 else "NULL"
+    return (
+        "i.id, i.key, i.url, i.title, i.kind, i.saved_at, i.topic, i.context, i.state,"
+        f" i.attempts, i.failures, i.error, i.next_attempt_at, {text} AS text,"
+        " i.extracted_title, i.links, NULL AS linked_text, i.quality, i.read_at, i.note_key,"
+        " i.note_attempts, i.note_failures, i.note_error, i.note_next_attempt_at"
+    )
 
 
 def _item_from_row(row: sqlite3.Row) -> Item:
