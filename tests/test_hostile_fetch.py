@@ -218,14 +218,16 @@ def test_html_is_read_whole_through_the_binary_gate(server: LoopbackServer) -> N
 def test_a_host_answering_retry_after_gets_one_request_per_run(
     tmp_path: Path, server: LoopbackServer, status: int
 ) -> None:
-    server.routes["/busy"] = Response(status, "slow down", headers={"Retry-After": "3600"})
-    for n in range(8):
-        server.routes[f"/page{n}"] = Response(status, "slow down", headers={"Retry-After": "3600"})
+    for n in range(8):  # answered slowly: a second request may not be under way by then
+        server.routes[f"/page{n}"] = Response(
+            status, "slow down", headers={"Retry-After": "3600"}, delay_s=0.3
+        )
     store = open_store(tmp_path / "digest.db")
     try:
         source_id = store.ensure_source("inbox", "file", path="/inbox")
         store.save_items(source_id, [SavedItem(server.url(f"/page{n}")) for n in range(8)], NOW)
-        config = Config(fetch=settings(per_host_delay_s=0.05))
+        # one request to a host at a time (with more, those begun before the answer still go)
+        config = Config(fetch=settings(per_host_concurrency=1))
         report = asyncio.run(Pipeline(config, store, clock=lambda: NOW).fetch_and_extract())
         items = store.all_items()
     finally:
