@@ -173,8 +173,9 @@ def _import(
     its report, and how many lines of it were ended."""
     topic = source.topic
     if isinstance(what, BigFile):
+        after = grown_from if what.importer.appendable else 0
         return save_big(
-            store, what, source_id=source_id, zone=zone, now=now, topic=topic, after_line=grown_from
+            store, what, source_id=source_id, zone=zone, now=now, topic=topic, after_line=after
         )
     loaded = load(path, what, source.format)
     after = grown_from if loaded.importer.appendable else 0
