@@ -187,3 +187,21 @@ def test_a_big_file_source_that_grows_is_read_on_from_where_it_was_left(
     assert {"https://half.example/written", "https://more.example/1"} <= urls
     assert second.done == 2 and first.done > 80
     assert "2 new" in second.info[0]
+
+
+def test_a_big_list_source_that_grew_is_read_whole_since_a_comment_joins_the_entry_above(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(bigfiles, "STREAM_BYTES", 1024)
+    path = tmp_path / "list.txt"
+    path.write_text(learning_list(100) + "- Last short note\n")
+    source = SourceConfig(name="inbox", kind="file", path=path, format="list")
+    store = open_store(tmp_path / "digest.db")
+    source_id = store.ensure_source("inbox", "file", path=str(path))
+    collect_file_source(store, source, source_id, UTC_ZONE, NOW)
+    with path.open("a") as file:
+        file.write("- A comment on the last short note, long enough and in enough words\n")
+    second = collect_file_source(store, source, source_id, UTC_ZONE, NOW)
+
+    store.close()
+    assert ", 0 duplicates," not in second.info[0]  # every entry read again, the note's too
