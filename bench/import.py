@@ -2,6 +2,7 @@
 
     python bench/import.py [--count 100000]
     python bench/import.py --journal-mb 200     # one journal of that size only (streamed)
+    python bench/import.py --urls-mb 200        # one plain URL list of that size only
 
 Writes a Netscape bookmark HTML file with COUNT bookmarks in nested folders and a
 TIL journal with COUNT link lines under day headings, in a temporary folder. Each
@@ -28,6 +29,7 @@ from zoneinfo import ZoneInfo
 GOAL_SECONDS = 10.0
 GOAL_MB = 200.0
 JOURNAL_BYTES_PER_LINK = 65  # what write_journal averages, headings included
+URLS_BYTES_PER_LINE = 48  # what write_urls averages, comments included
 TOPICS = ("Rust", "GPU kernels", "Databases", "Distributed systems", "Compilers", "ML infra")
 
 
@@ -74,6 +76,16 @@ def write_journal(path: Path, count: int) -> None:
                 out.write(f"- [Article {n}: a title with words]({url})\n")
 
 
+def write_urls(path: Path, count: int) -> None:
+    """A plain URL list: one URL a line, some with a title after it, a `#` comment now and then."""
+    with path.open("w", encoding="utf-8") as out:
+        for n in range(count):
+            if n % 100 == 0:
+                out.write(f"# saved batch {n // 100}\n")
+            url = f"https://blog{n % 501}.example.org/{n}/article"
+            out.write(f"{url} Article {n}\n" if n % 3 == 0 else f"{url}\n")
+
+
 def measure_one(path: Path, db: Path) -> dict[str, float | int | str]:
     """Import `path` into a fresh store at `db`; run in a child process."""
     from digest.collect.files import import_file
@@ -118,6 +130,9 @@ def main() -> int:
     parser.add_argument(
         "--journal-mb", type=float, help="import only a journal of this many MB (issue 11: 200)"
     )
+    parser.add_argument(
+        "--urls-mb", type=float, help="import only a plain URL list of this many MB (issue 11)"
+    )
     parser.add_argument("--one", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--db", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -131,6 +146,9 @@ def main() -> int:
         if args.journal_mb:
             files: tuple[Path, ...] = (root / "journal.md",)
             write_journal(files[0], int(args.journal_mb * 1e6 / JOURNAL_BYTES_PER_LINK))
+        elif args.urls_mb:
+            files = (root / "reading.urls",)
+            write_urls(files[0], int(args.urls_mb * 1e6 / URLS_BYTES_PER_LINE))
         else:
             files = (root / "bookmarks.html", root / "journal.md")
             write_bookmarks(files[0], args.count)

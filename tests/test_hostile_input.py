@@ -18,7 +18,9 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from digest.cli import SCREENFUL, print_reports
+from digest.collect import bigfiles
 from digest.collect.feeds import collect_feeds
+from digest.collect.files import import_file
 from digest.collect.inbox import collect_file_source
 from digest.config import FetchConfig, SourceConfig
 from digest.fetch.client import Fetcher
@@ -148,17 +150,100 @@ def test_a_half_written_last_line_waits_for_the_next_collect(tmp_path: Path, sto
     assert sorted(saved_at(store)) == ["https://part.example/first", "https://part.example/second"]
 
 
-def test_a_settled_file_without_a_final_newline_is_read_whole(tmp_path: Path, store: Store) -> None:
-    inbox = tmp_path / "inbox.md"
-    inbox.write_text("- [first](https://done.example/first)\n- [last](https://done.example/last)")
-    an_hour_ago = time.time_ns() - 3600 * 10**9
-    os.utime(inbox, ns=(an_hour_ago, an_hour_ago))
+def backdate(path: Path, seconds: int) -> None:
+    """Set the file's mtime `seconds` back, as a writer that stopped that long ago."""
+    then = time.time_ns() - seconds * 10**9
+    os.utime(path, ns=(then, then))
+
+
+def collect_inbox(store: Store, inbox: Path) -> StageReport:
     source = SourceConfig(name="inbox", kind="file", path=inbox)
     source_id = store.ensure_source("inbox", "file", path=str(inbox))
+    return collect_file_source(store, source, source_id, ZoneInfo("UTC"), NOW)
 
-    collect_file_source(store, source, source_id, ZoneInfo("UTC"), NOW)
+
+@pytest.fixture(params=["small", "streamed"])
+def file_size_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Both ways a file source is read: whole, and streamed as a big file is."""
+    if request.param == "streamed":
+        monkeypatch.setattr(bigfiles, "STREAM_BYTES", 16)
+    return str(request.param)
+
+
+def test_a_line_left_unfinished_for_seconds_waits_until_it_is_finished(
+    tmp_path: Path, store: Store, file_size_kind: str
+) -> None:
+    inbox = tmp_path / "inbox.md"
+    inbox.write_text("- [first](https://part.example/first)\n- [s](https://part.example/seco")
+    backdate(inbox, 3)  # the writer paused three seconds mid-line
+
+    collect_inbox(store, inbox)
+    assert sorted(saved_at(store)) == ["https://part.example/first"]
+    with inbox.open("a") as file:
+        file.write("nd)\n")
+    backdate(inbox, 3)
+    report = collect_inbox(store, inbox)
+
+    assert sorted(saved_at(store)) == ["https://part.example/first", "https://part.example/second"]
+    assert report.done == 1
+
+
+def test_an_unfinished_line_still_growing_is_held_back_at_every_collect(
+    tmp_path: Path, store: Store, file_size_kind: str
+) -> None:
+    inbox = tmp_path / "inbox.urls"
+    inbox.write_text("https://grow.example/first\nhttps://grow.example/se")
+    backdate(inbox, 60)
+    collect_inbox(store, inbox)
+    with inbox.open("a") as file:
+        file.write("co")  # more of the line, still no line end: the file changed
+    backdate(inbox, 30)
+    collect_inbox(store, inbox)
+    assert sorted(saved_at(store)) == ["https://grow.example/first"]
+    with inbox.open("a") as file:
+        file.write("nd\n")
+    collect_inbox(store, inbox)
+
+    assert sorted(saved_at(store)) == ["https://grow.example/first", "https://grow.example/second"]
+
+
+def test_a_settled_file_without_a_final_newline_is_read_whole_when_found_unchanged(
+    tmp_path: Path, store: Store, file_size_kind: str
+) -> None:
+    inbox = tmp_path / "inbox.md"
+    inbox.write_text("- [first](https://done.example/first)\n- [last](https://done.example/last)")
+    backdate(inbox, 3600)
+
+    first = collect_inbox(store, inbox)
+    assert sorted(saved_at(store)) == ["https://done.example/first"]
+    second = collect_inbox(store, inbox)  # as it was: the writer is done with the last line
+    third = collect_inbox(store, inbox)
 
     assert sorted(saved_at(store)) == ["https://done.example/first", "https://done.example/last"]
+    assert (first.done, second.done, third.done) == (1, 1, 0)
+    assert third.info == []
+
+
+def test_a_file_of_only_an_unfinished_line_is_read_when_found_unchanged(
+    tmp_path: Path, store: Store
+) -> None:
+    inbox = tmp_path / "inbox.urls"
+    inbox.write_text("https://only.example/line")
+    backdate(inbox, 3600)
+    collect_inbox(store, inbox)
+    assert saved_at(store) == {}
+    collect_inbox(store, inbox)
+    assert sorted(saved_at(store)) == ["https://only.example/line"]
+
+
+def test_digest_import_reads_a_file_whole_even_just_written(tmp_path: Path, store: Store) -> None:
+    path = tmp_path / "links.urls"
+    path.write_text("https://whole.example/a\nhttps://whole.example/b")  # no line end, just now
+    report = import_file(
+        store, path, source_id=store.ensure_source("i", "file"), zone=ZoneInfo("UTC"), now=NOW
+    )
+    assert report.new == 2
+    assert sorted(saved_at(store)) == ["https://whole.example/a", "https://whole.example/b"]
 
 
 # -- a feed of 50,000 entries --------------------------------------------------

@@ -54,6 +54,35 @@ class LineImporter(Importer, Protocol):
         ...
 
 
+class LineReader:
+    """What a line-by-line importer keeps while reading: the `result` so far, added to by
+    `read_line`; `in_blocks` hands it out a block at a time."""
+
+    def __init__(self) -> None:
+        self.result = ImportResult()
+
+    def read_line(self, number: int, line: str) -> None:
+        raise NotImplementedError
+
+    def finish(self) -> None:
+        """At the end of the file: what was kept for lines that did not come."""
+
+    def cut(self) -> ImportResult:
+        """What was read so far that later lines cannot change, taken out of `result`."""
+        done, self.result = self.result, ImportResult()
+        return done
+
+
+def in_blocks(reader: LineReader, numbered: Iterable[tuple[int, str]]) -> Iterator[ImportResult]:
+    """Each (line number, line) given to `reader`; its results a block of items at a time."""
+    for number, line in numbered:
+        reader.read_line(number, line)
+        if len(reader.result.items) >= STREAM_BLOCK:
+            yield reader.cut()
+    reader.finish()
+    yield reader.result
+
+
 def streaming(importer: Importer) -> LineImporter | None:
     """`importer` if it can read a file a line at a time, else None."""
     return importer if hasattr(importer, "parse_stream") else None  # type: ignore[return-value]

@@ -14,6 +14,12 @@ lines of last time are saved and reported, for formats whose items keep to their
 lines (`Importer.appendable`); any other change imports the whole file again, and the
 store's dedupe by key keeps that right. Files are only ever read: never moved, changed or
 deleted.
+
+A last line without a line end may be one still being written (a writer can pause in the
+middle of a line for any time): it is held back, its bytes counted (`held`), and read only
+when a later collect finds the file as it was (same size, held bytes included, and same
+mtime), the writer done with it; a file that only grew reads on from it as usual.
+`digest import` (files.py) reads a file whole: it is given a file, not watching one.
 """
 
 from __future__ import annotations
@@ -56,6 +62,7 @@ class _Seen:
     checked_ns: int
     fingerprint: str
     grown: bool  # it starts with exactly the bytes read last time, and has more
+    held: int  # bytes of an unfinished last line, after `size`, left for a later collect
 
 
 def collect_file_source(
@@ -107,22 +114,15 @@ def _collect_one(
     state = store.file_state(key)
     checked_ns = time.time_ns()
     stat = _stat(path)  # before reading: a write racing the read is seen next time
-    if state is not None and _unchanged(state, stat):
+    settled = state is not None and _same_stat(state, stat)
+    if state is not None and settled and not state.held and _trusted(state, stat):
         return None
-    big = big_file(path, stat.st_size, source.format)
-    if big is None:
-        data = complete_part(read_bytes(path), stat, checked_ns)
-        big_or_data: BigFile | bytes = data
-        seen = _seen([data], stat, checked_ns, state)
-    else:
-        tail = read_range(path, max(0, big.size - READ_BLOCK), READ_BLOCK)
-        complete = big.size - len(tail) + len(complete_part(tail, stat, checked_ns))
-        big = big_or_data = replace(big, size=complete)
-        seen = _seen(blocks(path, big.size), stat, checked_ns, state)
+    big_or_data, seen = _read(path, source, stat, checked_ns, state, whole=settled)
     if not seen.size:
-        return None  # only a line still being written: next time
+        _remember(store, key, seen, 0, now)  # only a line still being written: next time
+        return None
     if state is not None and seen.fingerprint == state.fingerprint:
-        _remember(store, key, seen, state.lines_read, now)  # touched, or racy last time
+        _remember(store, key, seen, state.lines_read, now)  # touched, racy, or a line unfinished
         return None
     if isinstance(big_or_data, bytes) and not big_or_data.strip():
         _remember(store, key, seen, 0, now)  # blank (a placeholder, being written): nothing to read
@@ -133,6 +133,30 @@ def _collect_one(
     )
     _remember(store, key, seen, lines_ended, now)
     return report
+
+
+def _read(
+    path: Path,
+    source: SourceConfig,
+    stat: os.stat_result,
+    checked_ns: int,
+    state: FileState | None,
+    *,
+    whole: bool,
+) -> tuple[BigFile | bytes, _Seen]:
+    """The file's bytes (or, for a big file, what to stream), up to its last line end unless
+    `whole`; and what was seen of them."""
+    big = big_file(path, stat.st_size, source.format)
+    if big is None:
+        data = read_bytes(path)
+        complete = data if whole else complete_part(data)
+        held = len(data) - len(complete)
+        return complete, _seen([complete], stat, checked_ns, state, held)
+    tail = read_range(path, max(0, big.size - READ_BLOCK), READ_BLOCK)
+    kept = tail if whole else complete_part(tail)
+    big = replace(big, size=big.size - len(tail) + len(kept))
+    held = len(tail) - len(kept)
+    return big, _seen(blocks(path, big.size), stat, checked_ns, state, held)
 
 
 def _import(
@@ -149,8 +173,9 @@ def _import(
     its report, and how many lines of it were ended."""
     topic = source.topic
     if isinstance(what, BigFile):
+        after = grown_from if what.importer.appendable else 0
         return save_big(
-            store, what, source_id=source_id, zone=zone, now=now, topic=topic, after_line=grown_from
+            store, what, source_id=source_id, zone=zone, now=now, topic=topic, after_line=after
         )
     loaded = load(path, what, source.format)
     after = grown_from if loaded.importer.appendable else 0
@@ -167,19 +192,27 @@ def _stat(path: Path) -> os.stat_result:
         raise unreadable(path, exc) from exc
 
 
-def _unchanged(state: FileState, stat: os.stat_result) -> bool:
-    """The stat is the one recorded, and was taken late enough after the mtime to trust it."""
-    same = (state.size, state.mtime_ns, state.inode, state.device) == (
+def _same_stat(state: FileState, stat: os.stat_result) -> bool:
+    """The file is as recorded: its size (held bytes included), mtime, inode and device."""
+    return (state.size + state.held, state.mtime_ns, state.inode, state.device) == (
         stat.st_size,
         stat.st_mtime_ns,
         stat.st_ino,
         stat.st_dev,
     )
-    return same and stat.st_mtime_ns + RACY_WINDOW_NS <= state.checked_ns
+
+
+def _trusted(state: FileState, stat: os.stat_result) -> bool:
+    """The stat was taken late enough after the mtime to be trusted (see the docstring)."""
+    return stat.st_mtime_ns + RACY_WINDOW_NS <= state.checked_ns
 
 
 def _seen(
-    chunks: Iterable[bytes], stat: os.stat_result, checked_ns: int, state: FileState | None
+    chunks: Iterable[bytes],
+    stat: os.stat_result,
+    checked_ns: int,
+    state: FileState | None,
+    held: int,
 ) -> _Seen:
     """The hashes of the bytes read (given a chunk at a time), and whether they start with
     exactly the bytes read last time."""
@@ -194,14 +227,12 @@ def _seen(
             hasher.update(chunk)
         size += len(chunk)
     grown = state is not None and size > previous and before == state.fingerprint
-    return _Seen(stat, size, checked_ns, hasher.hexdigest(), grown)
+    return _Seen(stat, size, checked_ns, hasher.hexdigest(), grown, held)
 
 
-def complete_part(data: bytes, stat: os.stat_result, checked_ns: int) -> bytes:
-    """`data` up to its last line end while the file may still be growing (changed within
-    RACY_WINDOW_NS and not ending in a newline): a half-written line waits for the next
-    collect, which sees the file grown. A file that has settled is taken whole."""
-    if data.endswith((b"\n", b"\r")) or stat.st_mtime_ns + RACY_WINDOW_NS <= checked_ns:
+def complete_part(data: bytes) -> bytes:
+    """`data` up to its last line end: what follows may be a line still being written."""
+    if data.endswith((b"\n", b"\r")):
         return data
     return data[: max(data.rfind(b"\n"), data.rfind(b"\r")) + 1]
 
@@ -222,4 +253,5 @@ def _remember(store: Store, key: str, seen: _Seen, lines_read: int, now: datetim
         fingerprint=seen.fingerprint,
         lines_read=lines_read,
         now=now,
+        held=seen.held,
     )

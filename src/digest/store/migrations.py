@@ -295,6 +295,13 @@ def m013_items_autoincrement(db: Database) -> None:
         db.conn.execute(f"PRAGMA foreign_keys = {'ON' if enforced else 'OFF'}")
 
 
+@migrations(name="m014_file_held_tail")
+def m014_file_held_tail(db: Database) -> None:
+    # The bytes of an unfinished last line (no line end) held back at the last read: read
+    # only once a later collect finds the file as it was (size and mtime), the writer done.
+    db.execute("ALTER TABLE file_states ADD COLUMN held INTEGER NOT NULL DEFAULT 0")
+
+
 def _rebuild_with_autoincrement(db: Database, table: str) -> None:
     conn = db.conn
     (create,) = conn.execute(

@@ -45,6 +45,7 @@ class FileState:
     fingerprint: str
     lines_read: int
     updated_at: str
+    held: int = 0  # bytes of an unfinished last line not read yet (after `size`)
 
 
 @dataclass(frozen=True)

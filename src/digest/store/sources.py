@@ -158,7 +158,7 @@ class SourcesStore(ItemsStore):
     def file_state(self, path: str) -> FileState | None:
         rows = self._query(
             "SELECT path, size, mtime_ns, inode, device, checked_ns, fingerprint, lines_read,"
-            " updated_at FROM file_states WHERE path = ?",
+            " updated_at, held FROM file_states WHERE path = ?",
             (path,),
         )
         return FileState(**dict(rows[0])) if rows else None
@@ -175,17 +175,20 @@ class SourcesStore(ItemsStore):
         fingerprint: str,
         lines_read: int,
         now: datetime,
+        held: int = 0,
     ) -> None:
         """What a file was when last read: its stat, the wall-clock time of that stat, the
-        SHA-256 of its bytes and how many complete lines it had."""
+        SHA-256 of the `size` bytes read, how many complete lines they had, and how many
+        bytes of an unfinished last line were held back after them."""
         with self.write() as conn:
             conn.execute(
                 "INSERT INTO file_states (path, size, mtime_ns, inode, device, checked_ns,"
-                " fingerprint, lines_read, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " fingerprint, lines_read, updated_at, held) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
                 " ON CONFLICT(path) DO UPDATE SET size = excluded.size,"
                 " mtime_ns = excluded.mtime_ns, inode = excluded.inode, device = excluded.device,"
                 " checked_ns = excluded.checked_ns, fingerprint = excluded.fingerprint,"
-                " lines_read = excluded.lines_read, updated_at = excluded.updated_at",
+                " lines_read = excluded.lines_read, updated_at = excluded.updated_at,"
+                " held = excluded.held",
                 (
                     path,
                     size,
@@ -196,5 +199,6 @@ class SourcesStore(ItemsStore):
                     fingerprint,
                     lines_read,
                     iso(now),
+                    held,
                 ),
             )

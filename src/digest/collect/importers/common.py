@@ -17,7 +17,7 @@ from email.utils import parsedate_to_datetime
 from html.parser import HTMLParser
 from zoneinfo import ZoneInfo
 
-from digest.collect.formats import ImportResult
+from digest.collect.formats import ImportResult, LineImporter, merged
 from digest.models import Rejected, SavedItem
 from digest.text import shorten
 from digest.urls import BadURL, WebURL, parse_url
@@ -68,6 +68,12 @@ _TWITTER_TIME = "%a %b %d %H:%M:%S %z %Y"
 def lines_of(text: str) -> list[str]:
     """The file's lines as an editor numbers them (only \\n, \\r\\n and \\r end a line)."""
     return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+
+
+def parse_whole(importer: LineImporter, text: str, zone: ZoneInfo) -> ImportResult:
+    """`text` parsed by a line-by-line importer as it streams a file, in one result."""
+    lines = lines_of(text)
+    return merged(importer.parse_stream(lambda: iter(lines), zone=zone))
 
 
 def strip_list_marker(line: str) -> tuple[bool, str]:

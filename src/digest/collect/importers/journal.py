@@ -28,13 +28,14 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from zoneinfo import ZoneInfo
 
-from digest.collect.formats import STREAM_BLOCK, ImportResult, LineSource, merged, register
+from digest.collect.formats import ImportResult, LineReader, LineSource, in_blocks, register
 from digest.collect.importers.common import (
     BARE_URL,
     MARKDOWN_LINK,
     checked_url,
     is_link,
     lines_of,
+    parse_whole,
     remove_spans,
     strip_list_marker,
     tidy_title,
@@ -87,8 +88,7 @@ class JournalImporter:
         return 0
 
     def parse(self, text: str, *, zone: ZoneInfo) -> ImportResult:
-        lines = lines_of(text)
-        return merged(self.parse_stream(lambda: iter(lines), zone=zone))
+        return parse_whole(self, text, zone)
 
     def parse_stream(self, open_lines: LineSource, *, zone: ZoneInfo) -> Iterator[ImportResult]:
         """The file's items a block at a time, reading its lines twice (definitions first)."""
@@ -97,15 +97,18 @@ class JournalImporter:
         head = list(itertools.islice(lines, _FRONT_MATTER_LINES))
         end = _front_matter_end(head)
         start = 0 if end is None else end + 1
-        cursor = _Cursor(references=references)
         numbered = itertools.islice(enumerate(itertools.chain(head, lines), 1), start, None)
-        result = ImportResult()
-        for number, line in _logical_lines(numbered):
-            _read_line(number, line, cursor, result, zone)
-            if len(result.items) >= STREAM_BLOCK:
-                yield result
-                result = ImportResult()
-        yield result
+        reader = _JournalReader(_Cursor(references=references), zone)
+        yield from in_blocks(reader, _logical_lines(numbered))
+
+
+class _JournalReader(LineReader):
+    def __init__(self, cursor: _Cursor, zone: ZoneInfo) -> None:
+        super().__init__()
+        self.cursor, self.zone = cursor, zone
+
+    def read_line(self, number: int, line: str) -> None:
+        _read_line(number, line, self.cursor, self.result, self.zone)
 
 
 def _front_matter_end(lines: list[str]) -> int | None:

@@ -28,10 +28,11 @@ are ignored; any other line is reported as not understood, with its line number.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterator
+from dataclasses import replace
 from zoneinfo import ZoneInfo
 
-from digest.collect.formats import ImportResult, register
+from digest.collect.formats import ImportResult, LineReader, LineSource, in_blocks, register
 from digest.collect.importers.common import (
     BARE_URL,
     LIST_MARKER,
@@ -41,6 +42,7 @@ from digest.collect.importers.common import (
     checked_url,
     is_link,
     lines_of,
+    parse_whole,
     remove_spans,
     strip_list_marker,
     tidy_title,
@@ -53,12 +55,39 @@ TOPIC_MAX_WORDS = 8
 _DATE_HEADING = re.compile(r"^\s*#{1,6}\s+\d{4}-\d{1,2}-\d{1,2}")
 
 
-@dataclass
-class _ListState:
-    result: ImportResult = field(default_factory=ImportResult)
-    topic: str | None = None
-    block: list[tuple[int, str]] = field(default_factory=list)  # plain lines before items
-    commentable: int | None = None  # index in result.items of a short note entry
+class _ListState(LineReader):
+    def __init__(self) -> None:
+        super().__init__()
+        self.topic: str | None = None
+        self.block: list[tuple[int, str]] = []  # plain lines before items
+        self.commentable: int | None = None  # index in result.items of a short note entry
+
+    def read_line(self, number: int, line: str) -> None:
+        if not line.strip():
+            return
+        is_entry, body = strip_list_marker(line)
+        if is_entry:
+            _close_block(self)
+            _read_entry(number, body, self)
+        elif bare_urls(body):
+            _close_block(self)
+            _add_links(number, body, self)
+            self.commentable = None  # a comment joins the entry just above it, not this line's
+        else:
+            self.block.append((number, body))
+            self.commentable = None
+
+    def finish(self) -> None:
+        _skip_block(self.block, self.result)
+
+    def cut(self) -> ImportResult:
+        """The items before a note entry that comment lines may still join (kept)."""
+        done = super().cut()
+        if self.commentable is not None:
+            self.result.items = done.items[self.commentable :]
+            del done.items[self.commentable :]
+            self.commentable = 0
+        return done
 
 
 class ListImporter:
@@ -77,22 +106,11 @@ class ListImporter:
         return 40 if topics and len(entries) >= 0.3 * len(lines) else 20
 
     def parse(self, text: str, *, zone: ZoneInfo) -> ImportResult:
-        state = _ListState()
-        for number, line in enumerate(lines_of(text), start=1):
-            if not line.strip():
-                continue
-            is_entry, body = strip_list_marker(line)
-            if is_entry:
-                _close_block(state)
-                _read_entry(number, body, state)
-            elif bare_urls(body):
-                _close_block(state)
-                _add_links(number, body, state)
-            else:
-                state.block.append((number, body))
-                state.commentable = None
-        _skip_block(state.block, state.result)
-        return state.result
+        return parse_whole(self, text, zone)
+
+    def parse_stream(self, open_lines: LineSource, *, zone: ZoneInfo) -> Iterator[ImportResult]:
+        """The file's items a block at a time."""
+        return in_blocks(_ListState(), enumerate(open_lines(), start=1))
 
 
 def _is_topic_line(text: str) -> bool:
@@ -190,20 +208,26 @@ class UrlsImporter:
         return int(40 + 50 * share) if share > 0.5 else 0
 
     def parse(self, text: str, *, zone: ZoneInfo) -> ImportResult:
-        result = ImportResult()
-        for number, raw in enumerate(lines_of(text), start=1):
-            line = raw.strip()
-            if not line or line.startswith("#"):
-                continue
-            url = _first_url(line)
-            if url is None:
-                result.rejected.append(Rejected(number, line, "not a URL"))
-                continue
-            title = tidy_title(strip_list_marker(line)[1][len(url) :])
-            item = _link(number, url, title, result)
-            if item is not None:
-                result.items.append(item)
-        return result
+        return parse_whole(self, text, zone)
+
+    def parse_stream(self, open_lines: LineSource, *, zone: ZoneInfo) -> Iterator[ImportResult]:
+        """The file's items a block at a time."""
+        return in_blocks(_UrlsReader(), enumerate(open_lines(), start=1))
+
+
+class _UrlsReader(LineReader):
+    def read_line(self, number: int, raw: str) -> None:
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            return
+        url = _first_url(line)
+        if url is None:
+            self.result.rejected.append(Rejected(number, line, "not a URL"))
+            return
+        title = tidy_title(strip_list_marker(line)[1][len(url) :])
+        item = _link(number, url, title, self.result)
+        if item is not None:
+            self.result.items.append(item)
 
 
 def _first_url(line: str) -> str | None:
