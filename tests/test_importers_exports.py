@@ -237,6 +237,40 @@ def test_hackernews_ask_post_keeps_its_text_as_context() -> None:
     )
 
 
+def test_hackernews_favourite_comments_are_posts_at_their_own_page_not_the_story() -> None:
+    supported_formats()
+    export = (
+        '{"hits": ['
+        '{"objectID": "39000001", "_tags": ["comment", "author_ana"], "author": "ana",'
+        ' "comment_text": "The <i>second</i> half is the point: <a href=\\"https://ex.org/p\\">see</a>",'
+        ' "story_id": 39000000, "story_title": "Kilns at scale",'
+        ' "story_url": "https://kilns.example/scale", "created_at_i": 1700000000},'
+        '{"objectID": "39000000", "title": "Kilns at scale", "url": "https://kilns.example/scale",'
+        ' "created_at_i": 1700000000}]}'
+    )
+    api_item = '[{"id": 39000002, "type": "comment", "by": "bo", "text": "Agreed.", "parent": 1,'
+    api_item += ' "time": 1700000000, "url": "https://news.ycombinator.com/item?id=39000002"}]'
+
+    comment, story = REGISTRY["hackernews"].parse(export, zone=BERLIN).items
+    [bare] = REGISTRY["hackernews"].parse(api_item, zone=BERLIN).items
+
+    assert (comment.url, comment.kind) == (
+        "https://news.ycombinator.com/item?id=39000001",
+        ItemKind.POST,
+    )
+    assert comment.title == "Comment by ana on: Kilns at scale"
+    assert comment.context is not None and comment.context.startswith(
+        "The second half is the point"
+    )
+    assert comment.links == ("https://ex.org/p", "https://kilns.example/scale")
+    assert story.url == "https://kilns.example/scale"  # the story stays an item of its own
+    assert (bare.url, bare.title, bare.context) == (
+        "https://news.ycombinator.com/item?id=39000002",
+        "Comment by bo",
+        "Agreed.",
+    )
+
+
 def test_hackernews_favourites_feed_keeps_stories_and_their_text() -> None:
     result = parse("feed", "hn_favorites.rss")
     great, ask = result.items

@@ -153,6 +153,8 @@ class HackerNews(JsonExport):
         return iter(found) if found or isinstance(data, list) else None
 
     def add(self, result: ImportResult, record: Record, number: int, zone: ZoneInfo) -> None:
+        if _is_comment(record):
+            return self.add_comment(result, record, number, zone)
         story = text_of(record, "id", "objectID", "story_id")
         url = text_of(record, "url", "story_url") or (HN_ITEM + story if story else None)
         if url is None:
@@ -169,6 +171,40 @@ class HackerNews(JsonExport):
             line=number,
         )
         add_item(result, item, raw=record)
+
+    def add_comment(
+        self, result: ImportResult, record: Record, number: int, zone: ZoneInfo
+    ) -> None:
+        """A favourited comment is a post of its own, at its own page: never the story's item
+        (the Algolia hit carries the story's url and title beside the comment's)."""
+        comment = text_of(record, "objectID", "id")
+        if comment is None:
+            return reject(result, number, record, "a comment without an id")
+        text, links = html_text_and_links(text_of(record, "comment_text", "text") or "")
+        author = text_of(record, "author", "by")
+        on = text_of(record, "story_title")
+        title = f"Comment by {author or 'someone'}" + (f" on: {on}" if on else "")
+        story_url = text_of(record, "story_url")
+        when = first_of(record, "time", "created_at_i", "created_at", "saved_at")
+        item = SavedItem(
+            url=HN_ITEM + comment,
+            title=title,
+            saved_at=record_time(result, when, zone, line=number, raw=record),
+            context=text or None,
+            kind=ItemKind.POST,
+            links=(*links, *([story_url] if story_url else [])),
+            line=number,
+        )
+        add_item(result, item, raw=record)
+
+
+def _is_comment(record: Record) -> bool:
+    tags = record.get("_tags")
+    return (
+        record.get("type") == "comment"
+        or "comment_text" in record
+        or (isinstance(tags, list) and "comment" in tags)
+    )
 
 
 class GitHubStars(JsonExport):
