@@ -25,6 +25,7 @@ from digest.pipeline import NotesScope, RunResult, run
 from digest.status import StatusQuery, gather_status, render_status
 from digest.store import open_store
 from fake_openai import USABLE_SHAPES, FakeOpenAI
+from loopback import free_port
 from test_notes import NOW, WEEK, config_for, db, digest_text, seed
 
 TOPICS = (
@@ -338,3 +339,70 @@ def test_status_lists_items_whose_note_failed_with_why_and_when_next(
         assert item["state"] == "fetched" and 1 <= item["note_attempts"] <= 3
         assert "placeholder or refusal" in item["note_error"] and item["note_next_attempt_at"]
     assert "note: " in capsys.readouterr().out
+
+
+def test_a_server_that_always_fails_with_500_gets_at_most_max_attempts_sends_per_item(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    config = config_for(tmp_path, fake_openai, max_attempts=2, max_retries=3)
+    seed(config, pages(2))
+    failing = FakeOpenAI.error(500, "internal error", headers={"Retry-After": "0"})
+    fake_openai.responder = lambda request: failing
+
+    for later in (0, 2, 9, 20):  # days: past the backoff, capped at one day
+        notes_run(config, later)
+
+    assert note_calls(fake_openai) == 2 * 2  # our own retries (llm.max_retries) are sends too
+    with db(config) as conn:
+        rows = conn.execute("SELECT note_attempts, note_error FROM items").fetchall()
+    assert [attempts for attempts, _error in rows] == [2, 2]
+    assert all("HTTP 500" in error for _attempts, error in rows)
+    assert "(extractive summary)" in notes_and_digest(config)
+
+
+def test_a_server_that_always_times_out_gets_at_most_max_attempts_sends_per_item(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    config = config_for(tmp_path, fake_openai, max_attempts=2, max_retries=1, timeout_s=0.2)
+    seed(config, pages(1))
+    fake_openai.delay_s = 1.0  # beyond llm.timeout_s
+
+    for later in (0, 2, 9, 20):
+        result = notes_run(config, later)
+
+    assert len(fake_openai.requests) == 2
+    with db(config) as conn:
+        assert conn.execute("SELECT note_attempts FROM items").fetchone() == (2,)
+    assert result.failures == []  # nothing was sent in the last run
+
+
+def test_a_server_that_cannot_be_reached_spends_no_attempts(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    config = config_for(tmp_path, fake_openai, max_attempts=2)
+    unreachable = fake_openai.base_url.replace(str(fake_openai.port), str(free_port()))
+    seed(config, pages(1))
+
+    notes_run(
+        config.model_copy(update={"llm": config.llm.model_copy(update={"base_url": unreachable})})
+    )
+    notes_run(config, 2)
+
+    assert len(fake_openai.requests) == 1 and model_notes(config) == 1
+
+
+def test_sends_before_the_llm_became_unavailable_still_count(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    config = config_for(tmp_path, fake_openai, max_attempts=2, max_retries=3)
+    seed(config, pages(1))
+    failing = FakeOpenAI.error(500, "internal error", headers={"Retry-After": "0"})
+    fake_openai.script(failing, FakeOpenAI.insufficient_quota())
+    notes_run(config)
+    fake_openai.responder = lambda request: failing
+
+    notes_run(config, 2)
+
+    assert len(fake_openai.requests) == 3  # the 500 and the refusal, then the one send left
+    with db(config) as conn:
+        assert conn.execute("SELECT note_attempts FROM items").fetchone() == (2,)

@@ -65,17 +65,33 @@ class Capabilities:
     def another_way(self, model: str, response_format: str, message: str) -> str | None:
         """After a 400 or 422 to a call in `response_format`: what to change before asking
         again (the token parameter the server names, or the next format), or None."""
+        change = self._change(model, response_format, message)
+        if change == "token":
+            limit = self.token_param(model)
+            other = TOKEN_PARAMS[1 - TOKEN_PARAMS.index(limit)]
+            self._token_params[model] = other
+            return f"{other} instead of {limit}"
+        if change == "meanwhile":
+            return f"{self.response_format(model)} output, as a call made meanwhile found"
+        if change == "format":
+            self.formats[model] = FORMATS[FORMATS.index(response_format) + 1]
+            return f"{self.formats[model]} output instead of {response_format}"
+        return None
+
+    def would_change(self, model: str, response_format: str, message: str) -> bool:
+        """Whether another_way would ask again in another way (it changes nothing)."""
+        return self._change(model, response_format, message) is not None
+
+    def _change(self, model: str, response_format: str, message: str) -> str | None:
         limit = self.token_param(model)
         other = TOKEN_PARAMS[1 - TOKEN_PARAMS.index(limit)]
         if limit in message and other in message:
-            self._token_params[model] = other
-            return f"{other} instead of {limit}"
+            return "token"
         if self.response_format(model) != response_format:
-            return f"{self.response_format(model)} output, as a call made meanwhile found"
+            return "meanwhile"
         if response_format == FORMATS[-1] or model in self._confirmed:
             return None
-        self.formats[model] = FORMATS[FORMATS.index(response_format) + 1]
-        return f"{self.formats[model]} output instead of {response_format}"
+        return "format"
 
     def token_param(self, model: str) -> str:
         if model in self._token_params:
