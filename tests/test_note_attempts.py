@@ -24,7 +24,7 @@ from digest.periods import parse_week
 from digest.pipeline import NotesScope, RunResult, run
 from digest.status import StatusQuery, gather_status, render_status
 from digest.store import open_store
-from fake_openai import USABLE_SHAPES, FakeOpenAI
+from fake_openai import USABLE_SHAPES, FakeOpenAI, Reply
 from loopback import free_port
 from test_notes import NOW, WEEK, config_for, db, digest_text, seed
 
@@ -406,3 +406,59 @@ def test_sends_before_the_llm_became_unavailable_still_count(
     assert len(fake_openai.requests) == 3  # the 500 and the refusal, then the one send left
     with db(config) as conn:
         assert conn.execute("SELECT note_attempts FROM items").fetchone() == (2,)
+
+
+def test_a_400_that_is_not_about_the_response_format_fails_the_item_and_keeps_the_format(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    config = config_for(tmp_path, fake_openai, max_attempts=2)
+    seed(config, pages(2))
+    too_long = FakeOpenAI.error(
+        400,
+        "This model's maximum context length is 8192 tokens. However, you requested 9000"
+        " tokens. Please reduce the length of the messages.",
+        code="context_length_exceeded",
+    )
+    fake_openai.responder = lambda request: too_long if "variant 0," in str(request) else None
+
+    notes_run(config)
+    notes_run(config, 2)  # past the backoff: the failed item is asked once more
+
+    assert [_format(body) for body in fake_openai.requests] == ["json_schema"] * 3
+    with db(config) as conn:
+        assert conn.execute("SELECT response_format FROM llm_formats").fetchall() == [
+            ("json_schema",)
+        ]
+        failed = conn.execute(
+            "SELECT note_attempts, note_error FROM items WHERE note_error IS NOT NULL"
+        )
+        [(attempts, error)] = failed.fetchall()
+    assert attempts == 2 and "maximum context length" in error
+    assert model_notes(config) == 1
+
+
+@pytest.mark.parametrize(
+    ("message", "param"),
+    [
+        ("Invalid value for this parameter.", "response_format"),
+        ("This model does not support structured outputs.", None),
+        ("'json_schema' is not one of ['json_object', 'text']", None),
+    ],
+)
+def test_a_400_about_the_response_format_asks_again_in_the_next_one(
+    tmp_path: Path, fake_openai: FakeOpenAI, message: str, param: str | None
+) -> None:
+    config = config_for(tmp_path, fake_openai)
+    seed(config, pages(2))
+    error = {"message": message, "type": "invalid_request_error", "param": param, "code": None}
+    fake_openai.script(Reply(status=400, body={"error": error}))
+
+    notes_run(config)
+
+    formats = [_format(body) for body in fake_openai.requests]
+    assert formats == ["json_schema", "json_object", "json_object"]
+    with db(config) as conn:
+        row = conn.execute("SELECT response_format FROM llm_formats").fetchone()
+        assert row == ("json_object",)
+        assert conn.execute("SELECT max(note_attempts) FROM items").fetchone() == (0,)
+    assert model_notes(config) == 2

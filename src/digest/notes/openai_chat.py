@@ -2,8 +2,8 @@
 
 Our own timeouts, retries (429 and 5xx, honouring Retry-After), concurrency bound and spending
 cap. A note's retries and its repair are sends like the first, all within what the caller
-allows (llm.max_attempts over all runs); a request nothing listened to is not one. Structured output is asked for as json_schema; a server that answers 400 or 422 to it is
-asked with json_object, then with the plain prompt, and what worked is reported through
+allows (llm.max_attempts over all runs); a request nothing listened to is not one. Structured output is asked for as json_schema; a server that answers 400 or 422 about it is
+asked with json_object, then with the plain prompt (capabilities.py), and what worked is reported through
 `on_format` so that later runs do not probe again. Answers are read tolerantly (answers.py),
 with one repair turn when the caller allows two calls. Reasoning models get
 max_completion_tokens. The page text is data fenced by a random delimiter in the user message,
@@ -288,7 +288,9 @@ class OpenAISummarizer:
                 self.capabilities.confirm(ask.model)
                 return answer
             except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
-                change = self.capabilities.another_way(ask.model, response_format, exc.message)
+                change = self.capabilities.another_way(
+                    ask.model, response_format, exc.message, exc.param
+                )
                 if change is None:
                     raise SummarizeError(f"summarize failed: {ask.who}: {_status(exc)}") from exc
                 log.info("%s model %s: %s; asking with %s", self.where, ask.model, _status(exc),
@@ -371,7 +373,9 @@ class OpenAISummarizer:
         if isinstance(exc, openai.APIStatusError) and _refused(exc):
             return False  # no key, no quota, no such model: nothing was worked on
         if isinstance(exc, openai.BadRequestError | openai.UnprocessableEntityError):
-            return not self.capabilities.would_change(model, response_format, exc.message)
+            return not self.capabilities.would_change(
+                model, response_format, exc.message, exc.param
+            )
         return True
 
     def _record(
