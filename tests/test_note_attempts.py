@@ -462,3 +462,30 @@ def test_a_400_about_the_response_format_asks_again_in_the_next_one(
         assert row == ("json_object",)
         assert conn.execute("SELECT max(note_attempts) FROM items").fetchone() == (0,)
     assert model_notes(config) == 2
+
+
+def test_an_english_note_under_another_configured_language_is_kept_and_noted(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    config = config_for(tmp_path, fake_openai, language="German")
+    seed(config, pages(2))
+    english = (
+        "The article explains how compilers parse grammars and why that matters for teams."
+        " It compares what works in practice with what the measurements show."
+    )
+    fake_openai.script(FakeOpenAI.answer(english))
+    fake_openai.responder = FakeOpenAI.shaped("other_language")  # German: as asked
+
+    result = notes_run(config)
+
+    assert model_notes(config) == 2
+    noted = [line for line in result.reports[0].info if "another language" in line]
+    assert noted == [
+        f"item {min(seed_ids(config))}: the model wrote its note in another language than"
+        " German; kept as written"
+    ]
+
+
+def seed_ids(config: Config) -> list[int]:
+    with db(config) as conn:
+        return [int(item_id) for (item_id,) in conn.execute("SELECT id FROM items")]

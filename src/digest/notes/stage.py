@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -42,13 +43,14 @@ from digest.notes import (
 )
 from digest.notes.costs import call_cost
 from digest.store import Store
-from digest.text import looks_english
+from digest.text import looks_english, surely_english
 
 log = logging.getLogger("digest")
 
 RequestFor = Callable[[Item, Sequence[str]], NoteRequest]
 KNOWN_TAGS = 50  # the most used tags offered to the model for reuse
 OPENAI_BASE_URL = "https://api.openai.com/v1"
+ENGLISH = re.compile(r"^\s*(?:en|english)\b", re.IGNORECASE)  # llm.language: English, en-GB…
 
 
 @dataclass(frozen=True)
@@ -175,11 +177,17 @@ class NotesStage:
         finally:
             _sends, usage = self._calls.pop(items[0].id, (0, Usage()))
         self._attach(items, key, note, report, usage)
-        if self.config.llm.language.lower() == "english" and not looks_english(note.summary):
+        if self._in_another_language(note.summary):
             report.info.append(
                 f"item {items[0].id}: the model wrote its note in another language than"
-                " English; kept as written"
+                f" {self.config.llm.language}; kept as written"
             )
+
+    def _in_another_language(self, summary: str) -> bool:
+        """Not English where English was asked for, or English where another language was."""
+        if ENGLISH.match(self.config.llm.language):
+            return not looks_english(summary)
+        return surely_english(summary)
 
     def _attach(
         self,
