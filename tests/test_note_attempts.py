@@ -489,3 +489,13 @@ def test_an_english_note_under_another_configured_language_is_kept_and_noted(
 def seed_ids(config: Config) -> list[int]:
     with db(config) as conn:
         return [int(item_id) for (item_id,) in conn.execute("SELECT id FROM items")]
+
+
+def test_rate_limited_requests_spend_no_attempts(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
+    config = config_for(tmp_path, fake_openai, max_attempts=2, max_retries=3)
+    seed(config, pages(1))
+    fake_openai.script(FakeOpenAI.rate_limited("0"), FakeOpenAI.rate_limited("0"))
+
+    notes_run(config)
+
+    assert len(fake_openai.requests) == 3 and model_notes(config) == 1

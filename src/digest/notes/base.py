@@ -35,8 +35,9 @@ class CallRecord:
     cost_usd: float = 0.0
     item_id: int | None = None  # None for the week summary
     # the request reached the server, which may have worked on it (a timeout, a 5xx): it
-    # counts against llm.max_attempts; not when nothing listened or it only named a parameter
-    # the server does not take, and the request was changed and sent again
+    # counts against llm.max_attempts; not when nothing listened, when it was refused before
+    # any work (429, 401/403/404), or when it only named a parameter the server does not take
+    # and the request was changed and sent again
     sent: bool = True
 
 

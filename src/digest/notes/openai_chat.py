@@ -2,7 +2,8 @@
 
 Our own timeouts, retries (429 and 5xx, honouring Retry-After), concurrency bound and spending
 cap. A note's retries and its repair are sends like the first, all within what the caller
-allows (llm.max_attempts over all runs); a request nothing listened to is not one. Structured output is asked for as json_schema; a server that answers 400 or 422 about it is
+allows (llm.max_attempts over all runs); a request nothing listened to, or refused before any
+work (429, 401/403/404), is not one. Structured output is asked for as json_schema; a server that answers 400 or 422 about it is
 asked with json_object, then with the plain prompt (capabilities.py), and what worked is reported through
 `on_format` so that later runs do not probe again. Answers are read tolerantly (answers.py),
 with one repair turn when the caller allows two calls. Reasoning models get
@@ -371,7 +372,7 @@ class OpenAISummarizer:
         if isinstance(exc, openai.APIConnectionError):
             return isinstance(exc, openai.APITimeoutError)
         if isinstance(exc, openai.APIStatusError) and _refused(exc):
-            return False  # no key, no quota, no such model: nothing was worked on
+            return False  # rate limited, no key, no quota, no such model: nothing worked on
         if isinstance(exc, openai.BadRequestError | openai.UnprocessableEntityError):
             return not self.capabilities.would_change(
                 model, response_format, exc.message, exc.param
@@ -439,8 +440,9 @@ def _no_quota(exc: openai.APIStatusError) -> bool:
 
 
 def _refused(exc: openai.APIStatusError) -> bool:
-    """Refused before any work: the run stops (LLMUnavailable), and the item is not to blame."""
-    return _no_quota(exc) or exc.status_code in UNAVAILABLE_STATUS
+    """Refused before any work (rate limited, or the run stops: LLMUnavailable): the request
+    is not one of the item's sends."""
+    return exc.status_code == 429 or _no_quota(exc) or exc.status_code in UNAVAILABLE_STATUS
 
 
 def _status(exc: openai.APIStatusError) -> str:
