@@ -17,7 +17,7 @@ from digest.models import Note, NoteBasis
 from digest.notes import NoteRequest, make_summarizer
 from digest.notes.answers import AnswerContext, parse_note_answer, parse_week_answer
 from digest.notes.reading import read_answer
-from digest.text import sentences
+from digest.text import looks_english, sentences, surely_english
 from fake_openai import UNUSABLE_SHAPES, USABLE_SHAPES, FakeOpenAI
 
 ARTICLE = (
@@ -167,3 +167,19 @@ def test_reading_any_week_answer_never_raises(data: Any) -> None:
         return
     assert answer.statements
     assert all(set(s.items) <= {1, 2} and s.items for s in answer.statements)
+
+
+@pytest.mark.parametrize(
+    ("summary", "english", "sure"),
+    [
+        ("The article explains how compilers parse grammars and why it matters for teams.", True, True),
+        ("Also will man wissen, was in der Praxis so passiert, wenn man es an einem Beispiel"
+         " zeigt.", True, False),  # German that shares stopwords with English: not surely English
+        ("Le texte explique comment les compilateurs fonctionnent et pourquoi ils comptent.", False, False),
+        ("Der Artikel erklärt Compiler.", True, False),  # too short to tell either way
+    ],
+)  # fmt: skip
+def test_the_language_of_a_note_is_told_cheaply_in_both_directions(
+    summary: str, english: bool, sure: bool
+) -> None:
+    assert (looks_english(summary), surely_english(summary)) == (english, sure)

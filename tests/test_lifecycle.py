@@ -207,13 +207,13 @@ def test_a_note_by_another_model_or_prompt_is_renoted() -> None:
 
 
 def test_a_note_waiting_out_its_backoff_may_make_no_call() -> None:
-    waiting = NoteAttempts(answers=1, failures=1, next_attempt_at=NOW + HOUR)
+    waiting = NoteAttempts(sends=1, failures=1, next_attempt_at=NOW + HOUR)
     assert lifecycle.note_calls_left(waiting, 3, NOW) == 0
     assert lifecycle.note_calls_left(waiting, 3, NOW + HOUR) == 2
 
 
 def test_a_note_key_with_max_attempts_answers_is_not_asked_again() -> None:
-    assert lifecycle.note_calls_left(NoteAttempts(answers=3), 3, NOW) == 0
+    assert lifecycle.note_calls_left(NoteAttempts(sends=3), 3, NOW) == 0
 
 
 # -- note outcomes ---------------------------------------------------------------------------
@@ -241,9 +241,9 @@ def test_a_final_note_on_a_saved_note_makes_it_noted() -> None:
 
 
 def test_a_failed_note_adds_its_answers_and_backs_off_from_half_an_hour() -> None:
-    before = NoteAttempts(answers=1, failures=1)
+    before = NoteAttempts(sends=1, failures=1)
     intent = lifecycle.note_failed([7, 8], "k", before, 2, "unusable", NOW)
-    assert (intent.item_ids, intent.answers, intent.failures) == ((7, 8), 3, 2)
+    assert (intent.item_ids, intent.sends, intent.failures) == ((7, 8), 3, 2)
     assert intent.next_attempt_at == NOW + timedelta(hours=1)
 
 

@@ -24,7 +24,8 @@ from digest.periods import parse_week
 from digest.pipeline import NotesScope, RunResult, run
 from digest.status import StatusQuery, gather_status, render_status
 from digest.store import open_store
-from fake_openai import USABLE_SHAPES, FakeOpenAI
+from fake_openai import USABLE_SHAPES, FakeOpenAI, Reply
+from loopback import free_port
 from test_notes import NOW, WEEK, config_for, db, digest_text, seed
 
 TOPICS = (
@@ -338,3 +339,163 @@ def test_status_lists_items_whose_note_failed_with_why_and_when_next(
         assert item["state"] == "fetched" and 1 <= item["note_attempts"] <= 3
         assert "placeholder or refusal" in item["note_error"] and item["note_next_attempt_at"]
     assert "note: " in capsys.readouterr().out
+
+
+def test_a_server_that_always_fails_with_500_gets_at_most_max_attempts_sends_per_item(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    config = config_for(tmp_path, fake_openai, max_attempts=2, max_retries=3)
+    seed(config, pages(2))
+    failing = FakeOpenAI.error(500, "internal error", headers={"Retry-After": "0"})
+    fake_openai.responder = lambda request: failing
+
+    for later in (0, 2, 9, 20):  # days: past the backoff, capped at one day
+        notes_run(config, later)
+
+    assert note_calls(fake_openai) == 2 * 2  # our own retries (llm.max_retries) are sends too
+    with db(config) as conn:
+        rows = conn.execute("SELECT note_attempts, note_error FROM items").fetchall()
+    assert [attempts for attempts, _error in rows] == [2, 2]
+    assert all("HTTP 500" in error for _attempts, error in rows)
+    assert "(extractive summary)" in notes_and_digest(config)
+
+
+def test_a_server_that_always_times_out_gets_at_most_max_attempts_sends_per_item(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    config = config_for(tmp_path, fake_openai, max_attempts=2, max_retries=1, timeout_s=0.2)
+    seed(config, pages(1))
+    fake_openai.delay_s = 1.0  # beyond llm.timeout_s
+
+    for later in (0, 2, 9, 20):
+        result = notes_run(config, later)
+
+    assert len(fake_openai.requests) == 2
+    with db(config) as conn:
+        assert conn.execute("SELECT note_attempts FROM items").fetchone() == (2,)
+    assert result.failures == []  # nothing was sent in the last run
+
+
+def test_a_server_that_cannot_be_reached_spends_no_attempts(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    config = config_for(tmp_path, fake_openai, max_attempts=2)
+    unreachable = fake_openai.base_url.replace(str(fake_openai.port), str(free_port()))
+    seed(config, pages(1))
+
+    notes_run(
+        config.model_copy(update={"llm": config.llm.model_copy(update={"base_url": unreachable})})
+    )
+    notes_run(config, 2)
+
+    assert len(fake_openai.requests) == 1 and model_notes(config) == 1
+
+
+def test_sends_before_the_llm_became_unavailable_still_count(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    config = config_for(tmp_path, fake_openai, max_attempts=2, max_retries=3)
+    seed(config, pages(1))
+    failing = FakeOpenAI.error(500, "internal error", headers={"Retry-After": "0"})
+    fake_openai.script(failing, FakeOpenAI.insufficient_quota())
+    notes_run(config)
+    fake_openai.responder = lambda request: failing
+
+    notes_run(config, 2)
+
+    assert len(fake_openai.requests) == 3  # the 500 and the refusal, then the one send left
+    with db(config) as conn:
+        assert conn.execute("SELECT note_attempts FROM items").fetchone() == (2,)
+
+
+def test_a_400_that_is_not_about_the_response_format_fails_the_item_and_keeps_the_format(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    config = config_for(tmp_path, fake_openai, max_attempts=2)
+    seed(config, pages(2))
+    too_long = FakeOpenAI.error(
+        400,
+        "This model's maximum context length is 8192 tokens. However, you requested 9000"
+        " tokens. Please reduce the length of the messages.",
+        code="context_length_exceeded",
+    )
+    fake_openai.responder = lambda request: too_long if "variant 0," in str(request) else None
+
+    notes_run(config)
+    notes_run(config, 2)  # past the backoff: the failed item is asked once more
+
+    assert [_format(body) for body in fake_openai.requests] == ["json_schema"] * 3
+    with db(config) as conn:
+        assert conn.execute("SELECT response_format FROM llm_formats").fetchall() == [
+            ("json_schema",)
+        ]
+        failed = conn.execute(
+            "SELECT note_attempts, note_error FROM items WHERE note_error IS NOT NULL"
+        )
+        [(attempts, error)] = failed.fetchall()
+    assert attempts == 2 and "maximum context length" in error
+    assert model_notes(config) == 1
+
+
+@pytest.mark.parametrize(
+    ("message", "param"),
+    [
+        ("Invalid value for this parameter.", "response_format"),
+        ("This model does not support structured outputs.", None),
+        ("'json_schema' is not one of ['json_object', 'text']", None),
+    ],
+)
+def test_a_400_about_the_response_format_asks_again_in_the_next_one(
+    tmp_path: Path, fake_openai: FakeOpenAI, message: str, param: str | None
+) -> None:
+    config = config_for(tmp_path, fake_openai)
+    seed(config, pages(2))
+    error = {"message": message, "type": "invalid_request_error", "param": param, "code": None}
+    fake_openai.script(Reply(status=400, body={"error": error}))
+
+    notes_run(config)
+
+    formats = [_format(body) for body in fake_openai.requests]
+    assert formats == ["json_schema", "json_object", "json_object"]
+    with db(config) as conn:
+        row = conn.execute("SELECT response_format FROM llm_formats").fetchone()
+        assert row == ("json_object",)
+        assert conn.execute("SELECT max(note_attempts) FROM items").fetchone() == (0,)
+    assert model_notes(config) == 2
+
+
+def test_an_english_note_under_another_configured_language_is_kept_and_noted(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    config = config_for(tmp_path, fake_openai, language="German")
+    seed(config, pages(2))
+    english = (
+        "The article explains how compilers parse grammars and why that matters for teams."
+        " It compares what works in practice with what the measurements show."
+    )
+    fake_openai.script(FakeOpenAI.answer(english))
+    fake_openai.responder = FakeOpenAI.shaped("other_language")  # German: as asked
+
+    result = notes_run(config)
+
+    assert model_notes(config) == 2
+    noted = [line for line in result.reports[0].info if "another language" in line]
+    assert noted == [
+        f"item {min(seed_ids(config))}: the model wrote its note in another language than"
+        " German; kept as written"
+    ]
+
+
+def seed_ids(config: Config) -> list[int]:
+    with db(config) as conn:
+        return [int(item_id) for (item_id,) in conn.execute("SELECT id FROM items")]
+
+
+def test_rate_limited_requests_spend_no_attempts(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
+    config = config_for(tmp_path, fake_openai, max_attempts=2, max_retries=3)
+    seed(config, pages(1))
+    fake_openai.script(FakeOpenAI.rate_limited("0"), FakeOpenAI.rate_limited("0"))
+
+    notes_run(config)
+
+    assert len(fake_openai.requests) == 3 and model_notes(config) == 1

@@ -298,7 +298,7 @@ def test_a_note_the_model_cannot_give_is_an_extractive_stand_in_marked_until_ret
 
     first = run_notes(config)
 
-    assert any("the extractive note stands (2 answers" in line for line in first.failures)
+    assert any("the extractive note stands (2 requests sent" in line for line in first.failures)
     assert "(extractive summary)" in digest_text(config)
     assert "Notes: 1 extractive summary (offline, no LLM)." in digest_text(config)
     calls = len(fake.requests)

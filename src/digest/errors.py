@@ -17,8 +17,8 @@
     │   │   └── AddressRefused  (fetch.guard) raised in the transport, which knows no URL
     │   └── SkippedContent      binary: closed after its first bytes, never fetched again
     ├── ExtractError            fetched bytes held no usable text (url): record, retry later
-    ├── SummarizeError          the LLM gave no valid note: a stand-in note, retry later
-    │   ├── UnusableAnswer      it answered, nothing usable (counts against llm.max_attempts)
+    ├── SummarizeError          no valid note: a stand-in, retry later (llm.max_attempts sends)
+    │   ├── UnusableAnswer      it answered, nothing usable
     │   └── LLMUnavailable      quota, auth, model, no server: stop the stage for this run
     │       └── BudgetReached   llm.budget_usd is spent: no new calls this run
     └── DeliveryError           mail or file delivery failed (fix: what to do): retry later

@@ -280,17 +280,17 @@ def renote_for_model(item: Item, model: str, prompt_version: str) -> bool:
 class NoteAttempts:
     """What the note attempts for one note key came to, over every item that has that key."""
 
-    answers: int = 0  # model answers received (none was usable)
+    sends: int = 0  # requests sent (answered, timed out or failed): none gave a note
     failures: int = 0  # failed attempts in a row
     next_attempt_at: datetime | None = None
 
 
 def note_calls_left(attempts: NoteAttempts, max_attempts: int, now: datetime) -> int:
     """How many LLM calls a note may still take now: none while a failed attempt waits out
-    its backoff, none once `max_attempts` answers came for its key."""
+    its backoff, none once `max_attempts` requests were sent for its key."""
     if not is_due(attempts.next_attempt_at, now):
         return 0
-    return max(max_attempts - attempts.answers, 0)
+    return max(max_attempts - attempts.sends, 0)
 
 
 @dataclass(frozen=True)
@@ -313,7 +313,7 @@ class NoteFailed:
 
     item_ids: tuple[int, ...]
     note_key: str
-    answers: int  # model answers received for the key so far (each was paid for)
+    sends: int  # requests sent for the key so far (each may have been paid for)
     failures: int  # in a row
     error: str
     next_attempt_at: datetime
@@ -337,16 +337,14 @@ def note_failed(
     item_ids: Iterable[int],
     note_key: str,
     before: NoteAttempts,
-    answers: int,
+    sends: int,
     error: str,
     now: datetime,
 ) -> NoteFailed:
-    """After `before`, one more failed attempt that got `answers` answers from the model."""
+    """After `before`, one more failed attempt that sent `sends` requests to the model."""
     failures = before.failures + 1
     delay = backoff_delay(failures, base_s=NOTE_RETRY_BASE_S, max_s=NOTE_RETRY_MAX_S)
-    return NoteFailed(
-        tuple(item_ids), note_key, before.answers + answers, failures, error, now + delay
-    )
+    return NoteFailed(tuple(item_ids), note_key, before.sends + sends, failures, error, now + delay)
 
 
 # -- the week ----------------------------------------------------------------------

@@ -135,7 +135,7 @@ class Item:
     failures: int = 0  # failed fetches in a row: what the retry policy counts
     read_at: datetime | None = None  # marked read with `digest read`
     note_key: str | None = None  # the note cache key the note attempts below were for
-    note_attempts: int = 0  # unusable answers for note_key, over all runs (llm.max_attempts)
+    note_attempts: int = 0  # requests sent for note_key, over all runs (llm.max_attempts)
     note_failures: int = 0  # failed note attempts in a row: what the backoff counts
     note_error: str | None = None
     note_next_attempt_at: datetime | None = None

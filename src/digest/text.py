@@ -90,12 +90,26 @@ def words(text: str) -> list[str]:
     return [w for w in found if len(w) > 1 and not w.isdigit() and w not in STOPWORDS]
 
 
+# English function words that other languages' text rarely holds (unlike "was", "also", "will",
+# "so" in German, "is", "in" in Dutch): telling English where another language was asked for
+_ENGLISH_ONLY_WORDS = """
+    the and of that with for this these those are which how why what its from they their them
+    would could should"""
+_ENGLISH_ONLY = frozenset(_ENGLISH_ONLY_WORDS.split())
+
+
 def looks_english(text: str) -> bool:
     """False for a text of some length with too few English function words to be English."""
     tokens = re.findall(r"[^\W\d_]+", text.lower())
     if len(tokens) < 8:
         return True
     return sum(token in STOPWORDS for token in tokens) / len(tokens) >= 0.15
+
+
+def surely_english(text: str) -> bool:
+    """True for a text of some length where words found only in English are common."""
+    tokens = re.findall(r"[^\W\d_]+", text.lower())
+    return len(tokens) >= 8 and sum(t in _ENGLISH_ONLY for t in tokens) / len(tokens) >= 0.12
 
 
 def shorten(text: str, limit: int) -> str:

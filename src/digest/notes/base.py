@@ -34,6 +34,11 @@ class CallRecord:
     ok: bool
     cost_usd: float = 0.0
     item_id: int | None = None  # None for the week summary
+    # the request reached the server, which may have worked on it (a timeout, a 5xx): it
+    # counts against llm.max_attempts; not when nothing listened, when it was refused before
+    # any work (429, 401/403/404), or when it only named a parameter the server does not take
+    # and the request was changed and sent again
+    sent: bool = True
 
 
 class Summarizer(Protocol):
@@ -41,8 +46,9 @@ class Summarizer(Protocol):
     summary_model: str  # the week summary's
     prompt_version: str
 
-    async def note(self, request: NoteRequest, *, calls_allowed: int = 2) -> Note:
-        """A note on one item in at most `calls_allowed` LLM calls (a repair is the second);
+    async def note(self, request: NoteRequest, *, calls_allowed: int | None = None) -> Note:
+        """A note on one item in at most `calls_allowed` requests sent (each retry and the
+        repair is one, see CallRecord.sent; None: llm.max_retries retries and one repair);
         raises UnusableAnswer when the model answered nothing usable, another SummarizeError
         when it could not answer, LLMUnavailable to stop the stage."""
         ...

@@ -1,7 +1,9 @@
 """What a server does with each model, found out as calls are made and remembered.
 
-The response format: json_schema is asked for first; a server that answers 400 or 422 to it
-is asked with json_object, then with the plain prompt. Until a model's format is known (from
+The response format: json_schema is asked for first; a server that answers 400 or 422 about it
+(the error's param is response_format, or its message names response_format, json_schema,
+json_object or structured output) is asked with json_object, then with the plain prompt. Any
+other 400 (the context is too long, say) is that item's failure, not a verdict on the server. Until a model's format is known (from
 an earlier run, through `known_formats`, or from an answer), its calls go one at a time, so
 that a run probes once; what worked is told to `on_format`, which the store keeps.
 The token limit: max_completion_tokens for reasoning models (o1, o3, o4, gpt-5…), else
@@ -26,6 +28,7 @@ FORMATS = ("json_schema", "json_object", "plain")  # what a server is asked for,
 REASONING_MODEL = re.compile(r"(?:^|/)(?:o\d(?:$|[-.])|gpt-5)", re.IGNORECASE)
 TOKEN_PARAMS = ("max_tokens", "max_completion_tokens")
 OnFormat = Callable[[str, str], None]  # (model, the response format that worked)
+ABOUT_FORMAT = re.compile(r"response_format|json_schema|json_object|structured", re.IGNORECASE)
 
 
 class Capabilities:
@@ -62,20 +65,45 @@ class Capabilities:
         if self._on_format is not None:
             self._on_format(model, self.formats[model])
 
-    def another_way(self, model: str, response_format: str, message: str) -> str | None:
-        """After a 400 or 422 to a call in `response_format`: what to change before asking
-        again (the token parameter the server names, or the next format), or None."""
+    def another_way(
+        self, model: str, response_format: str, message: str, param: str | None = None
+    ) -> str | None:
+        """After a 400 or 422 to a call in `response_format` (the error's message and param):
+        what to change before asking again (the token parameter the server names, or the next
+        format), or None."""
+        change = self._change(model, response_format, message, param)
+        if change == "token":
+            limit = self.token_param(model)
+            other = TOKEN_PARAMS[1 - TOKEN_PARAMS.index(limit)]
+            self._token_params[model] = other
+            return f"{other} instead of {limit}"
+        if change == "meanwhile":
+            return f"{self.response_format(model)} output, as a call made meanwhile found"
+        if change == "format":
+            self.formats[model] = FORMATS[FORMATS.index(response_format) + 1]
+            return f"{self.formats[model]} output instead of {response_format}"
+        return None
+
+    def would_change(
+        self, model: str, response_format: str, message: str, param: str | None = None
+    ) -> bool:
+        """Whether another_way would ask again in another way (it changes nothing)."""
+        return self._change(model, response_format, message, param) is not None
+
+    def _change(
+        self, model: str, response_format: str, message: str, param: str | None
+    ) -> str | None:
         limit = self.token_param(model)
         other = TOKEN_PARAMS[1 - TOKEN_PARAMS.index(limit)]
         if limit in message and other in message:
-            self._token_params[model] = other
-            return f"{other} instead of {limit}"
+            return "token"
+        if param != "response_format" and not ABOUT_FORMAT.search(message):
+            return None  # not about the format: the item failed, the format stays
         if self.response_format(model) != response_format:
-            return f"{self.response_format(model)} output, as a call made meanwhile found"
+            return "meanwhile"
         if response_format == FORMATS[-1] or model in self._confirmed:
             return None
-        self.formats[model] = FORMATS[FORMATS.index(response_format) + 1]
-        return f"{self.formats[model]} output instead of {response_format}"
+        return "format"
 
     def token_param(self, model: str) -> str:
         if model in self._token_params:

@@ -57,7 +57,7 @@ class OfflineSummarizer:
         self.sentence_count = config.note_sentences
         self.prompt_version = f"{PROMPT_VERSION}-s{config.note_sentences}"
 
-    async def note(self, request: NoteRequest, *, calls_allowed: int = 2) -> Note:
+    async def note(self, request: NoteRequest, *, calls_allowed: int | None = None) -> Note:
         return self.note_now(request)
 
     def note_now(self, request: NoteRequest) -> Note:

@@ -1,8 +1,10 @@
 """Notes from any OpenAI-compatible chat completions server, through the official client.
 
 Our own timeouts, retries (429 and 5xx, honouring Retry-After), concurrency bound and spending
-cap. Structured output is asked for as json_schema; a server that answers 400 or 422 to it is
-asked with json_object, then with the plain prompt, and what worked is reported through
+cap. A note's retries and its repair are sends like the first, all within what the caller
+allows (llm.max_attempts over all runs); a request nothing listened to, or refused before any
+work (429, 401/403/404), is not one. Structured output is asked for as json_schema; a server that answers 400 or 422 about it is
+asked with json_object, then with the plain prompt (capabilities.py), and what worked is reported through
 `on_format` so that later runs do not probe again. Answers are read tolerantly (answers.py),
 with one repair turn when the caller allows two calls. Reasoning models get
 max_completion_tokens. The page text is data fenced by a random delimiter in the user message,
@@ -94,6 +96,17 @@ class Ask:
         return self.prompt_tokens + extra + MESSAGE_OVERHEAD_TOKENS * len(self.messages)
 
 
+@dataclass
+class Sends:
+    """Requests sent for one answer, against how many it may send (None: no cap)."""
+
+    allowed: int | None
+    made: int = 0
+
+    def left(self) -> bool:
+        return self.allowed is None or self.made < self.allowed
+
+
 class OpenAISummarizer:
     """Notes and week summaries from one model; one instance per run (it remembers fallbacks
     and what the run has spent)."""
@@ -131,7 +144,7 @@ class OpenAISummarizer:
     def where(self) -> str:
         return self._base_url or "api.openai.com"
 
-    async def note(self, request: NoteRequest, *, calls_allowed: int = 2) -> Note:
+    async def note(self, request: NoteRequest, *, calls_allowed: int | None = None) -> Note:
         # Condensing and counting are CPU work: off the event loop, which waits on calls,
         # and one at a time, so that a crowd of threads does not starve the loop of the GIL.
         self._bind_to_running_loop()
@@ -148,7 +161,7 @@ class OpenAISummarizer:
         def parse(content: str | None, truncated: bool) -> Any:
             return parse_note_answer(content, replace(context, truncated=truncated))
 
-        answer = await self._answer(ask, parse, calls_allowed)
+        answer = await self._answer(ask, parse, Sends(calls_allowed))
         return Note(
             summary=answer.summary,
             key_points=tuple(answer.key_points),
@@ -208,7 +221,7 @@ class OpenAISummarizer:
         def parse(content: str | None, truncated: bool) -> Any:
             return parse_week_answer(content, cited)
 
-        answer = await self._answer(ask, parse)
+        answer = await self._answer(ask, parse, Sends(None))
         statements = (Statement(s.text, tuple(s.items)) for s in answer.statements)
         return WeekSummary(tuple(statements), tuple(answer.must_read), model=self.summary_model)
 
@@ -232,25 +245,25 @@ class OpenAISummarizer:
 
     # -- one answer: a call, and one repair if it does not validate ---------------
 
-    async def _answer(self, ask: Ask, parse: Parse, calls_allowed: int = 2) -> Any:
+    async def _answer(self, ask: Ask, parse: Parse, sends: Sends) -> Any:
         async with self._slot():
             try:
-                return await self._answer_in_slot(ask, parse, calls_allowed)
+                return await self._answer_in_slot(ask, parse, sends)
             except LLMUnavailable as exc:
                 self._stopped = self._stopped or exc  # calls waiting for a slot make none
                 raise
 
-    async def _answer_in_slot(self, ask: Ask, parse: Parse, calls_allowed: int) -> Any:
+    async def _answer_in_slot(self, ask: Ask, parse: Parse, sends: Sends) -> Any:
         if self._stopped is not None:
             raise self._stopped
-        content, truncated = await self._complete(ask, ask.purpose)
+        content, truncated = await self._complete(ask, ask.purpose, sends)
         try:
             return parse(content, truncated)
         except ValueError as exc:
-            if calls_allowed < 2:
+            if not sends.left():
                 raise _unusable(ask, "no usable answer", exc) from exc
             ask.messages.extend(repair_messages(content, describe_invalid(exc)))
-        content, truncated = await self._complete(ask, f"{ask.purpose}-repair")
+        content, truncated = await self._complete(ask, f"{ask.purpose}-repair", sends)
         try:
             return parse(content, truncated)
         except ValueError as again:
@@ -262,27 +275,30 @@ class OpenAISummarizer:
         async with self._slots:
             yield
 
-    async def _complete(self, ask: Ask, purpose: str) -> tuple[str | None, bool]:
-        """The answer's content and whether max_tokens cut it off; retries transient failures,
-        and after a 400 or 422 asks again in the next response format (or token parameter)."""
+    async def _complete(self, ask: Ask, purpose: str, sends: Sends) -> tuple[str | None, bool]:
+        """The answer's content and whether max_tokens cut it off; retries transient failures
+        while `sends` allows, and after a 400 or 422 asks again in the next response format
+        (or token parameter)."""
         attempt = 0
         while True:
             response_format = FORMATS[0]
             try:
                 async with self.capabilities.probing(ask.model):
                     response_format = self.capabilities.response_format(ask.model)
-                    answer = await self._call(ask, purpose, response_format)
+                    answer = await self._call(ask, purpose, response_format, sends)
                 self.capabilities.confirm(ask.model)
                 return answer
             except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
-                change = self.capabilities.another_way(ask.model, response_format, exc.message)
+                change = self.capabilities.another_way(
+                    ask.model, response_format, exc.message, exc.param
+                )
                 if change is None:
                     raise SummarizeError(f"summarize failed: {ask.who}: {_status(exc)}") from exc
                 log.info("%s model %s: %s; asking with %s", self.where, ask.model, _status(exc),
                          change)  # fmt: skip
             except (openai.APIStatusError, openai.APIConnectionError, TimeoutError) as exc:
                 delay = self._retry_delay(exc, ask.who)
-                if attempt >= self.config.max_retries:
+                if attempt >= self.config.max_retries or not sends.left():
                     raise self._gave_up(exc, attempt + 1, ask.who) from exc
                 if delay is None:
                     backoff = backoff_delay(attempt + 1, base_s=0.5, max_s=8.0)
@@ -303,7 +319,7 @@ class OpenAISummarizer:
         """Seconds the server asked us to wait, if it did; raises when retrying cannot help."""
         if not isinstance(exc, openai.APIStatusError):
             return None
-        if exc.code == "insufficient_quota" or exc.type == "insufficient_quota":
+        if _no_quota(exc):
             raise LLMUnavailable(
                 f"LLM unavailable: {self.where}: insufficient_quota: {shorten(exc.message, 200)}"
             )
@@ -315,7 +331,9 @@ class OpenAISummarizer:
             raise SummarizeError(f"summarize failed: {who}: {_status(exc)}")
         return retry_after_s(exc.response.headers, self.clock(), cap_s=RETRY_AFTER_CAP_S)
 
-    async def _call(self, ask: Ask, purpose: str, response_format: str) -> tuple[str | None, bool]:
+    async def _call(
+        self, ask: Ask, purpose: str, response_format: str, sends: Sends
+    ) -> tuple[str | None, bool]:
         client = self._bind_to_running_loop()
         estimate = ask.tokens_in()
         reserved = self.spending.reserve(ask.model, estimate, ask.max_tokens)
@@ -332,10 +350,13 @@ class OpenAISummarizer:
                     max_tokens=openai.omit if reasoning else ask.max_tokens,
                     max_completion_tokens=ask.max_tokens if reasoning else openai.omit,
                 )
-        except BaseException:
+        except BaseException as exc:
             self.spending.settle(reserved, 0.0)
-            self._record(ask, purpose, 0, 0, started, ok=False)
+            sent = self._was_sent(ask.model, response_format, exc)
+            sends.made += sent
+            self._record(ask, purpose, 0, 0, started, ok=False, sent=sent)
             raise
+        sends.made += 1
         usage = completion.usage
         choice = completion.choices[0] if completion.choices else None
         content = choice.message.content if choice else None
@@ -345,13 +366,34 @@ class OpenAISummarizer:
         self.spending.settle(reserved, cost)
         return content, choice is not None and choice.finish_reason == "length"
 
+    def _was_sent(self, model: str, response_format: str, exc: BaseException) -> bool:
+        """Whether a failed request counts as sent: not when nothing listened, nor when the
+        server only refused a parameter that the next request changes (capabilities)."""
+        if isinstance(exc, openai.APIConnectionError):
+            return isinstance(exc, openai.APITimeoutError)
+        if isinstance(exc, openai.APIStatusError) and _refused(exc):
+            return False  # rate limited, no key, no quota, no such model: nothing worked on
+        if isinstance(exc, openai.BadRequestError | openai.UnprocessableEntityError):
+            return not self.capabilities.would_change(
+                model, response_format, exc.message, exc.param
+            )
+        return True
+
     def _record(
-        self, ask: Ask, purpose: str, tokens_in: int, tokens_out: int, started: float, *, ok: bool
+        self,
+        ask: Ask,
+        purpose: str,
+        tokens_in: int,
+        tokens_out: int,
+        started: float,
+        *,
+        ok: bool,
+        sent: bool = True,
     ) -> float:
         cost = call_cost(self.config, ask.model, tokens_in, tokens_out)
         duration = round(time.monotonic() - started, 3)
         record = CallRecord(
-            ask.model, purpose, tokens_in, tokens_out, duration, ok, cost, ask.item_id
+            ask.model, purpose, tokens_in, tokens_out, duration, ok, cost, ask.item_id, sent
         )
         if self._on_call is not None:
             self._on_call(record)
@@ -391,6 +433,16 @@ def _ask(purpose: Ask, instructions: str, data: str) -> Ask:
 
 
 # -- errors and retries -------------------------------------------------------
+
+
+def _no_quota(exc: openai.APIStatusError) -> bool:
+    return exc.code == "insufficient_quota" or exc.type == "insufficient_quota"
+
+
+def _refused(exc: openai.APIStatusError) -> bool:
+    """Refused before any work (rate limited, or the run stops: LLMUnavailable): the request
+    is not one of the item's sends."""
+    return exc.status_code == 429 or _no_quota(exc) or exc.status_code in UNAVAILABLE_STATUS
 
 
 def _status(exc: openai.APIStatusError) -> str:

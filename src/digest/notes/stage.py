@@ -1,9 +1,9 @@
 """The notes stage: which items need a note, one note each (cached), the week summary, what it
 all cost, and the estimate of a run that is not made (`digest now --dry-run`).
 
-A note attempt that fails is recorded on the item (answers, failures in a row, the error, the
-next attempt with backoff); the same text, model and prompt version is sent at most
-llm.max_attempts times over all runs, then the extractive note stands until one of them
+A note attempt that fails is recorded on the item (requests sent, failures in a row, the error,
+the next attempt with backoff); the same text, model and prompt version is sent at most
+llm.max_attempts times over all runs (a retry after a timeout or a 5xx is a send too), then the extractive note stands until one of them
 changes or `digest summarize --retry`. Each note is committed as its answer arrives.
 The LLM is stopped for the rest of a run by LLMUnavailable (quota, auth, unknown model, no
 server) or BudgetReached: the items it did not reach stay pending for the next run.
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -42,13 +43,14 @@ from digest.notes import (
 )
 from digest.notes.costs import call_cost
 from digest.store import Store
-from digest.text import looks_english
+from digest.text import looks_english, surely_english
 
 log = logging.getLogger("digest")
 
 RequestFor = Callable[[Item, Sequence[str]], NoteRequest]
 KNOWN_TAGS = 50  # the most used tags offered to the model for reuse
 OPENAI_BASE_URL = "https://api.openai.com/v1"
+ENGLISH = re.compile(r"^\s*(?:en|english)\b", re.IGNORECASE)  # llm.language: English, en-GB…
 
 
 @dataclass(frozen=True)
@@ -92,7 +94,7 @@ class NotesStage:
     stopped: str | None = None  # why the LLM was stopped for the rest of this run
     unreachable: str | None = None  # stopped because the model could not be reached
     week_usage: ModelUsage | None = None  # the week summary composed this run
-    # by item (None: the week summary): the LLM answers received in this exchange, their cost
+    # by item (None: the week summary): the requests sent in this exchange, their cost
     _calls: dict[int | None, tuple[int, Usage]] = field(default_factory=dict)
 
     # -- notes -------------------------------------------------------------
@@ -129,8 +131,8 @@ class NotesStage:
         return list(groups.values())
 
     def calls_left(self, key: str, now: datetime) -> int:
-        """How many LLM calls a note for `key` may still take now: none while a failed
-        attempt waits out its backoff, none once llm.max_attempts answers came for it."""
+        """How many requests a note for `key` may still send now: none while a failed
+        attempt waits out its backoff, none once llm.max_attempts were sent for it."""
         attempts = self.store.note_attempts(key)
         return lifecycle.note_calls_left(attempts, self.config.llm.max_attempts, now)
 
@@ -160,10 +162,12 @@ class NotesStage:
         except LLMUnavailable as exc:
             self.stopped = self.stopped or str(exc)
             self._note_unreachable(exc)
+            if self._calls.get(items[0].id, (0, Usage()))[0]:  # what it sent before counts
+                self._record_failure(items, key, str(exc))
             return
         except SummarizeError as exc:
-            answers = self._record_failure(items, key, str(exc))
-            report.failures.append(f"{exc}; {self._what_stands_in(answers)}")
+            sends = self._record_failure(items, key, str(exc))
+            report.failures.append(f"{exc}; {self._what_stands_in(sends)}")
             await self._stand_in(
                 [item for item in items if item.note is None or item.note.extractive],
                 request,
@@ -171,13 +175,19 @@ class NotesStage:
             )
             return
         finally:
-            _answers, usage = self._calls.pop(items[0].id, (0, Usage()))
+            _sends, usage = self._calls.pop(items[0].id, (0, Usage()))
         self._attach(items, key, note, report, usage)
-        if self.config.llm.language.lower() == "english" and not looks_english(note.summary):
+        if self._in_another_language(note.summary):
             report.info.append(
                 f"item {items[0].id}: the model wrote its note in another language than"
-                " English; kept as written"
+                f" {self.config.llm.language}; kept as written"
             )
+
+    def _in_another_language(self, summary: str) -> bool:
+        """Not English where English was asked for, or English where another language was."""
+        if ENGLISH.match(self.config.llm.language):
+            return not looks_english(summary)
+        return surely_english(summary)
 
     def _attach(
         self,
@@ -210,8 +220,8 @@ class NotesStage:
             report.done += 1
 
     def _record_failure(self, items: Sequence[Item], key: str, error: str) -> int:
-        """Record the failed attempt on the items, with the answers it got (each was paid
-        for); the answers for `key` so far."""
+        """Record the failed attempt on the items, with the requests it sent (each may have
+        been paid for); the requests sent for `key` so far."""
         intent = lifecycle.note_failed(
             [item.id for item in items],
             key,
@@ -221,12 +231,12 @@ class NotesStage:
             self.clock(),
         )
         self.store.record_note_failure(intent)
-        return intent.answers
+        return intent.sends
 
-    def _what_stands_in(self, answers: int) -> str:
-        if answers >= self.config.llm.max_attempts:
+    def _what_stands_in(self, sends: int) -> str:
+        if sends >= self.config.llm.max_attempts:
             return (
-                f"the extractive note stands ({answers} answers, llm.max_attempts);"
+                f"the extractive note stands ({sends} requests sent, llm.max_attempts);"
                 " `digest summarize --retry` asks again"
             )
         return "an extractive note stands in until the next attempt"
@@ -272,7 +282,7 @@ class NotesStage:
                 )
             return offline
         finally:
-            _answers, usage = self._calls.pop(None, (0, Usage()))
+            _sends, usage = self._calls.pop(None, (0, Usage()))
         saved = week_to_json(summary, summarizer.prompt_version)
         self.store.save_week_summary(
             key, period.label, saved, self.clock(), model=summary.model, usage=usage
@@ -329,8 +339,8 @@ class NotesStage:
             item_id=call.item_id,
         )
         used = Usage(call.tokens_in, call.tokens_out, call.cost_usd)
-        answers, usage = self._calls.get(call.item_id, (0, Usage()))
-        self._calls[call.item_id] = (answers + call.ok, usage + used)
+        sends, usage = self._calls.get(call.item_id, (0, Usage()))
+        self._calls[call.item_id] = (sends + call.sent, usage + used)
 
     def notes_usage(self, period: Period) -> tuple[ModelUsage, ...]:
         """What the notes of the period's items cost when they were made, by model and prompt."""

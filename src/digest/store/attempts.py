@@ -16,8 +16,8 @@ class AttemptsStore(StoreBase):
             " FROM items WHERE note_key = ?",
             (note_key,),
         )
-        answers, failures, next_attempt_at = rows[0]
-        return NoteAttempts(answers or 0, failures or 0, from_iso(next_attempt_at))
+        sends, failures, next_attempt_at = rows[0]
+        return NoteAttempts(sends or 0, failures or 0, from_iso(next_attempt_at))
 
     def record_note_failure(self, intent: NoteFailed) -> None:
         """Record a failed attempt for the intent's note key on its items."""
@@ -28,7 +28,7 @@ class AttemptsStore(StoreBase):
                 [
                     (
                         intent.note_key,
-                        intent.answers,
+                        intent.sends,
                         intent.failures,
                         intent.error,
                         iso(intent.next_attempt_at),
