@@ -3,6 +3,7 @@ cache, budget, provenance, citations checked against the store, prompt injection
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import sqlite3
@@ -16,9 +17,11 @@ import pytest
 
 from digest.config import Config, DigestSection, LLMConfig, ModelPrice
 from digest.lifecycle import FetchSucceeded, ItemState
-from digest.models import Extracted, SavedItem, Stage
+from digest.models import Extracted, Note, SavedItem, Stage
+from digest.notes.base import NoteRequest
+from digest.notes.offline import OfflineSummarizer
 from digest.periods import parse_week
-from digest.pipeline import NotesScope, RunResult, estimate_run, run
+from digest.pipeline import NotesScope, Pipeline, RunResult, estimate_run, run
 from digest.store import open_store
 from fake_openai import FakeOpenAI
 
@@ -426,3 +429,35 @@ def fetched(item_id: int, text: str, now: datetime) -> FetchSucceeded:
     return FetchSucceeded(
         item_id, Extracted(text=text), str(hash(text)), now, ItemState.FETCHED, None
     )
+
+
+class BrokenOnOneText(OfflineSummarizer):
+    """The offline summariser with a bug on texts that mention 'kilns' (a fault injected)."""
+
+    async def note(self, request: NoteRequest, *, calls_allowed: int | None = None) -> Note:
+        if "kilns" in request.text:
+            raise KeyError("a bug")
+        return await super().note(request, calls_allowed=calls_allowed)
+
+
+@pytest.mark.bug_expected
+def test_a_bug_noting_one_item_is_its_failure_and_the_others_are_noted(tmp_path: Path) -> None:
+    config = Config(digest=DigestSection(data_dir=tmp_path / "data"))
+    ids = seed(
+        config,
+        {
+            "https://a.example/kilns": "Kilns fire clay. " * 30 + "A note on kilns and glazes.",
+            "https://a.example/ferries": "Ferries cross the harbour. " * 30 + "Timetables.",
+        },
+    )
+
+    with open_store(config.db_path) as store:
+        pipeline = Pipeline(config, store, clock=lambda: NOW)
+        report = asyncio.run(pipeline.make_notes(BrokenOnOneText(config.llm)))
+        notes = {item.id: item.note for item in store.all_items()}
+
+    [failure] = report.failures
+    assert failure.startswith(f"item {ids['https://a.example/kilns']}: internal error (KeyError")
+    assert notes[ids["https://a.example/kilns"]] is None  # pending: tried again next run
+    assert notes[ids["https://a.example/ferries"]] is not None
+    assert report.done == 1
