@@ -142,27 +142,42 @@ shaped_texts = st.builds(
     st.lists(_lines, max_size=25),
     st.sampled_from(["\n", "\r\n", "\r"]),
 )
+
+
+def _export_documents() -> list[Any]:
+    """The JSON export fixtures, parsed (a twitter .js without its `window…=` wrapper)."""
+    import json
+
+    documents = []
+    for path in sorted((FIXTURES / "exports").glob("*.js*")):
+        text = path.read_text(encoding="utf-8")
+        documents.append(
+            json.loads(text[min(i for i in (text.find("["), text.find("{")) if i >= 0) :])
+        )
+    return documents
+
+
+def _with_leaves(document: Any, replacements: list[Any]) -> Any:
+    """`document` with its string and number leaves replaced in order by `replacements`
+    (cycled); a replacement of ... keeps the leaf. Records keep the keys real exports have."""
+    leaves = iter(replacements * 50)
+
+    def walk(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {key: walk(inner) for key, inner in value.items()}
+        if isinstance(value, list):
+            return [walk(inner) for inner in value]
+        new = next(leaves, ...)
+        return value if new is ... else new
+
+    return walk(document)
+
+
+_values = st.one_of(urls, _words, st.integers(), st.none(), st.booleans(), st.just(...))
 _records = st.dictionaries(
-    st.sampled_from(
-        [
-            "href",
-            "url",
-            "uri",
-            "html_url",
-            "full_name",
-            "title",
-            "description",
-            "time",
-            "created_at",
-            "starred_at",
-            "tags",
-            "content",
-            "acct",
-            "repo",
-            "account",
-            "id",
-        ]
-    ),
+    st.sampled_from(["href", "url", "uri", "html_url", "full_name", "title", "description",
+                     "time", "created_at", "starred_at", "tags", "content", "acct", "repo",
+                     "account", "id"]),
     st.one_of(
         urls,
         _words,
@@ -172,8 +187,14 @@ _records = st.dictionaries(
         st.dictionaries(st.sampled_from(["html_url", "acct", "url"]), urls, max_size=2),
     ),
     max_size=8,
+)  # fmt: skip
+export_like = st.builds(
+    lambda document, replacements: _json(_with_leaves(document, replacements)),
+    st.sampled_from(_export_documents()),
+    st.lists(_values, min_size=1, max_size=12),
 )
 json_texts = st.one_of(
+    export_like,  # each export format's own records, their values hostile
     st.lists(_records, max_size=8).map(lambda records: _json(records)),
     st.lists(st.lists(_records, max_size=4), max_size=3).map(
         lambda pages: "".join(_json(page) for page in pages)  # gh api --paginate
