@@ -33,7 +33,7 @@ from digest.notes import CallRecord, NoteRequest, Summarizer
 from digest.notes.stage import Estimate, NotesStage
 from digest.periods import parse_week, period_containing, previous_period
 from digest.store import Store, open_store
-from digest.tasks import run_together
+from digest.tasks import isolated, run_together
 from digest.urls import for_display
 
 log = logging.getLogger("digest")
@@ -147,7 +147,11 @@ class Pipeline:
                 Stage.NOTES,
                 len(due),
                 report,
-                self.notes.note_same_text(summarizer, group, known_tags, report),
+                isolated(  # a bug on one text: those items stay pending, the others go on
+                    self.notes.note_same_text(summarizer, group, known_tags, report),
+                    f"item {group[0].id}",
+                    report.failures,
+                ),
             )
             for group in self.notes.by_text(summarizer, due, known_tags)
         )

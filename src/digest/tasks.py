@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Coroutine, Iterable
 from typing import Any
 
-from digest.errors import DigestError
+from digest.errors import DigestError, unit_bug
 
 
 async def run_together(works: Iterable[Coroutine[Any, Any, None]]) -> None:
@@ -24,3 +24,14 @@ async def run_together(works: Iterable[Coroutine[Any, Any, None]]) -> None:
         if others is None:
             raise failed.exceptions[0] from None
         raise
+
+
+async def isolated(work: Coroutine[Any, Any, None], culprit: str, failures: list[str]) -> None:
+    """Await one unit's `work`; a bug in it is recorded against `culprit` in `failures`
+    (errors.unit_bug) and the stage goes on. digest's own errors are raised as they are."""
+    try:
+        await work
+    except DigestError:
+        raise
+    except Exception as exc:
+        failures.append(unit_bug(culprit, exc))

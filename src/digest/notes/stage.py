@@ -21,14 +21,7 @@ from datetime import datetime
 from digest import lifecycle
 from digest.clock import Clock
 from digest.config import Config
-from digest.errors import (
-    BudgetReached,
-    DigestError,
-    LLMUnavailable,
-    SummarizeError,
-    UnusableAnswer,
-    unit_bug,
-)
+from digest.errors import BudgetReached, LLMUnavailable, SummarizeError, UnusableAnswer
 from digest.models import (
     Item,
     ItemState,
@@ -144,22 +137,6 @@ class NotesStage:
         return lifecycle.note_calls_left(attempts, self.config.llm.max_attempts, now)
 
     async def note_same_text(
-        self,
-        summarizer: Summarizer,
-        items: Sequence[Item],
-        known_tags: Sequence[str],
-        report: StageReport,
-    ) -> None:
-        """One note for items with the same text (see _note_same_text). A bug on them is
-        recorded against the first item and the other notes go on; they stay pending."""
-        try:
-            await self._note_same_text(summarizer, items, known_tags, report)
-        except DigestError:
-            raise  # a cancelled run, a full disk: the stage ends
-        except Exception as exc:
-            report.failures.append(unit_bug(f"item {items[0].id}", exc))
-
-    async def _note_same_text(
         self,
         summarizer: Summarizer,
         items: Sequence[Item],
