@@ -431,7 +431,7 @@ def test_entries_without_a_link_are_reported_once_per_change_not_every_collect(
     server: LoopbackServer, store: Store
 ) -> None:
     feeds = [feed_source(store, "blog", server.url("/feed.xml"))]
-    orphan = "<item><title>Also no link</title></item>"
+    orphan = "<item><title>A script, not a link</title><link>javascript:alert(1)</link></item>"
 
     def reports(body: str) -> list[str]:
         server.routes["/feed.xml"] = Response(200, body, content_type=RSS)
@@ -441,9 +441,12 @@ def test_entries_without_a_link_are_reported_once_per_change_not_every_collect(
     unchanged_count = reports(RSS_20.replace("Second post", "Second post, edited"))
     more = reports(RSS_20.replace("</channel>", f"{orphan}</channel>"))
 
-    assert first == ["feed 'blog': 1 entries without a link skipped"]
+    assert first == ["feed 'blog': 1 entries without a usable link skipped"]
     assert unchanged_count == []
-    assert more == ["feed 'blog': 2 entries without a link skipped"]
+    assert more == [
+        "feed 'blog': 2 entries without a usable link skipped"
+        " (not web links: 'javascript:alert(1)')"
+    ]
 
 
 # -- entries that share one link ----------------------------------------------------------

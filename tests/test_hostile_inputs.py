@@ -131,7 +131,9 @@ def test_good_links_among_hostile_lines_all_arrive_and_each_hostile_line_is_repo
         reported = _reported(summary)
         assert reported == len(REFUSED), summary  # each refused line, once
     skipped = len(REFUSED) - len(FEEDPARSER_FIXES)
-    assert f"feed 'feed': {skipped} entries without a link skipped" in result.stderr, result.stderr
+    assert f"feed 'feed': {skipped} entries without a usable link skipped (not web links: '" in (
+        result.stderr
+    ), result.stderr
     assert set(paths) <= {"/feed.xml", "/good/journal", "/good/bookmark", "/good/feed"}
     with sqlite3.connect(tmp_path / "data" / "digest.db") as db:
         private = db.execute(

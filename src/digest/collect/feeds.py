@@ -31,6 +31,7 @@ from digest.lifecycle import Backoff, is_due, next_attempt_at
 from digest.models import FeedState, ItemKind, SavedItem, Stage, StageReport
 from digest.store import Store, item_key
 from digest.tasks import run_together
+from digest.text import shorten
 from digest.urls import WebURL, normalize_url, parse_url
 
 # feedparser asks chardet when a feed's declared encoding fails; chardet's time grows with the
@@ -39,6 +40,7 @@ from digest.urls import WebURL, normalize_url, parse_url
 feedparser.encodings.lazy_chardet_encoding = None
 
 MAX_CONTEXT_CHARS = 2000
+UNUSABLE_LINKS_SHOWN = 3  # entries without a usable link: this many of their links are named
 FEED_PART_BYTES = 1_000_000  # larger XML feeds are parsed a part of about this size at a time
 _UNDATED = datetime.max.replace(tzinfo=UTC)  # sorts an undated entry with the newest
 JSON_FEED_VERSION = "https://jsonfeed.org/version/1"  # 1 and 1.1 both start so
@@ -68,6 +70,7 @@ class FeedPoll:
     not_modified: bool = False
     gone: bool = False
     skipped: int = 0  # entries without a usable link
+    unusable_links: tuple[str, ...] = ()  # a few of their links, as given, for the report
     truncated: bool = False  # larger than fetch.max_bytes: the entries before the cap read
     merged: int = 0  # entries saved as one with another entry (same link, no guid/enclosure)
 
@@ -79,6 +82,7 @@ class FeedEntries:
     items: list[SavedItem]
     skipped: int = 0
     merged: int = 0
+    unusable_links: tuple[str, ...] = ()  # the first few links that were not web links
 
 
 # -- one feed --------------------------------------------------------------
@@ -112,6 +116,7 @@ async def poll_feed(fetcher: Fetcher, state: FeedState) -> FeedPoll:
         result.headers.get("etag"),
         result.headers.get("last-modified"),
         skipped=parsed.skipped,
+        unusable_links=parsed.unusable_links,
         merged=parsed.merged,
         truncated=result.truncated,
     )
@@ -136,12 +141,14 @@ def parse_feed_in_parts(result: FetchResult) -> FeedEntries:
         return parse_feed(result)
     items: list[SavedItem] = []
     skipped = merged = 0
+    unusable: tuple[str, ...] = ()
     for part in feed_parts(result.content, FEED_PART_BYTES):
         parsed = parse_feed(replace(result, content=part))
         items += parsed.items
         skipped += parsed.skipped
         merged += parsed.merged
-    return FeedEntries(items, skipped, merged)
+        unusable = (*unusable, *parsed.unusable_links)[:UNUSABLE_LINKS_SHOWN]
+    return FeedEntries(items, skipped, merged, unusable)
 
 
 def parse_feed(result: FetchResult) -> FeedEntries:
@@ -172,7 +179,7 @@ def _parse_xml_feed(result: FetchResult) -> FeedEntries:
         reason = describe_error(problem) if problem else "no RSS, Atom or JSON Feed found"
         raise SourceError(f"feed {result.url!r}: not a feed ({reason})")
     identities = [_entry_identity(entry, result.final_url) for entry in parsed.entries]
-    return _keyed(items, identities)
+    return _keyed(items, identities, [entry.get("link") for entry in parsed.entries])
 
 
 def strip_declarations(body: bytes) -> bytes:
@@ -220,14 +227,20 @@ def _parse_json_feed(body: bytes, base: str) -> FeedEntries:
     identities = [
         _json_identity(raw, base) if isinstance(raw, dict) else (None, None) for raw in raw_items
     ]
-    return _keyed(items, identities)
+    links = [
+        raw.get("url") or raw.get("external_url") if isinstance(raw, dict) else None
+        for raw in raw_items
+    ]
+    return _keyed(items, identities, links)
 
 
 # -- entries that share one link -------------------------------------------------------
 
 
 def _keyed(
-    items: list[SavedItem | None], identities: list[tuple[str | None, str | None]]
+    items: list[SavedItem | None],
+    identities: list[tuple[str | None, str | None]],
+    given_links: list[object],
 ) -> FeedEntries:
     """The items; those whose link other entries share are keyed by their guid, else their
     enclosure, so a podcast whose episodes all link to its home page keeps every episode.
@@ -242,7 +255,17 @@ def _keyed(
             item = replace(item, key=enclosure or f"{link}#guid={guid}")
         kept.append(item)
     keys = {item.key or normalize_url(item.url or "") for item in kept}
-    return FeedEntries(kept, skipped=len(items) - len(kept), merged=len(kept) - len(keys))
+    unusable = [
+        shorten(" ".join(link.split()), 80)
+        for item, link in zip(items, given_links, strict=True)
+        if item is None and isinstance(link, str) and link.strip()
+    ]
+    return FeedEntries(
+        kept,
+        skipped=len(items) - len(kept),
+        merged=len(kept) - len(keys),
+        unusable_links=tuple(unusable[:UNUSABLE_LINKS_SHOWN]),
+    )
 
 
 def _entry_identity(entry: Any, base: str) -> tuple[str | None, str | None]:
@@ -423,7 +446,11 @@ def _news(source: SourceConfig, state: FeedState, poll: FeedPoll, redated: int) 
     if poll.url != state.url:
         info.append(f"feed {source.name!r} moved permanently to {poll.url}; update the config")
     if poll.skipped and poll.skipped != state.skipped:  # once per change, not every poll
-        info.append(f"feed {source.name!r}: {poll.skipped} entries without a link skipped")
+        examples = ", ".join(repr(link) for link in poll.unusable_links)
+        shown = f" (not web links: {examples})" if examples else ""
+        info.append(
+            f"feed {source.name!r}: {poll.skipped} entries without a usable link skipped{shown}"
+        )
     if poll.merged:
         info.append(
             f"feed {source.name!r}: {poll.merged} entries share a link (and have no guid or"
