@@ -178,3 +178,13 @@ def test_a_bad_feed_url_in_the_config_is_refused_at_load_naming_key_and_line(
     assert result.stderr.strip() == (
         f"digest: config error: {config}:4: sources[1].url: unclosed [ in the host: 'http://[::1'"
     )
+
+
+def test_a_week_that_is_not_one_says_which_words_are_weeks_too(tmp_path: Path) -> None:
+    config = tmp_path / "digest.toml"
+    config.write_text('[digest]\ndata_dir = "data"\n')
+
+    result = digest("now", "--week", "lastweek", "--config", str(config))
+
+    assert result.exit_code == 2
+    assert "not an ISO week (YYYY-Www): 'lastweek'; or 'last' for last week" in result.stderr

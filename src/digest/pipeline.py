@@ -270,7 +270,10 @@ def resolve_period(config: Config, week: str | None, now: datetime) -> Period:
         return current
     if week == "last":
         return previous_period(current, zone)
-    period = parse_week(week, zone)
+    try:
+        period = parse_week(week, zone)
+    except ValueError as exc:
+        raise ValueError(f"{exc}; or 'last' for last week, 'this' for this one") from exc
     if period.start > now:
         raise ValueError(f"week {period.label} has not started yet (now is {current.label})")
     return period
