@@ -241,11 +241,12 @@ def test_format_option_forces_a_format_over_detection(rig: Rig) -> None:
     assert forced.output.startswith(f"{path}: format list:")
 
 
-def test_unknown_forced_format_is_an_error_listing_the_formats(rig: Rig) -> None:
+def test_unknown_forced_format_is_a_usage_error_listing_the_formats(rig: Rig) -> None:
     path = rig.write("reading.txt", "https://example.org/one\n")
     result = rig.run("import", "--format", "kindle", str(path))
-    assert result.exit_code == 1
-    assert f"{path}: unknown format 'kindle'; supported: " in result.stderr
+    assert result.exit_code == 2
+    assert "--format: unknown format 'kindle'; supported: " in result.stderr
+    assert "journal" in result.stderr and "pinboard" in result.stderr
 
 
 def test_a_file_that_breaks_its_format_is_an_error_naming_the_file(rig: Rig) -> None:

@@ -346,7 +346,9 @@ def compose(week: str | None) -> None:
 @cli.command("import")
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option(
-    "--format", "forced_format", help="Force a format (see the error for the list) over detection."
+    "--format",
+    "forced_format",
+    help="Force a format over detection (an unknown name lists the formats).",
 )
 @common_options
 @locked
@@ -356,8 +358,14 @@ def import_(files: tuple[Path, ...], forced_format: str | None) -> None:
     on stderr and the others go on; exit 1 only when every file failed."""
     from digest.clock import utc_now
     from digest.collect.files import Unimported, describe, import_files
+    from digest.collect.formats import supported_formats
     from digest.store import open_store
 
+    if forced_format is not None and forced_format not in (formats := supported_formats()):
+        raise click.BadParameter(
+            f"unknown format {forced_format!r}; supported: {', '.join(formats)}",
+            param_hint="--format",
+        )
     cfg = config()
     with open_store(cfg.db_path) as store:
         outcomes = import_files(
