@@ -103,21 +103,22 @@ def test_email_has_plain_and_html_parts(
     assert handler.envelopes[0].rcpt_tos == ["me@example.org"]
 
 
-@pytest.mark.bug_expected
-def test_a_bug_in_one_channel_is_its_failure_and_the_mail_still_goes(
-    tmp_path: Path, store: Store, sink: tuple[Sink, int], monkeypatch: pytest.MonkeyPatch
+def test_a_log_edited_in_another_encoding_is_appended_to_and_the_mail_still_goes(
+    tmp_path: Path, store: Store, sink: tuple[Sink, int]
 ) -> None:
     handler, port = sink
+    config = make_config(tmp_path, port)
+    earlier = "# My reading log\n\nCaf\xe9 notes, saved by an editor in latin-1.\n".encode(
+        "latin-1"
+    )
+    config.log_path.parent.mkdir(parents=True, exist_ok=True)
+    config.log_path.write_bytes(earlier)
 
-    def broken_feed(*args: Any, **kwargs: Any) -> bool:
-        raise KeyError("a bug")
+    outcome = deliver_digest(store, config, PERIOD, FIRST, NOW)
 
-    monkeypatch.setattr("digest.deliver.outbox.update_feed", broken_feed)  # a fault injected
-    outcome = deliver_digest(store, make_config(tmp_path, port), PERIOD, FIRST, NOW)
-
-    assert outcome.delivered == ["file", "log", "email"]
-    [failure] = outcome.failures
-    assert failure.startswith("feed delivery of 2026-W47: internal error (KeyError")
+    assert outcome.delivered == ["file", "log", "feed", "email"] and outcome.failures == []
+    assert config.log_path.read_bytes().startswith(earlier)  # earlier bytes never rewritten
+    assert config.log_path.read_bytes().count(b"\n<!-- digest ") == 1
     assert len(handler.messages()) == 1
 
 

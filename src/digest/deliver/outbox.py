@@ -62,7 +62,9 @@ def append_log(log_path: Path, entry: str) -> None:
     marker = next((line for line in entry.splitlines() if line.startswith("<!-- digest ")), None)
     if marker is None:
         raise ValueError("a log entry needs its '<!-- digest ... -->' marker line")
-    if log_path.exists() and _contains_entry(log_path.read_text(encoding="utf-8"), marker, entry):
+    # a log the user edited in another encoding is still appended to (its bytes are kept)
+    earlier = log_path.read_text(encoding="utf-8", errors="replace") if log_path.exists() else ""
+    if _contains_entry(earlier, marker, entry):
         return
     log_path.parent.mkdir(parents=True, exist_ok=True)
     created = not log_path.exists()
