@@ -13,7 +13,6 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -33,9 +32,10 @@ from digest.deliver.atom import xml_text
 from digest.deliver.html import html_fragment
 from digest.errors import ConfigError, ImportFormatError, SourceError
 from digest.fetch.client import FetchResult
-from digest.models import Item, ItemKind, ItemState, Note, WeekSummary
+from digest.models import Item, Note, WeekSummary
 from digest.periods import parse_week
 from digest.urls import WebURL, parse_url
+from weekitems import week_item
 
 UTC = ZoneInfo("UTC")
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -478,20 +478,14 @@ _ALLOWED_TAGS = {
 
 def _item(number: int, url: str | None, title: str, summary: str, points: list[str]) -> Item:
     checked = parse_url(url or "")
-    return Item(
-        id=number,
+    return week_item(
+        number,
+        PERIOD.start,
         key=f"k{number}",
         url=checked.url if isinstance(checked, WebURL) else None,
         title=title or None,
-        kind=ItemKind.LINK,
-        saved_at=PERIOD.start + timedelta(hours=number),
         topic=("Rust", "Databases", None)[number % 3],
         context=title,
-        state=ItemState.NOTED,
-        attempts=0,
-        error=None,
-        next_attempt_at=None,
-        text=None,
         note=Note(summary, tuple(points), ()),
     )
 

@@ -17,29 +17,14 @@ from digest.deliver.html import markdown_to_html, markdown_to_text
 from digest.models import Item, ItemKind, ItemState, Note, Statement, WeekSummary
 from digest.periods import parse_week
 from digest.pipeline import note_request
+from weekitems import week_item
 
 ZONE = ZoneInfo("UTC")
 PERIOD = parse_week("2026-W47", ZONE)
 
 
 def item(id: int, url: str | None, title: str | None, note: Note | None, **fields: object) -> Item:
-    values: dict[str, object] = dict(
-        id=id,
-        key=url or f"note:{id}",
-        url=url,
-        title=title,
-        kind=ItemKind.LINK,
-        saved_at=PERIOD.start + timedelta(hours=id),
-        topic=None,
-        context=None,
-        state=ItemState.NOTED,
-        attempts=0,
-        error=None,
-        next_attempt_at=None,
-        text=None,
-        note=note,
-    )
-    return Item(**(values | fields))  # type: ignore[arg-type]
+    return week_item(id, PERIOD.start, url=url, title=title, note=note, **fields)
 
 
 WEEK = [

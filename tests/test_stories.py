@@ -4,7 +4,7 @@ also when a run fetches them from a feed."""
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import UTC, timedelta
+from datetime import UTC
 from email.utils import format_datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -14,9 +14,10 @@ from click.testing import CliRunner
 from digest.cli import cli
 from digest.compose.digest import compose
 from digest.compose.stories import same_stories
-from digest.models import Item, ItemKind, ItemState, Note, WeekSummary
+from digest.models import Item, Note, WeekSummary
 from digest.periods import parse_week
 from loopback import LoopbackServer, Response
+from weekitems import week_item
 
 ZONE = ZoneInfo("UTC")
 PERIOD = parse_week("2026-W47", ZONE)
@@ -53,22 +54,8 @@ OTHER_STORY = (
 
 
 def article(id: int, url: str, title: str, text: str) -> Item:
-    return Item(
-        id=id,
-        key=url,
-        url=url,
-        title=title,
-        kind=ItemKind.LINK,
-        saved_at=PERIOD.start + timedelta(hours=id),
-        topic=None,
-        context=None,
-        state=ItemState.NOTED,
-        attempts=0,
-        error=None,
-        next_attempt_at=None,
-        text=text,
-        note=Note(text.split(". ")[0] + "."),
-    )
+    note = Note(text.split(". ")[0] + ".")
+    return week_item(id, PERIOD.start, url=url, title=title, text=text, note=note)
 
 
 WEEK = [

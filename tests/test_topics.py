@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import random
-from datetime import timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
 
 from digest.compose.digest import compose
 from digest.compose.topics import offline_sections
-from digest.models import Item, ItemKind, ItemState, Note, WeekSummary
+from digest.models import Item, Note, WeekSummary
 from digest.periods import parse_week
+from weekitems import week_item
 
 ZONE = ZoneInfo("UTC")
 PERIOD = parse_week("2026-W47", ZONE)
@@ -51,22 +51,7 @@ def articles(language: str, per_subject: int = 4) -> tuple[list[Item], dict[int,
 
 
 def item(item_id: int, title: str, text: str) -> Item:
-    return Item(
-        id=item_id,
-        key=f"https://site.example/{item_id}",
-        url=f"https://site.example/{item_id}",
-        title=title,
-        kind=ItemKind.LINK,
-        saved_at=PERIOD.start + timedelta(hours=item_id),
-        topic=None,
-        context=None,
-        state=ItemState.NOTED,
-        attempts=0,
-        error=None,
-        next_attempt_at=None,
-        text=text,
-        note=Note(text[:80]),
-    )
+    return week_item(item_id, PERIOD.start, title=title, text=text, note=Note(text[:80]))
 
 
 @pytest.mark.parametrize("language", ["en", "de"])
