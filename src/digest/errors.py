@@ -43,6 +43,8 @@ from __future__ import annotations
 
 import errno
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import ClassVar
 
@@ -207,6 +209,18 @@ def unit_bug(culprit: str, exc: Exception) -> str:
     record against that unit, naming it, so that the run goes on without it."""
     logging.getLogger(BUG_LOGGER).error("bug while handling %s", culprit, exc_info=exc)
     return f"{culprit}: {bug_reason(exc)}"
+
+
+@contextmanager
+def bugs_recorded(culprit: str, failures: list[str]) -> Iterator[None]:
+    """Around one unit's work: a bug in it is logged (unit_bug) and its line added to
+    `failures`, and the caller goes on; digest's own errors pass through as they are."""
+    try:
+        yield
+    except DigestError:
+        raise
+    except Exception as exc:
+        failures.append(unit_bug(culprit, exc))
 
 
 def bug_reason(exc: Exception) -> str:

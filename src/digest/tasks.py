@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Coroutine, Iterable
 from typing import Any
 
-from digest.errors import DigestError, unit_bug
+from digest.errors import DigestError, bugs_recorded
 
 
 async def run_together(works: Iterable[Coroutine[Any, Any, None]]) -> None:
@@ -29,9 +29,5 @@ async def run_together(works: Iterable[Coroutine[Any, Any, None]]) -> None:
 async def isolated(work: Coroutine[Any, Any, None], culprit: str, failures: list[str]) -> None:
     """Await one unit's `work`; a bug in it is recorded against `culprit` in `failures`
     (errors.unit_bug) and the stage goes on. digest's own errors are raised as they are."""
-    try:
+    with bugs_recorded(culprit, failures):
         await work
-    except DigestError:
-        raise
-    except Exception as exc:
-        failures.append(unit_bug(culprit, exc))

@@ -24,7 +24,7 @@ from digest.config import Config
 from digest.deliver.atom import update_feed
 from digest.deliver.html import render_email
 from digest.deliver.mail import DeliveryUnknown, SmtpReplyError, send_email
-from digest.errors import DeliveryError, DigestError, unit_bug
+from digest.errors import DeliveryError, bugs_recorded
 from digest.lifecycle import backoff_delay
 from digest.models import Period
 from digest.store import Store
@@ -161,13 +161,9 @@ def _isolated(
 ) -> None:
     """Deliver one channel; a bug in it is recorded as its failure and the others go on
     (digest's own errors, a full disk or a locked store among them, still end the run)."""
-    try:
+    name = channel.__name__.removeprefix("_deliver_")
+    with bugs_recorded(f"{name} delivery of {job.period.label}", outcome.failures):
         channel(job, outcome)
-    except DigestError:
-        raise
-    except Exception as exc:
-        name = channel.__name__.removeprefix("_deliver_")
-        outcome.failures.append(unit_bug(f"{name} delivery of {job.period.label}", exc))
 
 
 def _why_not_mailed(job: _Job) -> str | None:
