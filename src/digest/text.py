@@ -5,7 +5,9 @@ from __future__ import annotations
 import html
 import math
 import re
+import string
 from collections import Counter
+from collections.abc import Collection, Mapping
 from urllib.parse import urlsplit
 
 from digest.urls import for_display
@@ -166,6 +168,41 @@ def url_title(url: str) -> str:
     query = f"?{parts.query}" if parts.query else ""
     shown = (parts.hostname or "").removeprefix("www.") + parts.path.rstrip("/") + query
     return shorten(shown, URL_TITLE_CHARS) if shown else for_display(url)
+
+
+# -- user templates ------------------------------------------------------------
+
+
+def fill_template(template: str, values: Mapping[str, str]) -> str:
+    """`template` with each `{name}` replaced by `values[name]`: no attribute or index
+    access, no conversion or format spec, nothing evaluated. ValueError (template_problem's
+    words) for a template that is anything more."""
+    if (problem := template_problem(template, values.keys())) is not None:
+        raise ValueError(problem)
+    pieces = string.Formatter().parse(template)
+    return "".join(
+        literal + (values[name] if name is not None else "") for literal, name, *_ in pieces
+    )
+
+
+def template_problem(template: str, names: Collection[str]) -> str | None:
+    """Why `template` is not plain text with `{name}` fields drawn from `names`, or None."""
+    allowed = ", ".join(f"{{{name}}}" for name in names)
+    try:
+        fields = [
+            (name, spec, conversion)
+            for _, name, spec, conversion in string.Formatter().parse(template)
+        ]
+    except ValueError as exc:
+        return f"not a template ({exc}); write {{{{ and }}}} for a brace"
+    for name, spec, conversion in fields:
+        if name is None:
+            continue
+        if name not in names:
+            return f"unknown field {{{name}}}; the fields are {allowed}"
+        if spec or conversion:
+            return f"{{{name}}} takes no format spec or conversion; write it as {{{name}}}"
+    return None
 
 
 # -- bags of words -------------------------------------------------------------
