@@ -12,7 +12,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from digest.collect.files import describe, import_files
+from digest.collect.formats import find_reading
 from digest.collect.inbox import collect_file_source
 from digest.config import SourceConfig
 from digest.lifecycle import note_attached
@@ -140,3 +144,95 @@ def test_the_report_says_which_format_and_why(store: Store, tmp_path: Path) -> N
     lines = describe(outcome)
     assert "format posts:" in lines[0]
     assert lines[-1].startswith("  read as posts: t.co links, closing lines (`Links ↓`)")
+
+
+# -- one reading per file -----------------------------------------------------------------
+
+MORE_POSTS = """\
+FREE BOOKS ON SYSTEMS THAT EVERY ENGINEER SHOULD READ THIS YEAR:
+1. Operating Systems: Three Easy Pieces
+https://t.co/Q1w2e3r4t5
+2. Computer Networks
+https://t.co/Z9x8c7v6b5
+We just launched a course that teaches you how to build a database from scratch, step by step.
+By the end, you will have a working storage engine with a write-ahead log you wrote yourself.
+It will be free for everyone during the first two weeks of the course, then part of the plan.
+Course & Repo: https://t.co/Mn0Bv9Cx8Z
+"""
+
+
+def test_a_short_file_of_posts_is_read_as_posts_not_as_a_list(store: Store, tmp_path: Path) -> None:
+    write(tmp_path / "inbox" / "posts.txt", POSTS)
+    collect(store, tmp_path / "inbox")
+    assert {item.kind for item in store.all_items()} == {ItemKind.POST}
+    assert "memory" not in titles(store)
+
+
+def test_a_file_that_grows_from_list_like_to_posts_keeps_only_the_posts(
+    store: Store, tmp_path: Path
+) -> None:
+    head = "".join(POSTS.splitlines(keepends=True)[:4])
+    path = write(tmp_path / "inbox" / "posts.txt", head)
+    first = collect(store, tmp_path / "inbox")
+    assert "format list" in first.info[0]  # four lines: a guess
+    write(path, POSTS + MORE_POSTS)
+    second = collect(store, tmp_path / "inbox")
+    assert "format posts" in second.info[0]
+    assert "items of an earlier reading replaced" in second.info[0]
+    assert {item.kind for item in store.all_items()} == {ItemKind.POST}
+    assert len(store.all_items()) == 5
+    write(path, POSTS + MORE_POSTS + "- memory\n- occupancy\n- registers\n- warps\n")
+    collect(store, tmp_path / "inbox")
+    assert {item.kind for item in store.all_items()} == {ItemKind.POST}
+
+
+def test_a_forced_format_replaces_the_earlier_reading(store: Store, tmp_path: Path) -> None:
+    path = write(tmp_path / "posts.txt", POSTS)
+    import_files(store, [path], zone=ZONE, now=NOW, forced_format="list")
+    assert ItemKind.NOTE in {item.kind for item in store.all_items()}
+    import_files(store, [path], zone=ZONE, now=NOW)  # the forced reading is kept
+    assert ItemKind.POST not in {item.kind for item in store.all_items()}
+    import_files(store, [path], zone=ZONE, now=NOW, forced_format="posts")
+    assert {item.kind for item in store.all_items()} == {ItemKind.POST}
+
+
+def test_an_item_another_file_also_holds_survives_a_new_reading(
+    store: Store, tmp_path: Path
+) -> None:
+    shared = "- Static Single Assignment\n"
+    write(tmp_path / "a.txt", "Compilers\n" + shared)
+    path = write(tmp_path / "b.txt", "Compilers\n" + shared)
+    import_files(store, [tmp_path / "a.txt", path], zone=ZONE, now=NOW)
+    import_files(store, [path], zone=ZONE, now=NOW, forced_format="posts")
+    assert "Static Single Assignment" in titles(store)
+
+
+JOURNAL = "---\ntitle: TIL\n---\n## 2025-11-7\n### Kernels\n- [Flash](https://example.org/flash)\n"
+APPENDED_LINE = st.one_of(
+    st.text(max_size=80).map(lambda text: text.replace("\n", " ").replace("\r", " ")),
+    st.sampled_from(
+        [
+            "- memory",
+            "1. Foundations",
+            "https://example.org/a",
+            "## 2026-01-02",
+            "# Heading",
+            "[title](https://example.org/b)",
+            "{",
+            '"url": "https://example.org/c"',
+            "url,title,tags",
+            "<DT><A HREF='https://example.org/d'>d</A>",
+            "Links ↓",
+            "",
+        ]
+    ),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(start=st.sampled_from([POSTS, POSTS + MORE_POSTS, JOURNAL]), lines=st.lists(APPENDED_LINE))
+def test_appending_lines_never_changes_a_clear_reading(start: str, lines: list[str]) -> None:
+    _, first = find_reading(start, None, None)
+    assert first.clear and first.format in ("posts", "journal")
+    grown = start + "".join(f"{line}\n" for line in lines)
+    assert find_reading(grown, None, first)[1].format == first.format
