@@ -171,17 +171,17 @@ def test_a_short_file_of_posts_is_read_as_posts_not_as_a_list(store: Store, tmp_
 def test_a_file_that_grows_from_list_like_to_posts_keeps_only_the_posts(
     store: Store, tmp_path: Path
 ) -> None:
-    head = "".join(POSTS.splitlines(keepends=True)[:4])
+    head = "GPU reading\n- memory\n- occupancy\n- https://example.org/gpu\n"
     path = write(tmp_path / "inbox" / "posts.txt", head)
     first = collect(store, tmp_path / "inbox")
     assert "format list" in first.info[0]  # four lines: a guess
-    write(path, POSTS + MORE_POSTS)
+    write(path, head + POSTS + MORE_POSTS)
     second = collect(store, tmp_path / "inbox")
     assert "format posts" in second.info[0]
     assert "items of an earlier reading replaced" in second.info[0]
     assert {item.kind for item in store.all_items()} == {ItemKind.POST}
-    assert len(store.all_items()) == 5
-    write(path, POSTS + MORE_POSTS + "- memory\n- occupancy\n- registers\n- warps\n")
+    assert len(store.all_items()) == 6
+    write(path, head + POSTS + MORE_POSTS + "- memory\n- occupancy\n- registers\n- warps\n")
     collect(store, tmp_path / "inbox")
     assert {item.kind for item in store.all_items()} == {ItemKind.POST}
 
@@ -236,3 +236,94 @@ def test_appending_lines_never_changes_a_clear_reading(start: str, lines: list[s
     assert first.clear and first.format in ("posts", "journal")
     grown = start + "".join(f"{line}\n" for line in lines)
     assert find_reading(grown, None, first)[1].format == first.format
+
+
+# -- folders hold saves and other things ---------------------------------------------------
+
+
+def test_a_folder_import_skips_a_readme_and_a_plain_note_and_says_why(
+    store: Store, tmp_path: Path
+) -> None:
+    folder = tmp_path / "saves"
+    write(folder / "README.md", "# My saves\n\n| file | what |\n| --- | --- |\n| a | b |\n")
+    write(folder / "LICENSE", "Permission is hereby granted, free of charge, to any person\n")
+    write(folder / "ideas.txt", "Call the plumber.\nBuy milk on the way home.\n")
+    write(folder / "links.urls", "https://example.org/one\n")
+    outcomes = import_files(store, [folder], zone=ZONE, now=NOW)
+    lines = [line for outcome in outcomes for line in describe(outcome)]
+    assert (
+        f"{folder / 'README.md'}: not a saves file: a README, licence or changelog, by its name; skipped"
+        in lines
+    )
+    assert (
+        f"{folder / 'LICENSE'}: not a saves file: a README, licence or changelog, by its name; skipped"
+        in lines
+    )
+    assert any(
+        line.startswith(f"{folder / 'ideas.txt'}: not a saves file: no saved links")
+        for line in lines
+    )
+    assert [item.url for item in store.all_items()] == ["https://example.org/one"]
+
+
+def test_a_readme_named_on_the_command_line_is_read(store: Store, tmp_path: Path) -> None:
+    path = write(tmp_path / "README.md", "## 2025-11-07\n- [Flash](https://example.org/flash)\n")
+    import_files(store, [path], zone=ZONE, now=NOW)
+    assert [item.url for item in store.all_items()] == ["https://example.org/flash"]
+
+
+def test_an_inbox_says_once_that_a_readme_is_no_saves_file(store: Store, tmp_path: Path) -> None:
+    write(tmp_path / "inbox" / "README.md", "# Inbox\nDrop your saves here.\n")
+    write(tmp_path / "inbox" / "list.txt", LIST + "\n")
+    first = collect(store, tmp_path / "inbox")
+    assert any("README.md: not a saves file" in line for line in first.info)
+    assert not first.failures
+    second = collect(store, tmp_path / "inbox")
+    assert second.info == []
+    assert len(store.all_items()) == 4
+
+
+# -- only what the user meant to save ------------------------------------------------------
+
+
+def test_a_symlink_to_a_file_outside_is_not_followed_and_is_named(
+    store: Store, tmp_path: Path
+) -> None:
+    secret = write(
+        tmp_path / "home" / ".ssh" / "id_ed25519", "-----BEGIN KEY-----\nabc https://x.org/\n"
+    )
+    (tmp_path / "inbox").mkdir()
+    (tmp_path / "inbox" / "key.txt").symlink_to(secret)
+    write(tmp_path / "inbox" / "links.urls", "https://example.org/one\n")
+    report = collect(store, tmp_path / "inbox")
+    assert (
+        f"{tmp_path / 'inbox' / 'key.txt'}: skipped: a symbolic link to {secret}, not followed (follow_symlinks = true in the source reads it)"
+        in report.info
+    )
+    assert [item.url for item in store.all_items()] == ["https://example.org/one"]
+
+
+def test_a_symlink_is_followed_when_the_source_says_so(store: Store, tmp_path: Path) -> None:
+    elsewhere = write(tmp_path / "elsewhere" / "more.urls", "https://example.org/two\n")
+    (tmp_path / "inbox").mkdir()
+    (tmp_path / "inbox" / "more.urls").symlink_to(elsewhere)
+    collect(store, tmp_path / "inbox", follow_symlinks=True)
+    assert [item.url for item in store.all_items()] == ["https://example.org/two"]
+
+
+def test_a_fifo_in_the_inbox_is_skipped_without_blocking(store: Store, tmp_path: Path) -> None:
+    write(tmp_path / "inbox" / "links.urls", "https://example.org/one\n")
+    os.mkfifo(tmp_path / "inbox" / "pipe")
+    report = collect(store, tmp_path / "inbox")
+    assert f"{tmp_path / 'inbox' / 'pipe'}: skipped: not a regular file (a FIFO)" in report.info
+    assert report.done == 1
+
+
+def test_a_file_over_the_size_limit_is_skipped_and_said_once(store: Store, tmp_path: Path) -> None:
+    write(tmp_path / "inbox" / "big.urls", "https://example.org/one\n" * 100)
+    first = collect(store, tmp_path / "inbox", max_file_mb=0.001)
+    assert first.info == [
+        f"{tmp_path / 'inbox' / 'big.urls'}: skipped: 2 KB, over the source's limit of 1 KB (max_file_mb)"
+    ]
+    assert store.all_items() == []
+    assert collect(store, tmp_path / "inbox", max_file_mb=0.001).info == []

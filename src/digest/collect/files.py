@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import codecs
 import os
+import re
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
@@ -161,6 +163,18 @@ def file_size(path: Path) -> int:
 def read_bytes(path: Path) -> bytes:
     try:
         return path.read_bytes()
+    except OSError as exc:
+        raise unreadable(path, exc) from exc
+
+
+HEAD_BYTES = 65536  # what a file is recognised from
+
+
+def read_head(path: Path) -> str:
+    """The text of the file's first HEAD_BYTES."""
+    try:
+        with path.open("rb") as file:
+            return decode(file.read(HEAD_BYTES), path)
     except OSError as exc:
         raise unreadable(path, exc) from exc
 
@@ -365,10 +379,14 @@ def import_files(
         except SourceError as exc:
             outcomes.append(Unimported(given, _reason_for(exc, given)))
             continue
-        if not found:
+        if not found.files and not found.left:
             outcomes.append(Unimported(given, "an empty folder, nothing to import", failed=False))
-        for path in found:
-            outcomes.append(_import_one(store, path, source_id, zone, now, forced_format, declared))
+        outcomes.extend(found.left)
+        sorting = given.is_dir() and forced_format is None  # saves apart from other documents
+        for path in found.files:
+            outcomes.append(
+                _import_one(store, path, source_id, zone, now, forced_format, declared, sorting)
+            )
     return outcomes
 
 
@@ -380,10 +398,13 @@ def _import_one(
     now: datetime,
     forced_format: str | None,
     declared: Sequence[SourceConfig],
+    sorting: bool,
 ) -> ImportOutcome:
     from digest.collect.bigfiles import big_file, save_big  # it builds on this module
 
     try:
+        if sorting and (left := not_saves(path, read_head(path))) is not None:
+            return left
         recorded = store.file_reading(file_key(path))
         if (big := big_file(path, file_size(path), forced_format, recorded)) is not None:
             return save_big(store, big, source_id=source_id, zone=zone, now=now)[0]
@@ -406,19 +427,109 @@ def _reason_for(exc: SourceError | ImportFormatError, path: Path) -> str:
     return exc.reason if exc.path == path else str(exc)
 
 
-def files_under(root: Path | None) -> list[Path]:
-    """`root` if it is a file, else every non-hidden regular file below it, sorted."""
+@dataclass
+class Found:
+    """The files a path given to digest holds, and those found but left alone (why)."""
+
+    files: list[Path] = field(default_factory=list)
+    left: list[Unimported] = field(default_factory=list)
+
+
+def _is_list(head: str) -> bool:
+    markdown = re.search(r"^\s*(?:#{1,6}\s|\|)", head, re.MULTILINE)
+    return markdown is None and len(_ENTRY.findall(head)) >= LIST_ENTRIES
+
+
+def files_under(root: Path | None, *, follow_symlinks: bool = False) -> Found:
+    """`root` if it is a file, else every non-hidden regular file below it, sorted.
+
+    Below a folder, a symbolic link is left alone (and named) unless `follow_symlinks`:
+    an inbox can hold a link to a key or a password file the user never meant to save. A
+    FIFO, socket or device is left alone wherever it is: reading one can block forever.
+    """
     if root is None:
         raise SourceError("a file source needs a path")
-    if root.is_file():
-        return [root]
     if not root.is_dir():
-        raise SourceError("no such file or folder", path=root)
-    found: list[Path] = []
+        if not root.exists():
+            raise SourceError("no such file or folder", path=root)
+        return _sorted(_regular([root], follow_symlinks=True))
+    candidates: list[Path] = []
     for folder, dirs, files in os.walk(root, onerror=_raise_source_error):
         dirs[:] = [name for name in dirs if not name.startswith(".")]
-        found.extend(Path(folder, name) for name in files if not name.startswith("."))
-    return sorted(path for path in found if path.is_file())
+        names = [*files, *(name for name in dirs if Path(folder, name).is_symlink())]
+        candidates.extend(Path(folder, name) for name in names if not name.startswith("."))
+    return _sorted(_regular(candidates, follow_symlinks=follow_symlinks))
+
+
+def _sorted(found: Found) -> Found:
+    return Found(sorted(found.files), sorted(found.left, key=lambda left: left.path))
+
+
+def _regular(paths: list[Path], *, follow_symlinks: bool) -> Found:
+    found = Found()
+    for path in paths:
+        if path.is_symlink() and not follow_symlinks:
+            found.left.append(
+                _left(
+                    path,
+                    f"a symbolic link to {_target(path)}, not followed"
+                    " (follow_symlinks = true in the source reads it)",
+                )
+            )
+            continue
+        try:
+            mode = path.stat().st_mode
+        except OSError as exc:
+            found.left.append(_left(path, f"cannot read it: {exc.strerror or exc}"))
+            continue
+        if stat.S_ISREG(mode):
+            found.files.append(path)
+        elif not stat.S_ISDIR(mode):
+            found.left.append(_left(path, f"not a regular file ({_kind(mode)})"))
+    return found
+
+
+def _left(path: Path, why: str) -> Unimported:
+    return Unimported(path, f"skipped: {why}", failed=False)
+
+
+def _target(link: Path) -> str:
+    try:
+        return os.readlink(link)
+    except OSError:
+        return "?"
+
+
+def _kind(mode: int) -> str:
+    kinds = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a device"))
+    return next((name for test, name in kinds if test(mode)), "a device")
+
+
+# Documents a folder of saves often holds beside them, told by their names.
+_DOCUMENT_NAME = re.compile(
+    r"^(?:readme|licen[cs]e|copying|notice|authors|contributing|code_of_conduct|security"
+    r"|changelog|changes|history)(?:[._-]|$)",
+    re.IGNORECASE,
+)
+_WEB_LINK = re.compile(r"https?://", re.IGNORECASE)
+_ENTRY = re.compile(r"^\s*[-*•]\s+\w", re.MULTILINE)
+LIST_ENTRIES = 3  # a document with this many `- ` entries and no markdown is a list of saves
+_DATED_ENTRY = re.compile(r"^\s{0,3}#{1,6}\s+\d{4}[-/.]\d{1,2}[-/.]\d{1,2}", re.MULTILINE)
+
+
+def not_saves(path: Path, head: str) -> Unimported | None:
+    """A file found in a folder that is no saves file (its start is `head`): a README, a
+    licence or a changelog by its name, or a document with no saved link (`http(s)://`), no
+    dated entry (`## YYYY-MM-DD`) and no plain list of entries (LIST_ENTRIES `- ` lines, no
+    markdown heading or table). Files given by name, and folder sources with a `format`,
+    are read whatever they look like."""
+    if _DOCUMENT_NAME.match(path.name):
+        why = "a README, licence or changelog, by its name"
+    elif not (_WEB_LINK.search(head) or _DATED_ENTRY.search(head) or _is_list(head)):
+        why = "no saved links, dated entries or list of entries"
+    else:
+        return None
+    return Unimported(path, f"not a saves file: {why}; skipped", failed=False)
 
 
 def _raise_source_error(exc: OSError) -> None:
