@@ -327,3 +327,58 @@ def test_a_file_over_the_size_limit_is_skipped_and_said_once(store: Store, tmp_p
     ]
     assert store.all_items() == []
     assert collect(store, tmp_path / "inbox", max_file_mb=0.001).info == []
+
+
+# -- the user's posts and lists, exactly ----------------------------------------------------
+
+HOOKED_POSTS = """\
+Bookmark this and read it tonight, it is a classic ↓
+I never understood why so many people want to move abroad for a better salary.
+Here are 9 websites to find remote jobs that pay in euros anywhere:
+Day 3 in Observability from Zero we look at SLI, SLO & SLA
+• SLI → What are we measuring?
+• SLO → What are we aiming for?
+"""
+
+
+def test_a_one_line_hook_stays_with_the_counted_list_it_introduces(
+    store: Store, tmp_path: Path
+) -> None:
+    write(tmp_path / "inbox" / "posts.txt", HOOKED_POSTS)
+    report = collect(store, tmp_path / "inbox")
+    hook = only(store, "I never understood why")
+    assert "Here are 9 websites" in (hook.context or "")
+    assert len(store.all_items()) == 3
+    assert not any("counted list" in line for line in report.info)
+
+
+REMARKS = """\
+Kernels
+- FA4 - The continued pattern of authors writing a visual guide
+- The scheduling section is interesting
+- Qwen FlashQLA
+Lectures
+- Onur Mutlu Lectures, Digital Design & Comp Arch
+- For hardware, pairs well with a design/arch textbook
+- Napkin Math
+- Great talk on how to reason about napkin math and system bounds extremely quickly.
+- You need less precision than you think - prioritize breadth of solutions
+- The Illustrated Transformer
+- How to deal with the DSL Explosion
+"""
+
+
+def test_a_remark_under_a_list_entry_is_that_entrys_note(store: Store, tmp_path: Path) -> None:
+    write(tmp_path / "inbox" / "list.txt", REMARKS)
+    collect(store, tmp_path / "inbox")
+    assert titles(store) == [
+        "FA4",
+        "How to deal with the DSL Explosion",
+        "Napkin Math",
+        "Onur Mutlu Lectures, Digital Design & Comp Arch",
+        "Qwen FlashQLA",
+        "The Illustrated Transformer",
+    ]
+    assert "The scheduling section is interesting" in (only(store, "FA4").context or "")
+    napkin = only(store, "Napkin Math").context or ""
+    assert "Great talk" in napkin and "You need less precision" in napkin

@@ -32,6 +32,7 @@ from digest.collect.feedlists import (
 from digest.collect.formats import Importer, ImportResult, find_reading
 from digest.collect.importers.common import storable, url_problem
 from digest.collect.importers.opml import is_opml
+from digest.collect.importers.posts import signals_of_posts
 from digest.config import IMPORT_SOURCE, MANUAL_SOURCE, SourceConfig
 from digest.errors import ImportFormatError, SourceError, bug_reason, unit_bug
 from digest.models import FileReading, ItemKind, Rejected, SavedItem
@@ -520,13 +521,16 @@ _DATED_ENTRY = re.compile(r"^\s{0,3}#{1,6}\s+\d{4}[-/.]\d{1,2}[-/.]\d{1,2}", re.
 def not_saves(path: Path, head: str) -> Unimported | None:
     """A file found in a folder that is no saves file (its start is `head`): a README, a
     licence or a changelog by its name, or a document with no saved link (`http(s)://`), no
-    dated entry (`## YYYY-MM-DD`) and no plain list of entries (LIST_ENTRIES `- ` lines, no
-    markdown heading or table). Files given by name, and folder sources with a `format`,
+    dated entry (`## YYYY-MM-DD`), no plain list of entries (LIST_ENTRIES `- ` lines, no
+    markdown heading or table) and none of the signs of pasted posts (closing arrows, emoji
+    bullets, `Day N/365`: posts.signals_of_posts). Files given by name, and folder sources with a `format`,
     are read whatever they look like."""
     if _DOCUMENT_NAME.match(path.name):
         why = "a README, licence or changelog, by its name"
     elif not (_WEB_LINK.search(head) or _DATED_ENTRY.search(head) or _is_list(head)):
-        why = "no saved links, dated entries or list of entries"
+        if signals_of_posts([line.strip() for line in head.splitlines()], head):
+            return None
+        why = "no saved links, dated entries, list of entries or signs of pasted posts"
     else:
         return None
     return Unimported(path, f"not a saves file: {why}; skipped", failed=False)
