@@ -12,15 +12,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from digest.cli import cli
 from digest.collect.files import describe, import_files
 from digest.collect.formats import find_reading
 from digest.collect.inbox import collect_file_source
 from digest.config import SourceConfig
 from digest.lifecycle import note_attached
-from digest.models import Item, ItemKind, Note, StageReport
+from digest.models import Item, ItemKind, Note, SavedItem, StageReport
 from digest.store import Store, open_store
 
 ZONE = ZoneInfo("UTC")
@@ -382,3 +384,126 @@ def test_a_remark_under_a_list_entry_is_that_entrys_note(store: Store, tmp_path:
     assert "The scheduling section is interesting" in (only(store, "FA4").context or "")
     napkin = only(store, "Napkin Math").context or ""
     assert "Great talk" in napkin and "You need less precision" in napkin
+
+
+# -- a bad line costs that line -------------------------------------------------------------
+
+
+def test_a_nul_byte_in_a_journal_costs_only_its_line(store: Store, tmp_path: Path) -> None:
+    journal = tmp_path / "inbox" / "til.md"
+    journal.parent.mkdir()
+    journal.write_bytes(
+        b"## 2025-11-07\n- [Kept](https://example.org/kept)\n- [Lost](https://example.org/l\x00st)\n"
+        b"- [Also kept](https://example.org/also)\n"
+    )
+    report = collect(store, tmp_path / "inbox")
+    assert sorted(i.url or "" for i in store.all_items()) == [
+        "https://example.org/also",
+        "https://example.org/kept",
+    ]
+    assert any(
+        line.startswith(f"{journal}:3: binary bytes (NUL or control characters); line skipped")
+        for line in report.failures
+    )
+
+
+def test_a_nul_byte_in_bookmarks_costs_only_its_line(store: Store, tmp_path: Path) -> None:
+    bookmarks = tmp_path / "bookmarks.html"
+    bookmarks.write_bytes(
+        b"<!DOCTYPE NETSCAPE-Bookmark-file-1>\n<DL><p>\n"
+        b'<DT><A HREF="https://example.org/one" ADD_DATE="1700000000">One</A>\n'
+        b'<DT><A HREF="https://example.org/two" ADD_DATE="1700000000">T\x00wo</A>\n'
+        b'<DT><A HREF="https://example.org/three" ADD_DATE="1700000000">Three</A>\n'
+        b"</DL><p>\n"
+    )
+    [outcome] = import_files(store, [bookmarks], zone=ZONE, now=NOW)
+    assert sorted(i.url or "" for i in store.all_items()) == [
+        "https://example.org/one",
+        "https://example.org/three",
+    ]
+    assert "  line 4: binary bytes (NUL or control characters); line skipped: " in "\n".join(
+        describe(outcome)
+    )
+
+
+def test_a_broken_byte_costs_its_line_and_a_mostly_binary_file_is_binary(
+    store: Store, tmp_path: Path
+) -> None:
+    urls = tmp_path / "links.urls"
+    urls.write_bytes(
+        "https://example.org/caf\u00e9\nhttps://example.org/b\xffad\nhttps://example.org/ok\n".encode().replace(
+            b"\xc3\xbfad", b"\xffad"
+        )
+    )
+    binary = tmp_path / "photo.dat"
+    binary.write_bytes(b"https://example.org/x\n" + bytes(range(32)) * 64)
+    outcomes = import_files(store, [urls, binary], zone=ZONE, now=NOW)
+    lines = [line for outcome in outcomes for line in describe(outcome)]
+    assert (
+        "  line 2: bytes that are not text in the file's encoding; line skipped: https://example.org/b\ufffdad"
+        in lines
+    )
+    assert f"{binary}: a binary file, not text" in lines
+    assert sorted(i.url or "" for i in store.all_items()) == [
+        "https://example.org/caf\u00e9",
+        "https://example.org/ok",
+    ]
+
+
+def test_a_line_of_punctuation_is_skipped_and_reported(store: Store, tmp_path: Path) -> None:
+    journal = write(
+        tmp_path / "til.md",
+        "## 2025-11-07\n| --- | --- |\n...\nDST Book\n- [A](https://example.org/a)\n",
+    )
+    [outcome] = import_files(store, [journal], zone=ZONE, now=NOW)
+    assert sorted(titles(store)) == ["A", "DST Book"]
+    assert (
+        "  skipped 2 (lines 2, 3): no words, only punctuation or symbols (not a note)"
+        in describe(outcome)
+    )
+
+
+IPV4_FORMS = {
+    "http://2130706433:8080/": "http://127.0.0.1:8080/",
+    "http://127.1/": "http://127.0.0.1/",
+    "http://0x7f.1/": "http://127.0.0.1/",
+    "http://0177.0.0.1/": "http://127.0.0.1/",
+    "http://0x7f000001/x": "http://127.0.0.1/x",
+    "http://10.1.258/": "http://10.1.1.2/",
+    "http://3232235777/": "http://192.168.1.1/",
+    "http://1.2.3.4/": "http://1.2.3.4/",
+}
+
+
+def test_every_ipv4_form_is_an_item_at_the_address_it_means(store: Store, tmp_path: Path) -> None:
+    urls = write(tmp_path / "hosts.urls", "".join(f"{form}\n" for form in IPV4_FORMS))
+    import_files(store, [urls], zone=ZONE, now=NOW)
+    assert sorted(i.url or "" for i in store.all_items()) == sorted(set(IPV4_FORMS.values()))
+
+
+def test_bad_url_shapes_are_one_report_line_each_never_a_traceback(
+    store: Store, tmp_path: Path
+) -> None:
+    urls = write(
+        tmp_path / "bad.urls", "http://xn--zz/\nhttp://10.0.0.300/\nhttps://example.org/ok\n"
+    )
+    [outcome] = import_files(store, [urls], zone=ZONE, now=NOW)
+    assert describe(outcome)[1:3] == [
+        "  line 1: host name not valid (IDNA): http://xn--zz/",
+        "  line 2: not an IPv4 address: http://10.0.0.300/",
+    ]
+    assert [i.url for i in store.all_items()] == ["https://example.org/ok"]
+
+
+def test_an_item_with_nothing_to_summarise_does_not_stop_the_run(tmp_path: Path) -> None:
+    config = write(tmp_path / "digest.toml", '[digest]\ndata_dir = "data"\n')
+    (tmp_path / "data").mkdir()
+    with open_store(tmp_path / "data" / "digest.db") as store:
+        source = store.ensure_source("manual", "manual")
+        bare = SavedItem(url=None, title=None, context="…", kind=ItemKind.NOTE)
+        worded = SavedItem(url=None, title="DST Book", context="DST Book", kind=ItemKind.NOTE)
+        store.save_items(source, [bare, worded], datetime.now(UTC))
+    result = CliRunner().invoke(cli, ["now", "--config", str(config)])
+    assert result.exit_code == 0, result.output
+    assert Path(result.stdout.splitlines()[-1]).is_file()
+    assert "nothing to summarise; no note" in result.stderr

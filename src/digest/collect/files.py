@@ -30,7 +30,7 @@ from digest.collect.feedlists import (
     read_feed_list,
 )
 from digest.collect.formats import Importer, ImportResult, find_reading
-from digest.collect.importers.common import storable, url_problem
+from digest.collect.importers.common import lines_of, storable, url_problem
 from digest.collect.importers.opml import is_opml
 from digest.collect.importers.posts import signals_of_posts
 from digest.config import IMPORT_SOURCE, MANUAL_SOURCE, SourceConfig
@@ -72,6 +72,7 @@ class Loaded:
     importer: Importer
     text: str
     reading: FileReading
+    bad: list[Rejected] = field(default_factory=list)  # lines skipped: binary, undecodable
 
 
 # -- reporting ------------------------------------------------------------------
@@ -206,7 +207,7 @@ def encoding_of(data: bytes, path: Path) -> str:
     for a binary file. `data` may be the file's start only (big files are read in blocks)."""
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         return "utf-16"
-    if b"\x00" in data[:8192]:
+    if _mostly_binary(data[:HEAD_BYTES]):
         raise ImportFormatError("a binary file, not text", path=path)
     text = data.decode("utf-8-sig", errors="replace")
     bad = text.count("\ufffd") - data.count("\ufffd".encode())
@@ -214,12 +215,57 @@ def encoding_of(data: bytes, path: Path) -> str:
     return "cp1252" if bad > 3 and bad * 1000 > len(text) else "utf-8-sig"
 
 
+# Bytes no text holds: NUL and the other C0 controls but tab, the line ends, form feed and
+# escape. A file is binary when they are BINARY_SHARE of its start or more; else a line
+# holding one is skipped and reported, as is one holding bytes its encoding could not read.
+_CONTROL_BYTES = bytes([*range(0, 9), *range(14, 27), *range(28, 32)])
+_CONTROL = re.compile("[\x00-\x08\x0e-\x1a\x1c-\x1f]")
+BINARY_SHARE = 0.3
+
+
+def _mostly_binary(head: bytes) -> bool:
+    controls = len(head) - len(head.translate(None, _CONTROL_BYTES))
+    return bool(head) and controls >= BINARY_SHARE * len(head)
+
+
+def line_problem(line: str, *, undecodable: bool = True) -> str | None:
+    """Why a line of a text file is skipped: binary bytes, or (`undecodable`: the decoder
+    put U+FFFD there) bytes that are not text in the file's encoding; None for a good one."""
+    if _CONTROL.search(line):
+        return "binary bytes (NUL or control characters); line skipped"
+    if undecodable and "\ufffd" in line:
+        return "bytes that are not text in the file's encoding; line skipped"
+    return None
+
+
+def without_bad_lines(text: str, *, undecodable: bool) -> tuple[str, list[Rejected]]:
+    """`text` with its bad lines (line_problem) blanked, their numbers kept; and the lines
+    skipped, for the report."""
+    if not _CONTROL.search(text) and not (undecodable and "\ufffd" in text):
+        return text, []
+    lines = lines_of(text)
+    skipped: list[Rejected] = []
+    for index, line in enumerate(lines):
+        if (problem := line_problem(line, undecodable=undecodable)) is not None:
+            skipped.append(Rejected(index + 1, _CONTROL.sub("\ufffd", line)[:200], problem))
+            lines[index] = ""
+    return "\n".join(lines), skipped
+
+
 def load(
     path: Path, data: bytes, forced_format: str | None, recorded: FileReading | None = None
 ) -> Loaded:
-    """The file's text and how to read it (formats.find_reading); ImportFormatError names
-    the file."""
-    return _recognise(path, decode(data, path), forced_format, recorded)
+    """The file's text without its bad lines (reported), and how to read it
+    (formats.find_reading); ImportFormatError names the file."""
+    text, bad = good_text(data, path)
+    return replace(_recognise(path, text, forced_format, recorded), bad=bad)
+
+
+def good_text(data: bytes, path: Path) -> tuple[str, list[Rejected]]:
+    """The file's text with its bad lines blanked, and those lines (without_bad_lines)."""
+    text = decode(data, path)
+    undecodable = text.count("\ufffd") > data.count("\ufffd".encode())
+    return without_bad_lines(text, undecodable=undecodable)
 
 
 def _recognise(
@@ -253,7 +299,7 @@ def save(
         result: ImportResult = loaded.importer.parse(loaded.text, zone=zone)
     except ImportFormatError as exc:  # sniffed as the format, yet broken (invalid JSON…)
         raise ImportFormatError(exc.reason, path=loaded.path) from exc
-    result = after_line_only(result, after_line)
+    result = after_line_only(replace(result, rejected=[*loaded.bad, *result.rejected]), after_line)
     report = save_result(store, loaded.path, loaded.reading, result, source_id, now, zone, topic)
     report.replaced = store.end_reading(file_key(loaded.path), loaded.reading, source_id, now)
     return report
@@ -409,13 +455,13 @@ def _import_one(
         recorded = store.file_reading(file_key(path))
         if (big := big_file(path, file_size(path), forced_format, recorded)) is not None:
             return save_big(store, big, source_id=source_id, zone=zone, now=now)[0]
-        text = decode(read_bytes(path), path)
+        text, bad = good_text(read_bytes(path), path)
         if not text.strip():
             return Unimported(path, "an empty file, nothing to import", failed=False)
         planned = _plan(path, text, forced_format, recorded)
         if isinstance(planned, FeedList):
             return import_feed_list(store, planned, declared, now)
-        return save(store, planned, source_id=source_id, zone=zone, now=now)
+        return save(store, replace(planned, bad=bad), source_id=source_id, zone=zone, now=now)
     except (SourceError, ImportFormatError) as exc:
         return Unimported(path, _reason_for(exc, path))
     except Exception as exc:  # a bug: this file is not imported, the others are

@@ -45,9 +45,11 @@ from digest.collect.importers.common import (
     BARE_URL,
     LIST_MARKER,
     MARKDOWN_LINK,
+    NO_WORDS,
     TITLE_SEPARATOR,
     bare_urls,
     checked_url,
+    has_words,
     is_link,
     lines_of,
     parse_whole,
@@ -199,6 +201,9 @@ def _read_entry(number: int, body: str, state: _ListState) -> None:
         state.commentable = None
         return
     items = state.result.items
+    if not has_words(body):
+        state.result.skipped.append(Rejected(number, body, NO_WORDS))
+        return
     if state.commentable is not None and _is_comment(body, state.short):
         entry = items[state.commentable]
         items[state.commentable] = replace(entry, context=f"{entry.context}\n{body}")

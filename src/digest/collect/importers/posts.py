@@ -59,7 +59,7 @@ from dataclasses import dataclass, field
 from zoneinfo import ZoneInfo
 
 from digest.collect.formats import ImportResult, register
-from digest.collect.importers.common import trim_title, urls_in, web_links
+from digest.collect.importers.common import NO_WORDS, has_words, trim_title, urls_in, web_links
 from digest.models import ItemKind, Rejected, SavedItem
 
 _SEPARATOR = re.compile(r"^\s*(?:-{3,}|\*{3,}|_{3,}|={3,})\s*$")
@@ -269,8 +269,14 @@ class PostsImporter:
 
     def parse(self, text: str, *, zone: ZoneInfo) -> ImportResult:
         split = split_posts(text)
+        worded = [post for post in split.posts if any(has_words(line.text) for line in post)]
         return ImportResult(
-            items=[_post_item(post) for post in split.posts],
+            items=[_post_item(post) for post in worded],
+            skipped=[
+                Rejected(post[0].number, post[0].text, NO_WORDS)
+                for post in split.posts
+                if post not in worded
+            ],
             notices=[
                 Rejected(
                     line.number,
