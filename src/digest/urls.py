@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import socket
+import unicodedata
 from collections.abc import Collection
 from dataclasses import dataclass
 from functools import cached_property
@@ -89,6 +91,10 @@ _SCHEME_PREFIX = re.compile(r"[a-z][a-z0-9+.\-]*:", re.IGNORECASE)
 _UNSAFE_CHAR = re.compile(r"[\s\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 _ASCII_HOST = re.compile(r"[a-z0-9_-]{1,63}(?:\.[a-z0-9_-]{1,63})*\.?", re.IGNORECASE)
 _DOTTED_NUMBERS = re.compile(r"[0-9.]+")
+# An IPv4 address in any form inet_aton accepts: one to four parts, each decimal, octal
+# (leading 0) or hex (0x): 2130706433, 127.1, 0177.0.0.1, 0x7f.0.0.1.
+_IPV4_PART = re.compile(r"0x[0-9a-f]*|0[0-7]*|[1-9][0-9]*", re.IGNORECASE)
+_NUMERIC_HOST = re.compile(r"https?://(?:[^@/?#\\]*@)?(?P<host>[0-9][^:/?#\\]*)", re.IGNORECASE)
 # The common case, known good without taking it apart: http(s), a plain DNS name (not all
 # digits and dots), an optional port, and no whitespace or control character after.
 _PLAIN_WEB_URL = re.compile(
@@ -127,12 +133,37 @@ def parse_url(text: str, *, credentials: bool = True) -> WebURL | BadURL:
     every output). Everything else
     gives a BadURL saying why; a scheme other than http(s) gives "not a web link (scheme:)".
     """
-    url = text.strip().removeprefix("<").removesuffix(">").strip()
+    url = _ipv4_written_out(text.strip().removeprefix("<").removesuffix(">").strip())
     plain = _PLAIN_WEB_URL.fullmatch(url) if len(url) <= MAX_URL_CHARS else None
-    if plain is not None and (plain["port"] is None or 0 < int(plain["port"]) <= 65535):
+    if (
+        plain is not None
+        and "xn--" not in url.lower()
+        and (plain["port"] is None or 0 < int(plain["port"]) <= 65535)
+    ):
         return WebURL(url)
     reason = _url_problem(url, credentials)
     return WebURL(url) if reason is None else BadURL(reason)
+
+
+def ipv4_dotted(host: str) -> str | None:
+    """`host` as a dotted-quad IPv4 address when it is written as one in any form
+    inet_aton accepts (decimal, octal, hex, shortened), else None."""
+    parts = host.removesuffix(".").split(".")
+    if not 1 <= len(parts) <= 4 or not all(_IPV4_PART.fullmatch(part) for part in parts):
+        return None
+    try:
+        return socket.inet_ntoa(socket.inet_aton(host.removesuffix(".")))
+    except OSError:  # a part too large for its place (10.0.0.300)
+        return None
+
+
+def _ipv4_written_out(url: str) -> str:
+    """`url` with an IPv4 host in another form (http://127.1/) as a dotted quad, so that the
+    address guard and the store see the address it means."""
+    numeric = _NUMERIC_HOST.match(url)
+    if numeric is None or (dotted := ipv4_dotted(numeric["host"])) in (None, numeric["host"]):
+        return url
+    return f"{url[: numeric.start('host')]}{dotted}{url[numeric.end('host') :]}"
 
 
 def _url_problem(url: str, credentials: bool = True) -> str | None:
@@ -202,7 +233,7 @@ def _host_problem(host: str) -> str | None:
         except ValueError:
             return "not an IPv4 address"
         return None
-    if host.isascii():
+    if host.isascii() and "xn--" not in host.lower():
         return None if _ASCII_HOST.fullmatch(host) else "bad host name"
     try:  # as the HTTP client will encode it (IDNA 2008 on the lower-cased name)
         idna.encode(host.lower().rstrip("."))

@@ -19,13 +19,14 @@ from digest.collect.files import (
     after_line_only,
     encoding_of,
     file_key,
+    line_problem,
     load,
     save_result,
     unreadable,
 )
 from digest.collect.formats import LineImporter, streaming
 from digest.collect.importers.common import lines_of
-from digest.models import FileReading
+from digest.models import FileReading, Rejected
 from digest.store import Store
 
 STREAM_BYTES = 16 * 1024 * 1024  # files larger than this are streamed when their format allows
@@ -77,27 +78,55 @@ def blocks(path: Path, size: int) -> Iterator[bytes]:
         raise unreadable(path, exc) from exc
 
 
+LINE_CAP = 65536  # characters of a line that are read; the rest is skipped and reported
+
+
 class FileLines:
     """The lines of a big file as `lines_of` would split its text; `ended` counts the
-    lines that had their line end once it has been read through."""
+    lines that had their line end once it has been read through.
+
+    A line longer than LINE_CAP is cut there and the rest skipped unread into memory (a
+    sparse file is one endless line of NULs); a line holding binary bytes or undecodable
+    ones (files.line_problem) is given as blank. Both are in `problems`, by line."""
 
     def __init__(self, big: BigFile) -> None:
         self.big = big
         self.ended = 0
+        self.problems: list[Rejected] = []
 
     def __iter__(self) -> Iterator[str]:
         decoder = codecs.getincrementaldecoder(self.big.encoding)(errors="replace")
-        pending = ""
+        pending, dropped = "", 0
         for block in blocks(self.big.path, self.big.size):
             pending += decoder.decode(block)
             held = "\r" if pending.endswith("\r") else ""  # perhaps the half of a \r\n
             lines = lines_of(pending[: len(pending) - len(held)])
             pending = lines.pop() + held
-            self.ended += len(lines)
-            yield from lines
-        lines = lines_of(pending + decoder.decode(b"", final=True))
-        self.ended += len(lines) - 1
-        yield from lines
+            for line in lines:
+                yield self._checked(line, dropped)
+                dropped = 0
+            if len(pending) > LINE_CAP:  # a line without end in sight: keep its start only
+                dropped += len(pending) - LINE_CAP
+                pending = pending[:LINE_CAP]
+        for line in lines_of(pending + decoder.decode(b"", final=True)):
+            yield self._checked(line, dropped)
+            dropped = 0
+        self.ended -= 1  # the last piece had no line end
+
+    def _checked(self, line: str, dropped: int) -> str:
+        """`line` (line `ended` + 1) capped, or blank when it is bad; counted as ended."""
+        self.ended += 1
+        if dropped or len(line) > LINE_CAP:
+            skipped = dropped + max(0, len(line) - LINE_CAP)
+            line = line[:LINE_CAP]
+            why = f"line longer than {LINE_CAP // 1024} KB: its last {skipped:,} characters skipped"
+            self.problems.append(Rejected(self.ended, line[:200], why))
+        if (problem := line_problem(line)) is not None:
+            self.problems.append(
+                Rejected(self.ended, line[:200].replace("\x00", "\ufffd"), problem)
+            )
+            return ""
+        return line
 
 
 def save_big(
@@ -125,8 +154,13 @@ def save_big(
     for block in big.importer.parse_stream(open_lines, zone=zone):
         block = after_line_only(block, after_line)
         _add(report, save_result(store, big.path, big.reading, block, source_id, now, zone, topic))
+    report.rejected = [*_after_line(opened[-1].problems, after_line), *report.rejected]
     report.replaced = store.end_reading(file_key(big.path), big.reading, source_id, now)
     return report, opened[-1].ended
+
+
+def _after_line(problems: list[Rejected], line: int) -> list[Rejected]:
+    return [problem for problem in problems if problem.line is not None and problem.line > line]
 
 
 def _add(total: FileReport, part: FileReport) -> None:

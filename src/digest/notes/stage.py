@@ -211,7 +211,12 @@ class NotesStage:
         if not bare:
             return
         fallback = self.offline_summarizer()
-        note = await fallback.note(request)
+        try:
+            note = await fallback.note(request)
+        except SummarizeError as exc:  # nothing to summarise: that item's outcome, not the run's
+            if (line := f"{exc}; no note") not in report.failures:
+                report.failures.append(line)
+            return
         key = note_cache_key(request.text, fallback)
         for item in bare:
             self.store.attach_note(
