@@ -18,7 +18,7 @@ from datetime import datetime
 from email.message import EmailMessage
 from pathlib import Path
 
-from digest.atomic import fsync_dir, write_atomic
+from digest.atomic import fsync_dir, open_append, write_atomic
 from digest.compose.digest import content_hash
 from digest.config import Config
 from digest.deliver.atom import update_feed
@@ -68,7 +68,7 @@ def append_log(log_path: Path, entry: str) -> None:
         return
     log_path.parent.mkdir(parents=True, exist_ok=True)
     created = not log_path.exists()
-    with log_path.open("a", encoding="utf-8", newline="") as log:
+    with open_append(log_path) as log:
         log.write(entry)
         log.flush()
         os.fsync(log.fileno())
