@@ -98,7 +98,7 @@ async def poll_feed(fetcher: Fetcher, state: FeedState) -> FeedPoll:
         headers["If-None-Match"] = state.etag
     if state.last_modified:
         headers["If-Modified-Since"] = state.last_modified
-    result = await fetcher.get(state.url, headers, truncate=True)
+    result = await fetcher.get(state.url, headers, truncate=True, credentials=True)
     url = result.permanent_redirect or state.url
     if result.status == 304:
         etag = result.headers.get("etag") or state.etag

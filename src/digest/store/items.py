@@ -25,7 +25,7 @@ from digest.models import (
 )
 from digest.store.base import BATCH, SaveReport, StoreBase, from_iso, iso
 from digest.text import clean
-from digest.urls import for_display, normalize_url, same_page_key
+from digest.urls import for_display, normalize_url, same_page_key, without_userinfo
 
 MAX_TITLE_CHARS = 300  # a title, topic or author longer than this is cut at storage
 MAX_CONTEXT_CHARS = 4000  # what the user wrote with a link (a feed's summary): cut beyond
@@ -50,7 +50,7 @@ class ItemsStore(StoreBase):
             for item in items:
                 if item.saved_at is not None and not plausible_date(item.saved_at, now):
                     item, redated = replace(item, saved_at=None), redated + 1
-                batch.append(_item_row(item, collected))
+                batch.append(_item_row(_without_credentials(item), collected))
                 if len(batch) >= BATCH:
                     saved += _save_batch(conn, source_id, batch)
                     batch = []
@@ -318,6 +318,20 @@ _LINK_SOURCE = (
     " ON CONFLICT(item_id, source_id) DO UPDATE SET saved_at = min(saved_at, excluded.saved_at)"
 )
 _stamp = lru_cache(maxsize=4096)(iso)  # a journal's items share their day's midnight
+
+
+def _without_credentials(item: SavedItem) -> SavedItem:
+    """A saved link keeps no user name or password (`***@` in their place): the fetcher
+    never sends them, and no output could show them."""
+    urls = [item.url or "", item.key or "", *item.links]
+    if not any("@" in url for url in urls):
+        return item
+    return replace(
+        item,
+        url=item.url and without_userinfo(item.url, mark=True),
+        key=item.key and without_userinfo(item.key, mark=True),
+        links=tuple(without_userinfo(link, mark=True) for link in item.links),
+    )
 
 
 def _iso(moment: datetime | None) -> str | None:
