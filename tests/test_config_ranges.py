@@ -60,7 +60,7 @@ def test_the_ranges_are_documented_as_they_are_checked() -> None:
         (
             '[llm.prices]\n"m" = { input_per_mtok = -1, output_per_mtok = 0 }\n',
             None,
-            "llm.prices.m.input_per_mtok: must be at least 0 and at most 1_000, not -1",
+            "llm.prices.m.input_per_mtok: must be at least 0 and at most 100_000, not -1",
         ),
     ],
 )

@@ -135,8 +135,8 @@ class FetchConfig(_Section):
 
 
 class ModelPrice(_Section):
-    input_per_mtok: float = Field(ge=0, le=1000)
-    output_per_mtok: float = Field(ge=0, le=1000)
+    input_per_mtok: float = Field(ge=0, le=100_000)
+    output_per_mtok: float = Field(ge=0, le=100_000)
 
 
 # OpenAI's list prices (USD per million tokens, standard tier) when this table was written.
