@@ -206,11 +206,42 @@ def test_html_page_is_not_a_feed(server: LoopbackServer) -> None:
     assert str(caught.value).startswith(f"feed {server.url('/page')!r}: not a feed (")
 
 
-def test_truncated_feed_with_only_an_empty_item_is_not_a_feed(server: LoopbackServer) -> None:
+def test_truncated_feed_with_only_an_empty_item_is_no_feed_read(server: LoopbackServer) -> None:
     server.routes["/cut"] = Response(200, "<rss><channel><item>", content_type=RSS)
 
-    with pytest.raises(SourceError, match="not a feed"):
+    with pytest.raises(SourceError, match="ends inside an entry .* no whole entry before"):
         poll_url(server.url("/cut"))
+
+
+def test_a_feed_cut_off_inside_its_third_item_keeps_two_and_is_partial(
+    server: LoopbackServer, store: Store
+) -> None:
+    items = "".join(
+        f"<item><title>Post {n}</title><link>https://blog.test/{n}</link></item>" for n in (1, 2)
+    )
+    whole = f"<rss version='2.0'><channel><title>t</title>{items}"
+    server.routes["/feed"] = Response(
+        200,
+        whole + "<item><title>Post 3 is cut he",
+        content_type=RSS,
+        headers={"ETag": '"v1"'},
+    )
+    source = feed_source(store, "blog", server.url("/feed"))
+    report = collect(store, [source])
+    assert sorted(item.url or "" for item in store.all_items()) == [
+        "https://blog.test/1",
+        "https://blog.test/2",
+    ]
+    reason = "the document ends inside an entry (cut off): only the 2 whole entries before it read"
+    assert report.info == [f"feed 'blog' read in part: {reason}"] and report.failures == []
+    [row] = store.list_sources()
+    assert (row.status, row.last_error) == ("partial", reason)
+    assert store.feed_state(source[0]).etag is None  # read whole next time, not a 304
+
+    server.routes["/feed"] = Response(200, whole + "</channel></rss>", content_type=RSS)
+    collect(store, [source], now=NOW + timedelta(hours=1))
+    [row] = store.list_sources()
+    assert (row.status, row.last_error) == ("ok", None)
 
 
 def test_well_formed_html_page_with_a_title_is_not_a_feed(server: LoopbackServer) -> None:

@@ -498,18 +498,30 @@ def read(refs: tuple[str, ...]) -> None:
 
 @cli.command()
 @click.option("--week", required=True, metavar="YYYY-Www|last", help="The week to mail again.")
+@click.option(
+    "--to",
+    "to",
+    multiple=True,
+    metavar="ADDRESS",
+    help="Mail only this recipient (repeat it), e.g. those refused last time.",
+)
 @common_options
 @locked
-def resend(week: str) -> None:
+def resend(week: str, to: tuple[str, ...]) -> None:
     """Mail the latest revision of a week's digest again, even if it was sent or unknown."""
     from digest.clock import utc_now
     from digest.jobs import resend as resend_digest
 
     cfg = config()
-    outcome = resend_digest(cfg, _period(cfg, week, utc_now()))
-    if outcome.failures:
+    outcome = resend_digest(cfg, _period(cfg, week, utc_now()), to=to)
+    if outcome.failures and "email" not in outcome.delivered:
         raise DeliveryError(outcome.failures[0])
-    click.echo(f"mailed {outcome.period} revision {outcome.revision} to {', '.join(cfg.email.to)}")
+    click.echo(
+        f"mailed {outcome.period} revision {outcome.revision} to {', '.join(to or cfg.email.to)}"
+    )
+    if outcome.failures:  # some recipients refused it
+        click.echo(for_display(f"digest: {outcome.failures[0]}"), err=True)
+        sys.exit(EXIT_WRITTEN_NOT_DELIVERED)
 
 
 @cli.command()

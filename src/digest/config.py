@@ -8,7 +8,7 @@ import logging
 import os
 import re
 import tomllib
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from ipaddress import ip_network
 from pathlib import Path
@@ -42,7 +42,8 @@ SUBJECT_FIELDS = ("period", "dates")
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # every number has a range (Field ge/gt and le), checked at load; no inf or nan
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class DigestSection(_Section):
@@ -111,16 +112,18 @@ class FetchConfig(_Section):
     concurrency: int = Field(16, ge=1, le=256)
     per_host_concurrency: int = Field(2, ge=1, le=64)
     per_host_delay_s: float = Field(1.0, ge=0, le=60)  # between request starts to one host
-    timeout_s: float = Field(20, gt=0)
-    max_bytes: int = Field(10_000_000, ge=1024)
+    timeout_s: float = Field(20, gt=0, le=600)
+    max_bytes: int = Field(10_000_000, ge=1024, le=1_000_000_000)
     max_redirects: int = Field(5, ge=0, le=20)
-    max_items_per_feed: int = Field(200, ge=1)  # new entries taken per collect, newest first
+    max_items_per_feed: int = Field(
+        200, ge=1, le=10_000
+    )  # new entries taken per collect, newest first
     # false, true, or a list of networks (CIDR) that may be fetched although private
     allow_private_addresses: bool | list[str] = False
     user_agent: str = "digest/0.1 (+https://github.com/digest-dev/digest)"
-    retry_base_s: float = Field(3600, ge=0)  # first retry after this, doubling each time
-    retry_max_s: float = Field(7 * 86400, ge=0)
-    max_attempts: int = Field(8, ge=1)  # transient failures; permanent ones stop after 3
+    retry_base_s: float = Field(3600, ge=0, le=86_400)  # first retry after this, doubling each time
+    retry_max_s: float = Field(7 * 86400, ge=0, le=31_536_000)  # a year
+    max_attempts: int = Field(8, ge=1, le=100)  # transient failures; permanent ones stop after 3
     # links to these hosts are resolved at fetch time and the item re-keyed to where they lead
     shortener_hosts: list[str] = Field(default_factory=lambda: sorted(SHORTENER_HOSTS))
 
@@ -134,8 +137,8 @@ class FetchConfig(_Section):
 
 
 class ModelPrice(_Section):
-    input_per_mtok: float = Field(ge=0)
-    output_per_mtok: float = Field(ge=0)
+    input_per_mtok: float = Field(ge=0, le=100_000)
+    output_per_mtok: float = Field(ge=0, le=100_000)
 
 
 # OpenAI's list prices (USD per million tokens, standard tier) when this table was written.
@@ -155,13 +158,15 @@ class LLMConfig(_Section):
     base_url: str = ""
     api_key_env: str = "OPENAI_API_KEY"
     concurrency: int = Field(4, ge=1, le=64)
-    timeout_s: float = Field(60, gt=0)
+    timeout_s: float = Field(60, gt=0, le=3600)
     max_retries: int = Field(3, ge=0, le=10)
     language: str = "English"
-    max_input_tokens: int = Field(6000, ge=500)  # longer texts are condensed before the call
-    max_output_tokens: int = Field(300, ge=50)  # per note
-    summary_max_output_tokens: int = Field(800, ge=100)  # the week summary
-    budget_usd: float | None = Field(None, gt=0)  # per run; None: no cap
+    max_input_tokens: int = Field(
+        6000, ge=500, le=2_000_000
+    )  # longer texts are condensed before the call
+    max_output_tokens: int = Field(300, ge=50, le=100_000)  # per note
+    summary_max_output_tokens: int = Field(800, ge=100, le=100_000)  # the week summary
+    budget_usd: float | None = Field(None, gt=0, le=10_000)  # per run; None: no cap
     # USD per million tokens, by model; merged over DEFAULT_PRICES (models in neither cost 0)
     prices: dict[str, ModelPrice] = Field(default_factory=dict)
     # deprecated here, read from [offline]; kept for the offline summariser, which reads it
@@ -190,7 +195,9 @@ class OfflineConfig(_Section):
 
 
 class EmailConfig(_Section):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, populate_by_name=True, allow_inf_nan=False
+    )
 
     enabled: bool = False
     host: str = "localhost"
@@ -202,7 +209,7 @@ class EmailConfig(_Section):
     to: list[str] = Field(default_factory=lambda: ["me@example.org"])
     subject: str = "Your digest, {dates}"  # SUBJECT_FIELDS, nothing else
     send: Literal["once", "every_revision"] = "once"  # once: when the week is over
-    timeout_s: float = Field(30, gt=0)
+    timeout_s: float = Field(30, gt=0, le=600)
     ca_file: Path | None = None  # trust this certificate (self-signed servers)
     retries: int = Field(3, ge=0, le=10)  # a 4xx reply is retried this often within a run
     retry_backoff_s: float = Field(5, ge=0, le=600)  # the first pause; it doubles
@@ -229,7 +236,7 @@ class OutputConfig(_Section):
 
 class LogConfig(_Section):
     file: Path | None = None  # None: stderr (journald); else a rotating file
-    max_bytes: int = Field(1_000_000, ge=10_000)
+    max_bytes: int = Field(1_000_000, ge=10_000, le=1_000_000_000)
     backups: int = Field(5, ge=1, le=100)
 
 
@@ -443,6 +450,7 @@ _EXPECTED = {
     "model_type": _TABLE,
     "model_attributes_type": _TABLE,
     "dict_type": _TABLE,
+    "finite_number": "must be a finite number",
 }
 
 
@@ -458,7 +466,8 @@ def _in_our_words(error: ErrorDetails) -> str:
         return f"must be one of {context.get('expected', '')}, not {given!r}"
     if kind in _BOUNDS:
         words, key = _BOUNDS[kind]
-        return f"must be {words} {context.get(key)}, not {given!r}"
+        allowed = _range_of([str(part) for part in error["loc"]])
+        return f"must be {allowed or f'{words} {context.get(key)}'}, not {given!r}"
     if kind in _EXPECTED:
         return f"{_EXPECTED[kind]}, not {given!r}"
     return str(error["msg"])
@@ -470,8 +479,34 @@ def _did_you_mean(location: list[str]) -> str:
     return f"; did you mean {close[0]!r}?" if close else ""
 
 
-def _keys_at(location: list[str]) -> list[str]:
-    """The keys the table at `location` accepts (list indexes and dict keys skipped)."""
+def _range_of(location: list[str]) -> str | None:
+    """The documented range of the number at `location`: "at least 0 and at most 86400"."""
+    model = _model_at(location[:-1])
+    field = model.model_fields.get(location[-1]) if model is not None else None
+    if field is None:
+        return None
+    return range_words(field.metadata)
+
+
+def range_words(constraints: Iterable[object]) -> str | None:
+    """A field's bounds (annotated_types Ge, Gt, Le, Lt) in words, lower bound first."""
+    words = {
+        "ge": "at least",
+        "gt": "more than",
+        "le": "at most",
+        "lt": "less than",
+    }
+    parts = [
+        f"{words[name]} {getattr(bound, name):_}"
+        for name in words
+        for bound in constraints
+        if getattr(bound, name, None) is not None
+    ]
+    return " and ".join(parts) or None
+
+
+def _model_at(location: list[str]) -> type[BaseModel] | None:
+    """The model of the table at `location` (list indexes and dict keys skipped)."""
     model: type[BaseModel] = Config
     for part in location:
         field = model.model_fields.get(part)
@@ -479,8 +514,16 @@ def _keys_at(location: list[str]) -> list[str]:
             continue  # an index into [[sources]] or a key of [llm.prices]
         nested = _model_in(field.annotation)
         if nested is None:
-            return []
+            return None
         model = nested
+    return model
+
+
+def _keys_at(location: list[str]) -> list[str]:
+    """The keys the table at `location` accepts (list indexes and dict keys skipped)."""
+    model = _model_at(location)
+    if model is None:
+        return []
     hidden = {"note_sentences"} if model is LLMConfig else set()
     return [field.alias or name for name, field in model.model_fields.items() if name not in hidden]
 

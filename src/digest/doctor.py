@@ -286,7 +286,7 @@ def _fetch_one(config: Config, source: SourceConfig) -> str:
 
     async def fetch() -> None:
         async with Fetcher(config.fetch) as fetcher:
-            check_status(await fetcher.get(source.url or ""))
+            check_status(await fetcher.get(source.url or "", credentials=True))
 
     try:
         asyncio.run(fetch())

@@ -18,6 +18,7 @@
     │   │   └── AddressRefused  (fetch.guard) raised in the transport, which knows no URL
     │   └── SkippedContent      binary: closed after its first bytes, never fetched again
     ├── ExtractError            fetched bytes held no usable text (url): record, retry later
+    │   └── UnreadableDocument  a PDF no reader opens (broken, encrypted, scanned): final
     ├── SummarizeError          no valid note: a stand-in, retry later (llm.max_attempts sends)
     │   ├── UnusableAnswer      it answered, nothing usable
     │   └── LLMUnavailable      quota, auth, model, no server: stop the stage for this run
@@ -194,6 +195,11 @@ class SkippedContent(FetchError):
 
 class ExtractError(DigestError):
     action = "extract failed"
+
+
+class UnreadableDocument(ExtractError):
+    """A document (PDF) whose bytes no reader opens: the same bytes would fail again, so
+    it is final, never fetched again."""
 
 
 class SummarizeError(DigestError):

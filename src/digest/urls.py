@@ -396,10 +396,16 @@ def for_display(text: str) -> str:
     return "".join([*shown, text[position:]])
 
 
-def _display_url(url: str) -> str:
+def _split(url: str) -> tuple[str, str, str]:
+    """`scheme://authority/rest` as (scheme, authority, rest), the authority cut as httpx
+    cuts it: at the first `/`, `?`, `#` or `\\`."""
     head, _, rest = url.partition("://")
     cut = _AUTHORITY_END.search(rest)
-    authority, tail = (rest, "") if cut is None else (rest[: cut.start()], rest[cut.start() :])
+    return (head, rest, "") if cut is None else (head, rest[: cut.start()], rest[cut.start() :])
+
+
+def _display_url(url: str) -> str:
+    head, authority, tail = _split(url)
     if "@" in authority:
         authority = f"{REDACTED}@{authority.rpartition('@')[2]}"
     trailing = _TRAILING.search(tail if tail else authority)
@@ -413,10 +419,18 @@ def _display_url(url: str) -> str:
 
 def holds_secret(url: str) -> bool:
     """Whether for_display would hide something of `url`: a userinfo or a secret value."""
-    rest = url.partition("://")[2]
-    cut = _AUTHORITY_END.search(rest)
-    tail = "" if cut is None else rest[cut.start() :]
-    return "@" in rest[: len(rest) - len(tail)] or _display_tail(tail) != tail
+    _, authority, tail = _split(url)
+    return "@" in authority or _display_tail(tail) != tail
+
+
+def without_userinfo(url: str, *, mark: bool = False) -> str:
+    """`url` with no user name or password: what may be requested without sending any.
+    With `mark`, `***@` stands in their place: how a saved link is stored (only a
+    configured source's URL keeps what it needs to be fetched)."""
+    head, authority, tail = _split(url)
+    if "@" not in authority:
+        return url
+    return f"{head}://{REDACTED + '@' if mark else ''}{authority.rpartition('@')[2]}{tail}"
 
 
 def _display_authority(authority: str) -> str:

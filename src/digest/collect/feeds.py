@@ -59,6 +59,7 @@ _DECLARATIONS = (
 )
 _DECLARATIONS_BYTES = re.compile(_DECLARATIONS.encode(), re.S | re.I)
 _DECLARATIONS_TEXT = re.compile(_DECLARATIONS, re.S | re.I)
+_ENTRY_OPEN = re.compile(rb"<(?:item|entry)[\s>/]")  # an RSS item or Atom entry opening
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,7 @@ class FeedPoll:
     gone: bool = False
     skipped: int = 0  # entries without a usable link
     unusable_links: tuple[str, ...] = ()  # a few of their links, as given, for the report
-    truncated: bool = False  # larger than fetch.max_bytes: the entries before the cap read
+    partial: str | None = None  # why only some entries were read (size cap, cut off)
     merged: int = 0  # entries saved as one with another entry (same link, no guid/enclosure)
 
 
@@ -98,7 +99,7 @@ async def poll_feed(fetcher: Fetcher, state: FeedState) -> FeedPoll:
         headers["If-None-Match"] = state.etag
     if state.last_modified:
         headers["If-Modified-Since"] = state.last_modified
-    result = await fetcher.get(state.url, headers, truncate=True)
+    result = await fetcher.get(state.url, headers, truncate=True, credentials=True)
     url = result.permanent_redirect or state.url
     if result.status == 304:
         etag = result.headers.get("etag") or state.etag
@@ -107,29 +108,46 @@ async def poll_feed(fetcher: Fetcher, state: FeedState) -> FeedPoll:
     if result.status == 410:
         return FeedPoll([], url, state.etag, state.last_modified, gone=True)
     check_status(result)
+    validators = result.headers.get("etag"), result.headers.get("last-modified")
+    partial = None
     if result.truncated:
-        result = replace(result, content=whole_entries(result))
+        partial = f"larger than fetch.max_bytes ({len(result.content)} bytes)"
+    elif ends_inside_an_entry(result):
+        partial = "the document ends inside an entry (cut off)"
+        validators = None, None  # no 304 next time: the whole feed is still to be read
+    if partial:
+        result = replace(result, content=whole_entries(result, partial))
     parsed = await asyncio.to_thread(parse_feed_in_parts, result)  # feedparser is CPU-bound
     return FeedPoll(
         parsed.items,
         url,
-        result.headers.get("etag"),
-        result.headers.get("last-modified"),
+        *validators,
         skipped=parsed.skipped,
         unusable_links=parsed.unusable_links,
         merged=parsed.merged,
-        truncated=result.truncated,
+        partial=partial and f"{partial}: only the {len(parsed.items)} whole entries before it read",
     )
 
 
-def whole_entries(result: FetchResult) -> bytes:
-    """A feed body cut at the size cap, up to the end of its last whole entry; SourceError
-    when there is none (or the feed is JSON, which cannot be read in part)."""
+def ends_inside_an_entry(result: FetchResult) -> bool:
+    """Whether an XML feed body stops after an entry opened and before it closed."""
+    if _looks_like_json(result):
+        return False
+    opened = [match.start() for match in _ENTRY_OPEN.finditer(result.content)]
+    return bool(opened) and opened[-1] > max(
+        result.content.rfind(b"</item>"), result.content.rfind(b"</entry>")
+    )
+
+
+def whole_entries(result: FetchResult, partial: str) -> bytes:
+    """A feed body read in `partial` (cut at the size cap, or cut off), up to the end of its
+    last whole entry; SourceError when there is none (or the feed is JSON, which cannot be
+    read in part)."""
     end = max(result.content.rfind(b"</item>") + 7, result.content.rfind(b"</entry>") + 8)
     if end < 8 or _looks_like_json(result):
         raise SourceError(
-            f"feed {result.url!r}: larger than fetch.max_bytes ({len(result.content)} bytes)"
-            " and no whole entry before that; raise the cap"
+            f"feed {result.url!r}: {partial}, and no whole entry before that"
+            + ("; raise the cap" if result.truncated else "")
         )
     return result.content[:end]
 
@@ -411,6 +429,7 @@ async def _collect_one(
         now=now,
         gone=poll.gone,
         skipped=None if poll.not_modified else poll.skipped,
+        partial=poll.partial,
     )
     info = _news(source, state, poll, saved.redated)
     if left:
@@ -438,11 +457,8 @@ def _news(source: SourceConfig, state: FeedState, poll: FeedPoll, redated: int) 
     info = []
     if redated:
         info.append(f"feed {source.name!r}: {redated} entries {REDATED}")
-    if poll.truncated:
-        info.append(
-            f"feed {source.name!r} is larger than fetch.max_bytes: only the entries before"
-            " the cap were read; raise the cap to read them all"
-        )
+    if poll.partial:
+        info.append(f"feed {source.name!r} read in part: {poll.partial}")
     if poll.url != state.url:
         info.append(f"feed {source.name!r} moved permanently to {poll.url}; update the config")
     if poll.skipped and poll.skipped != state.skipped:  # once per change, not every poll

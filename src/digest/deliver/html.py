@@ -148,11 +148,14 @@ def render_email(
     allowed_urls: Iterable[str],
     full_copy: str,
     date: datetime | None = None,
+    small: bool = False,
 ) -> EmailMessage:
     """A multipart/alternative message: the digest as plain text, sanitised HTML beside it.
 
     `full_copy` is where the whole digest can be read (a URL or a path); the HTML part
-    points to it when the digest is cut to stay under Gmail's clipping limit.
+    points to it when the digest is cut to stay under Gmail's clipping limit. A `small`
+    message, for a server that refused the whole one as too large (552), is the plain
+    text alone, headed by that pointer.
     """
     subject = email_subject(config.subject, period)
     message = EmailMessage(policy=SMTP_POLICY)
@@ -165,6 +168,10 @@ def render_email(
     except ValueError as exc:  # an address from the config that does not parse
         raise DeliveryError(f"email: bad address in config: {exc}") from exc
     message["MIME-Version"] = "1.0"
+    if small:
+        notice = f"This digest was too large for the mail server; the full digest: {full_copy}"
+        message.set_content(f"{notice}\n\n{markdown_to_text(markdown)}", cte="quoted-printable")
+        return message
     message.set_content(markdown_to_text(markdown), cte="quoted-printable")
     allowed = [*allowed_urls, full_copy]
     message.add_alternative(

@@ -8,17 +8,18 @@ is unknown is recorded as such and never resent on its own.
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import os
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from email.message import EmailMessage
 from pathlib import Path
 
-from digest.atomic import fsync_dir, write_atomic
+from digest.atomic import fsync_dir, open_append, write_atomic
 from digest.compose.digest import content_hash
 from digest.config import Config
 from digest.deliver.atom import update_feed
@@ -68,7 +69,7 @@ def append_log(log_path: Path, entry: str) -> None:
         return
     log_path.parent.mkdir(parents=True, exist_ok=True)
     created = not log_path.exists()
-    with log_path.open("a", encoding="utf-8", newline="") as log:
+    with open_append(log_path) as log:
         log.write(entry)
         log.flush()
         os.fsync(log.fileno())
@@ -202,11 +203,17 @@ def resend_email(
     *,
     allowed_urls: Collection[str] = (),
     sleep: Sleep = time.sleep,
+    to: Sequence[str] = (),
 ) -> DeliveryOutcome:
-    """Mail the latest revision of `period` again, whatever its email record says.
+    """Mail the latest revision of `period` again, whatever its email record says; to
+    `to` alone if given (the recipients refused last time), else to email.to.
 
     For the user, after an unknown or refused delivery; the attempt is recorded.
     """
+    if to:
+        config = config.model_copy(
+            update={"email": config.email.model_copy(update={"to": list(to)})}
+        )
     if not config.email.enabled:
         raise DeliveryError("resend: email is not enabled (set [email] enabled = true)")
     latest = store.digest_record(period.label)
@@ -305,40 +312,51 @@ def _send_recorded(job: _Job, outcome: DeliveryOutcome) -> None:
     store, label, digest_hash = job.store, job.period.label, job.digest_hash
     message_id = message_id_for(label, digest_hash)
     record = store.begin_delivery(label, "email", digest_hash, job.now)
+    render = functools.partial(
+        render_email,
+        job.markdown,
+        config=job.config.email,
+        period=job.period,
+        message_id=message_id,
+        allowed_urls=job.allowed_urls,
+        full_copy=full_copy_location(job.config, job.period),
+        date=job.now,
+    )
     try:
-        message = render_email(
-            job.markdown,
-            config=job.config.email,
-            period=job.period,
-            message_id=message_id,
-            allowed_urls=job.allowed_urls,
-            full_copy=full_copy_location(job.config, job.period),
-            date=job.now,
-        )
+        message = render()
     except DeliveryError as exc:
         store.finish_delivery(record.id, "failed", job.now, error=str(exc))
         outcome.failures.append(str(exc))
         return
-    status, error = _send_with_retries(job, message)
+    status, error = _send_with_retries(job, message, lambda: render(small=True))
     store.finish_delivery(record.id, status, job.now, error=error, message_id=message_id)
-    if error is None:
+    if status == "sent":
         outcome.delivered.append("email")
-    else:
+    if error is not None:
         outcome.failures.append(error)
 
 
-def _send_with_retries(job: _Job, message: EmailMessage) -> tuple[str, str | None]:
-    """Send; a 4xx reply is retried with doubling pauses, up to [email] retries times."""
-    email = job.config.email
-    attempt = 0
+def _send_with_retries(
+    job: _Job, message: EmailMessage, smaller: Callable[[], EmailMessage]
+) -> tuple[str, str | None]:
+    """Send; a 4xx reply is retried with doubling pauses, up to [email] retries times; a
+    552 to the whole message is retried once as `smaller()`. Sent with an error: some
+    recipients refused it."""
+    email, label = job.config.email, job.period.label
+    attempt, shrunk = 0, False
     while True:
         try:
-            send_email(message, email)
+            refused = send_email(message, email)
         except SmtpReplyError as exc:
+            if exc.too_large and not shrunk:
+                log.warning("%s; sending the text part alone", exc)
+                message, shrunk = smaller(), True
+                continue
             if not exc.transient:
+                also = " (also as the text part alone)" if shrunk else ""
                 return (
                     "rejected",
-                    f"{exc}; not retried: fix it, then `digest resend --week {job.period.label}`",
+                    f"{exc}{also}; not retried: fix it, then `digest resend --week {label}`",
                 )
             if attempt >= email.retries:
                 return "failed", f"{exc}; tried {attempt + 1} times, retried on the next run"
@@ -348,10 +366,21 @@ def _send_with_retries(job: _Job, message: EmailMessage) -> tuple[str, str | Non
             if job.sleep(pause):
                 return "failed", f"{exc}; not retried: the run is stopping, retried on the next run"
             attempt += 1
-            job.store.begin_delivery(job.period.label, "email", job.digest_hash, job.now)
+            job.store.begin_delivery(label, "email", job.digest_hash, job.now)
             continue
         except DeliveryUnknown as exc:
             return "unknown", str(exc)
         except DeliveryError as exc:
             return "failed", str(exc)
-        return "sent", None
+        return "sent", _refusals(refused, label)
+
+
+def _refusals(refused: dict[str, str], label: str) -> str | None:
+    if not refused:
+        return None
+    which = ", ".join(f"{to} ({answer})" for to, answer in refused.items())
+    again = " ".join(f"--to {to}" for to in refused)
+    return (
+        f"email for {label}: refused for {which}; the others got it;"
+        f" when fixed: `digest resend --week {label} {again}`"
+    )

@@ -26,7 +26,7 @@ from digest.errors import BlockedAddress, FetchError, SkippedContent
 from digest.extract.sniff import SNIFF_BYTES, is_probably_binary, parse_content_type, sniff_binary
 from digest.fetch.guard import AddressPolicy, AddressRefused, GuardedTransport, UnresolvedHost
 from digest.retry_after import retry_after_s
-from digest.urls import BadURL, parse_url
+from digest.urls import BadURL, parse_url, without_userinfo
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 PERMANENT_REDIRECTS = frozenset({301, 308})
@@ -145,8 +145,13 @@ class Fetcher:
         sink: Sink | None = None,
         skip_binary: bool = False,
         truncate: bool = False,
+        credentials: bool = False,
     ) -> FetchResult:
         """GET `url`, following redirects; any HTTP status is a result, see check_status.
+
+        A user name and password in `url` are sent only with `credentials` (a configured
+        source's own URL); a saved link is requested without them, and a redirect
+        carrying any is refused.
 
         With a `sink`, the final body is written there as it arrives, not kept in memory.
         With `truncate`, a body over max_bytes is cut there (`truncated`), not refused.
@@ -157,7 +162,8 @@ class Fetcher:
         if not self._clients:
             raise RuntimeError("use Fetcher as an async context manager")
         budget = self.deadline_s  # time spent on the network, not waiting for a slot
-        seen, hop_url, permanent = {url}, url, True
+        hop_url = url if credentials else without_userinfo(url)
+        seen, permanent = {hop_url}, True
         for hops in range(self.config.max_redirects + 1):
             host = _checked_host(hop_url)
             if (why := self._unresolved.get(host)) is not None:

@@ -31,7 +31,14 @@ from urllib.parse import urlsplit
 from digest import lifecycle
 from digest.clock import REAL_WAITS, Clock, Progress, Waits
 from digest.config import FetchConfig
-from digest.errors import DigestError, ExtractError, FetchError, SkippedContent, unit_bug
+from digest.errors import (
+    DigestError,
+    ExtractError,
+    FetchError,
+    SkippedContent,
+    UnreadableDocument,
+    unit_bug,
+)
 from digest.extract import extract
 from digest.fetch.client import Fetcher, FetchResult, check_status, describe_error, is_challenge
 from digest.models import Extracted, Item, Stage, StageReport
@@ -281,7 +288,7 @@ class FetchStage:
             self.backoff,
             retry_after_s=getattr(exc, "retry_after", None),
             permanent=getattr(exc, "permanent", False),
-            final=isinstance(exc, SkippedContent),
+            final=isinstance(exc, SkippedContent | UnreadableDocument),
         )
         self.store.apply_fetch(intent)
         next_attempt = intent.next_attempt_at

@@ -25,7 +25,7 @@ from digest.models import (
 )
 from digest.store.base import BATCH, SaveReport, StoreBase, from_iso, iso
 from digest.text import clean
-from digest.urls import for_display, normalize_url, same_page_key
+from digest.urls import for_display, normalize_url, same_page_key, without_userinfo
 
 MAX_TITLE_CHARS = 300  # a title, topic or author longer than this is cut at storage
 MAX_CONTEXT_CHARS = 4000  # what the user wrote with a link (a feed's summary): cut beyond
@@ -50,7 +50,7 @@ class ItemsStore(StoreBase):
             for item in items:
                 if item.saved_at is not None and not plausible_date(item.saved_at, now):
                     item, redated = replace(item, saved_at=None), redated + 1
-                batch.append(_item_row(item, collected))
+                batch.append(_item_row(_without_credentials(item), collected))
                 if len(batch) >= BATCH:
                     saved += _save_batch(conn, source_id, batch)
                     batch = []
@@ -198,8 +198,8 @@ class ItemsStore(StoreBase):
                     intent.cache_key,
                     note.model,
                     note.prompt_version,
-                    clean(note.summary),
-                    json.dumps([clean(point) for point in note.key_points]),
+                    _for_reader(note.summary),
+                    json.dumps([_for_reader(point) for point in note.key_points]),
                     json.dumps([clean(tag) for tag in note.tags]),
                     note.basis.value,
                     iso(intent.at),
@@ -285,13 +285,19 @@ def plausible_date(moment: datetime, now: datetime) -> bool:
 
 
 def _capped(text: str | None, limit: int) -> str | None:
-    """`text` cleaned for a reader (text.clean), cut to `limit` characters."""
+    """`text` as stored for a reader (_for_reader), cut to `limit` characters."""
     text = _clean(text)
     return text if text is None or len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _clean(text: str | None) -> str | None:
-    return None if text is None else clean(text)
+    return None if text is None else _for_reader(text)
+
+
+def _for_reader(text: str) -> str:
+    """Text stored to be shown: no hidden characters (text.clean), and no password or
+    token of a URL quoted in it (urls.for_display), so every output agrees."""
+    return for_display(clean(text))
 
 
 _INSERT_ITEM = (
@@ -318,6 +324,20 @@ _LINK_SOURCE = (
     " ON CONFLICT(item_id, source_id) DO UPDATE SET saved_at = min(saved_at, excluded.saved_at)"
 )
 _stamp = lru_cache(maxsize=4096)(iso)  # a journal's items share their day's midnight
+
+
+def _without_credentials(item: SavedItem) -> SavedItem:
+    """A saved link keeps no user name or password (`***@` in their place): the fetcher
+    never sends them, and no output could show them."""
+    urls = [item.url or "", item.key or "", *item.links]
+    if not any("@" in url for url in urls):
+        return item
+    return replace(
+        item,
+        url=item.url and without_userinfo(item.url, mark=True),
+        key=item.key and without_userinfo(item.key, mark=True),
+        links=tuple(without_userinfo(link, mark=True) for link in item.links),
+    )
 
 
 def _iso(moment: datetime | None) -> str | None:

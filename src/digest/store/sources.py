@@ -99,16 +99,28 @@ class SourcesStore(ItemsStore):
         now: datetime,
         gone: bool = False,
         skipped: int | None = None,
+        partial: str | None = None,
     ) -> SaveReport:
         """A feed's entries and its new cache validators, committed together; `skipped`
-        (entries without a link) when the feed was read, None when it was not modified."""
+        (entries without a link) when the feed was read, None when it was not modified;
+        `partial`, why only some entries could be read: the source's status and error."""
+        status = "gone" if gone else "partial" if partial else "ok"
         with self.write() as conn:
             report = self.save_items(source_id, entries, now)
             conn.execute(
                 "UPDATE sources SET fetch_url = ?, etag = ?, last_modified = ?, status = ?,"
-                " last_error = NULL, failures = 0, next_attempt_at = NULL, last_checked_at = ?,"
+                " last_error = ?, failures = 0, next_attempt_at = NULL, last_checked_at = ?,"
                 " skipped_entries = coalesce(?, skipped_entries) WHERE id = ?",
-                (url, etag, last_modified, "gone" if gone else "ok", iso(now), skipped, source_id),
+                (
+                    url,
+                    etag,
+                    last_modified,
+                    status,
+                    partial and for_display(partial),
+                    iso(now),
+                    skipped,
+                    source_id,
+                ),
             )
         return report
 
