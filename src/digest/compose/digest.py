@@ -19,7 +19,7 @@ from zoneinfo import ZoneInfo
 import jinja2
 
 from digest.compose.stories import same_stories
-from digest.compose.unread import reason, unread_line
+from digest.compose.unread import offline_stand_in, reason, saved_words, unread_line
 from digest.lifecycle import why_no_note
 from digest.models import (
     Item,
@@ -252,10 +252,12 @@ def _entry(item: Item) -> Entry:
     if not item.url:
         return _note_entry(item)
     title = _title(item)
-    if note is None:  # no note yet: the user's own words, and why the page is not read
-        context = without_lead(_collapse(item.context or ""), title) or None
+    if note is None or offline_stand_in(item):  # the user's own words; why the page is unread
+        words = saved_words(item)
+        context = without_lead(shorten(words, SHORT_NOTE_CHARS), title) if words else None
         failed = item.state is ItemState.FAILED
-        return Entry(title, item.url, context, _unread_marker(item) if failed else None, ())
+        marker = _note_marker(item) if note else _unread_marker(item) if failed else None
+        return Entry(title, item.url, context, marker, ())
     summary = without_lead(model_text(note.summary), title) or None
     points = tuple(point for point in map(model_text, note.key_points) if point)
     return Entry(title, item.url, summary, _note_marker(item), points)
@@ -267,12 +269,6 @@ def _title(item: Item) -> str:
     if named or item.url is None:
         return named or _collapse(item.display_title) or "(untitled note)"
     return url_title(item.url)
-
-
-def _pretend(item: Item) -> bool:
-    """An offline note of a page never read restates the title and the saved text: none."""
-    note = item.note
-    return note is not None and note.extractive and note.basis is NoteBasis.SAVED_CONTEXT
 
 
 def _unread_marker(item: Item) -> str:
@@ -381,7 +377,7 @@ def _citations(ids: Sequence[int], by_id: dict[int, Item]) -> str:
 def footer_lines(provenance: Provenance, items: Sequence[Item]) -> list[str]:
     """Who wrote the notes and the week summary, the tokens and cost, what was skipped."""
     lines = []
-    pretend = sum(map(_pretend, items))  # offline "notes" of pages never read: not summaries
+    pretend = sum(map(offline_stand_in, items))  # stand-ins for pages never read: no summaries
     usages = [
         replace(entry, count=max(0, entry.count - pretend)) if entry.model == "offline" else entry
         for entry in provenance.notes
@@ -419,9 +415,9 @@ def skipped_items(items: Sequence[Item]) -> dict[str, int]:
     """Why items are shown without a note from their page, with how many of each."""
     reasons: dict[str, int] = {}
     for item in items:
-        if item.note is not None and not _pretend(item):
+        if item.note is not None and not offline_stand_in(item):
             continue
-        why = why_no_note(item, page_unread=_pretend(item), reason=reason(item))
+        why = why_no_note(item, page_unread=offline_stand_in(item), reason=reason(item))
         reasons[why] = reasons.get(why, 0) + 1
     return {f"{'item' if n == 1 else 'items'} {why}": n for why, n in reasons.items()}
 
