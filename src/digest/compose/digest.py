@@ -19,6 +19,7 @@ from zoneinfo import ZoneInfo
 import jinja2
 
 from digest.compose.stories import same_stories
+from digest.compose.topics import ALSO_SAVED
 from digest.compose.unread import offline_stand_in, reason, saved_words, unread_line
 from digest.lifecycle import why_no_note
 from digest.models import (
@@ -35,6 +36,7 @@ from digest.models import (
 from digest.text import shorten, url_title, without_links
 
 OTHER = "Other"
+CATCH_ALL = (OTHER, ALSO_SAVED)  # the sections of what has no section of its own: last
 SAVED_CONTEXT_MARKER = "(from saved context — the page could not be read)"
 NOT_READ_MARKER = "(page not read yet; fetched on the next run)"
 EXTRACTIVE_MARKER = "(extractive summary)"
@@ -209,7 +211,7 @@ def group_by_topic(
         groups.setdefault(name.casefold(), Topic(name)).entries.append(entry)
     return sorted(
         groups.values(),
-        key=lambda t: (t.name == OTHER, -len(t.entries), t.name.casefold(), t.name),
+        key=lambda t: (t.name in CATCH_ALL, -len(t.entries), t.name.casefold(), t.name),
     )
 
 
