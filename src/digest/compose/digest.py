@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo
 
 import jinja2
 
+from digest.compose.posts import is_list_post, labelled_links, post_title
 from digest.compose.stories import same_stories
 from digest.compose.topics import ALSO_SAVED
 from digest.compose.unread import offline_stand_in, reason, saved_words, unread_line
@@ -33,7 +34,7 @@ from digest.models import (
     Usage,
     WeekSummary,
 )
-from digest.text import shorten, url_title, without_links
+from digest.text import sentences, shorten, url_title, without_links
 
 OTHER = "Other"
 CATCH_ALL = (OTHER, ALSO_SAVED)  # the sections of what has no section of its own: last
@@ -44,6 +45,7 @@ EXCERPT_MARKER = "(from the central passages of a long page)"
 EMPTY_WEEK = "Nothing was saved this week."
 SHORT_NOTE_CHARS = 280  # a saved note this short is shown as it is, not summarised
 CITED_TITLE_CHARS = 60
+MIN_NOTE_WORDS = 3  # a note never opens on a shorter fragment
 OVERVIEW_SECTIONS = 4
 OVERVIEW_CITES = 2
 _INLINE_CITATION = re.compile(r"\s*\[(\d+(?:\s*,\s*\d+)*)\]")
@@ -206,7 +208,7 @@ def group_by_topic(
         name = (sections or {}).get(item.id) or topic_of(item, shared)
         others = (also or {}).get(item.key, ())
         sources = tuple((_site(other.url), other.url) for other in others if other.url)
-        links = tuple((url_title(url), url) for url in post_links(item))
+        links = labelled_links(item, post_links(item))
         entry = replace(_entry(item), also=sources, links=links)
         groups.setdefault(name.casefold(), Topic(name)).entries.append(entry)
     return sorted(
@@ -251,6 +253,8 @@ def _unique(items: Iterable[Item]) -> list[Item]:
 
 def _entry(item: Item) -> Entry:
     note = item.note
+    if item.kind is ItemKind.POST and not item.url:
+        return _post_entry(item)
     if not item.url:
         return _note_entry(item)
     title = _title(item)
@@ -265,9 +269,27 @@ def _entry(item: Item) -> Entry:
     return Entry(title, item.url, summary, _note_marker(item), points)
 
 
+def _post_entry(item: Item) -> Entry:
+    """A post: its first sentence as title, the note from the next sentence on; a reading
+    list's labelled links stand for its note."""
+    title = _title(item)
+    if is_list_post(item):
+        return Entry(title, None, None, None, ())
+    context = model_text(item.context or "")  # its links are listed, labelled, below it
+    if len(context) <= SHORT_NOTE_CHARS:  # shown whole, less the title
+        return Entry(title, None, without_lead(context, title) or None, None, ())
+    summary = without_lead(model_text(item.note.summary), title) if item.note else None
+    points = (
+        ()
+        if item.note is None
+        else tuple(p for p in item.note.key_points if _comparable(p) not in _comparable(title))
+    )
+    return Entry(title, None, summary, None, points)
+
+
 def _title(item: Item) -> str:
     """The saved title, else the page's own (never a wall's), else the link's address."""
-    named = _collapse(item.title or item.page_title or "")
+    named = _collapse(post_title(item) or item.title or item.page_title or "")
     if named or item.url is None:
         return named or _collapse(item.display_title) or "(untitled note)"
     return url_title(item.url)
@@ -300,16 +322,34 @@ def _note_entry(item: Item) -> Entry:
 
 
 def without_lead(summary: str, title: str) -> str:
-    """The summary without the title it starts with (a post's title is its first line)."""
-    key = _comparable(title)
-    if not key or not _comparable(summary).startswith(key):
+    """The summary without the title it starts with (a post's title is its first line): the
+    sentences the title holds are left out, and so is a sentence the title is a shortening of
+    ("…"), so that the note starts at a sentence, never in the middle of one."""
+    key = _comparable(title.removesuffix("…"))
+    if not key:
         return summary
-    kept = 0  # how many characters of `summary` the title covers, counted on comparable text
-    while kept < len(summary) and len(_comparable(summary[:kept])) < len(key):
+    parts = sentences(summary)
+    kept = 0
+    while kept < len(parts) and (sentence := _comparable(parts[kept])):
+        repeated = sentence in key or (title.endswith("…") and sentence.startswith(key))
+        if not repeated and (not kept or len(sentence.split()) >= MIN_NOTE_WORDS):
+            break  # a fragment right after the title ("Period.") goes with it
         kept += 1
-    if summary[kept : kept + 1].isalnum():  # the title ends inside a word: not a repeat
+    if kept:
+        return " ".join(parts[kept:])
+    if title.endswith("…") or not _comparable(summary).startswith(key):
         return summary
-    rest = summary[kept:].lstrip(" -–—:;,.!?…\"'”’)")
+    return _after_title(summary, key)
+
+
+def _after_title(summary: str, key: str) -> str:
+    """What follows a title that opens the summary's first sentence, capitalised."""
+    covered = 0  # how many characters of `summary` the title covers, counted on comparable text
+    while covered < len(summary) and len(_comparable(summary[:covered])) < len(key):
+        covered += 1
+    if summary[covered : covered + 1].isalnum():  # the title ends inside a word: not a repeat
+        return summary
+    rest = summary[covered:].lstrip(" -–—:;,.!?…\"'”’)")
     return rest[:1].upper() + rest[1:]
 
 
