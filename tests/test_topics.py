@@ -74,11 +74,15 @@ def test_items_on_one_subject_share_a_section_named_by_their_words(language: str
         assert all(w.lower() in SUBJECTS[language][subject].lower() for w in name.split())
 
 
-def test_the_offline_overview_names_the_main_sections_citing_their_items() -> None:
+def test_the_week_in_brief_covers_every_section_in_the_bodys_order_with_its_count() -> None:
     items, _ = articles("en")
     markdown = compose(PERIOD, items, WeekSummary(()), zone=ZONE, sections=offline_sections(items))
-    week = markdown.split("## The week\n\n", 1)[1].split("\n## ", 1)[0]
-    assert week.count(": 4 items ([") == 3
+    week, body = markdown.split("## The week\n\n", 1)[1].split("\n## ", 1)
+    body_sections = re.findall(r"^## (.+)\n\n((?:.|\n)*?)(?=^## |\Z)", "## " + body, re.M)
+    expected = [(name, str(("\n" + entries).count("\n- **"))) for name, entries in body_sections]
+    assert re.findall(r"^- \*\*(.+?)\*\* \((\d+) items?\)", week, re.M) == expected
+    assert "*Offline: each line is a sentence from its section's most central note" in week
+    assert "**Must read:** [" in week and "the note closest to the rest of the week." in week
     assert "Recurring theme" not in markdown
 
 

@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo
 
 import jinja2
 
+from digest.compose.brief import MUST_READ_RULE, OFFLINE_NOTE, Noted, week_in_brief
 from digest.compose.posts import is_list_post, labelled_links, post_title
 from digest.compose.stories import same_stories
 from digest.compose.topics import ALSO_SAVED
@@ -30,7 +31,6 @@ from digest.models import (
     ModelUsage,
     NoteBasis,
     Period,
-    Statement,
     Usage,
     WeekSummary,
 )
@@ -45,6 +45,7 @@ EXCERPT_MARKER = "(from the central passages of a long page)"
 EMPTY_WEEK = "Nothing was saved this week."
 SHORT_NOTE_CHARS = 280  # a saved note this short is shown as it is, not summarised
 CITED_TITLE_CHARS = 60
+BRIEF_TITLES = 2  # a section with no note to quote is told by its first titles
 MIN_NOTE_WORDS = 3  # a note never opens on a shorter fragment
 OVERVIEW_SECTIONS = 4
 OVERVIEW_CITES = 2
@@ -122,25 +123,31 @@ def compose(
     A WeekSummary is checked against `items`: citations of other ids are dropped, and so is
     a statement left citing nothing; links and URLs in its text are removed, and citations
     become links to the items' own URLs. `sections` names the section of items without a
-    topic (most central first within a section); the offline week summary is then made of
-    the main sections, citing their most central items."""
+    topic (most central first within a section); given it, an offline week summary is
+    replaced by the week in brief (compose/brief.py), which covers every section."""
     unique = _unique(items)
+    brief = sections is not None and week_summary.model == "offline"
     sections = sections or {}
     topics = group_by_topic(*_one_entry_per_story(unique), sections=sections)
-    if sections and week_summary.model == "offline":
-        week_summary = overview(sections, unique)
     year_ago = _unique(backlog.year_ago)
     shown = {item.key for item in year_ago}
     unread = [item for item in backlog.unread if item.key not in shown][: backlog.unread_limit]
     return _template().render(
         label=period.label,
         period_range=format_period(period, zone),
-        week_summary=_week_text(week_summary, unique, topics),
+        week_summary=brief_text(topics)
+        if brief and unique
+        else _week_text(week_summary, unique, topics),
         topics=topics,
         unread=[_backlog_entry(item, zone) for item in unread],
         year_ago=[_backlog_entry(item, zone) for item in year_ago],
-        footer=footer_lines(provenance, unique) if provenance else [],
+        footer=footer_lines(_without_week(provenance, brief), unique) if provenance else [],
     )
+
+
+def _without_week(provenance: Provenance, brief: bool) -> Provenance:
+    """The brief says in its own line how it was made: the footer does not repeat it."""
+    return replace(provenance, week=None) if brief else provenance
 
 
 def _backlog_entry(item: Item, zone: ZoneInfo) -> BacklogEntry:
@@ -215,22 +222,6 @@ def group_by_topic(
         groups.values(),
         key=lambda t: (t.name in CATCH_ALL, -len(t.entries), t.name.casefold(), t.name),
     )
-
-
-def overview(sections: Mapping[int, str], items: Sequence[Item]) -> WeekSummary:
-    """The main sections of the week (largest first, at most OVERVIEW_SECTIONS), each citing
-    its most central items."""
-    present = {item.id for item in items}
-    members: dict[str, list[int]] = {}
-    for item_id, name in sections.items():
-        if item_id in present:
-            members.setdefault(name, []).append(item_id)
-    largest = sorted(members, key=lambda name: (-len(members[name]), name))[:OVERVIEW_SECTIONS]
-    statements = tuple(
-        Statement(f"{name}: {len(members[name])} items", tuple(members[name][:OVERVIEW_CITES]))
-        for name in largest
-    )
-    return WeekSummary(statements, model="offline")
 
 
 def _site(url: str) -> str:
@@ -388,6 +379,33 @@ def _week_text(week_summary: WeekSummary, items: Sequence[Item], topics: Sequenc
     return f"{len(items)} {things} saved this week, in {len(topics)} {groups}."
 
 
+def brief_text(topics: Sequence[Topic]) -> str:
+    """The offline week in brief as markdown: a line per section, then the must-read and the
+    rule that picked it."""
+    brief = week_in_brief(
+        [(t.name, [Noted(e.title, e.url, e.summary) for e in t.entries]) for t in topics]
+    )
+    lines = []
+    for line in brief.lines:
+        things = "item" if line.count == 1 else "items"
+        if line.sentence:
+            said = f"{md_text(line.sentence)} ({_link(line.cited)})"
+        else:  # nothing to quote: the first titles
+            shown = [line.cited, *line.others][:BRIEF_TITLES]
+            more = line.count - len(shown)
+            said = ", ".join(map(_link, shown)) + (f" and {more} more" if more else "")
+        lines.append(f"- **{md_text(line.section)}** ({line.count} {things}): {said}")
+    lines += ["", OFFLINE_NOTE]
+    if brief.must_read:
+        lines += ["", f"**Must read:** {_link(brief.must_read)}, {MUST_READ_RULE}."]
+    return "\n".join(lines)
+
+
+def _link(entry: Noted) -> str:
+    title = md_text(shorten(entry.title, CITED_TITLE_CHARS))
+    return f"[{title}]({md_url(entry.url)})" if entry.url else f"*{title}*"
+
+
 def checked_week_summary(summary: WeekSummary, items: Sequence[Item]) -> str:
     """Markdown of the statements and must-reads whose citations check out against `items`."""
     by_id = {item.id: item for item in items}
@@ -479,7 +497,13 @@ def md_line(text: str) -> str:
 
 def md_text(text: str) -> str:
     """Text safe inside link brackets or a heading: markdown syntax characters escaped."""
-    return _unblock(_EDGE_UNDERSCORE.sub(r"\\_", _INLINE_SPECIAL.sub(r"\\\1", _collapse(text))))
+    return _unblock(md_label(text))
+
+
+def md_label(text: str) -> str:
+    """Text inside link brackets in the middle of a line: syntax characters escaped, but no
+    block escape ("127.0.0.1" stays as written: it cannot open a list there)."""
+    return _EDGE_UNDERSCORE.sub(r"\\_", _INLINE_SPECIAL.sub(r"\\\1", _collapse(text)))
 
 
 def md_url(url: str) -> str:
@@ -508,5 +532,7 @@ def _template() -> jinja2.Template:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    environment.filters.update(md_line=md_line, md_text=md_text, md_url=md_url, md_block=md_block)
+    environment.filters.update(
+        md_line=md_line, md_text=md_text, md_label=md_label, md_url=md_url, md_block=md_block
+    )
     return environment.get_template("digest.md.j2")

@@ -28,7 +28,7 @@ import numpy as np
 from digest.compose.stories import TEXT_CHARS, story_text
 from digest.models import Item
 from digest.notes.tags import is_tag_word
-from digest.text import url_title, words
+from digest.text import url_title, without_links, words
 
 ALSO_SAVED = "Also saved"
 _POSSESSIVE = re.compile(r"['’]s$", re.I)
@@ -47,7 +47,10 @@ def offline_sections(items: Sequence[Item], feeds: Collection[str] = ()) -> dict
     first within each group (the overview cites those). `feeds`: the names of feed sources,
     whose items that join no group are listed under the feed's name."""
     loose = [item for item in items if not item.topic]
-    texts = [f"{_title_words(item)}\n{story_text(item)}"[:EMBEDDED_CHARS] for item in loose]
+    texts = [
+        without_links(f"{_title_words(item)}\n{story_text(item)}")[:EMBEDDED_CHARS]
+        for item in loose
+    ]  # a link's host is no subject ("Substack")
     named: dict[int, str] = {}
     if len(loose) >= MIN_GROUP:
         vectors = features(texts)
