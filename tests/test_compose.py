@@ -29,6 +29,7 @@ from digest.compose.digest import (
     compose,
     content_hash,
 )
+from digest.compose.unread import pretend_note
 from digest.models import (
     Item,
     ItemKind,
@@ -387,3 +388,50 @@ def test_short_note_without_url_is_shown_once_with_only_its_comment() -> None:
     ]
     markdown = compose(PERIOD, items, NO_SUMMARY, zone=ZONE)
     assert "- **LMSys**\n\n- **FlashInfer**\n\n  Better Sampling\n" in markdown
+
+
+def offline_stand_in_note(summary: str) -> Note:
+    return Note(summary, basis=NoteBasis.SAVED_CONTEXT, prompt_version="extractive-3-s3")
+
+
+def test_an_unread_link_with_only_its_address_gets_no_pretend_note() -> None:
+    url = "https://www.youtube.com/watch?v=33y9FMIvcWY"
+    failed: dict[str, Any] = dict(
+        state=ItemState.FAILED, error=f"fetch failed: '{url}': cannot resolve"
+    )
+    items = [
+        make_item(1, url, note=offline_stand_in_note("v=33y9FMIvcWY."), context=url, **failed),
+        make_item(2, "https://b.example/x", "Bees", note=offline_stand_in_note("Bees."), **failed),
+        make_item(
+            3,
+            "https://c.example/y",
+            "Cells",
+            context=f"- [Cells](https://c.example/y) a clear tour of membranes\n{url}",
+            note=offline_stand_in_note("Cells a clear tour of membranes."),
+            **failed,
+        ),
+    ]
+
+    markdown = compose(PERIOD, items, NO_SUMMARY, zone=ZONE)
+
+    quiet = "*(page not read yet: host unreachable; not tried again)*"
+    assert entry("youtube.com/watch?v=33y9FMIvcWY", url, quiet) in markdown
+    assert entry("Bees", "https://b.example/x", quiet) in markdown
+    assert entry("Cells", "https://c.example/y", f"A clear tour of membranes {quiet}") in markdown
+    assert [pretend_note(item) for item in items] == [True, True, False]
+
+
+def test_notes_without_a_link_are_notes_in_the_footer_never_pages_not_fetched() -> None:
+    items = [
+        make_item(1, None, "Static Polymorphism", note=offline_stand_in_note("Static.")),
+        make_item(2, "https://b.example/", "B", state=ItemState.NEW),
+    ]
+    provenance = Provenance(notes=(ModelUsage("offline", "extractive-3-s3", 1, Usage()),))
+
+    markdown = compose(PERIOD, items, NO_SUMMARY, zone=ZONE, provenance=provenance)
+
+    footer = markdown.split("\n---\n\n")[1]
+    assert footer == (
+        "*Notes: 1 extractive summary (offline, no LLM).*\n\n"
+        "*Not summarised: 1 item not fetched yet.*\n"
+    )

@@ -616,3 +616,19 @@ def test_a_body_whose_declared_encoding_fails_is_read_as_windows_1252_not_left_t
     assert parsed, "parsing a 40 KB feed took over 30 s"
     [item] = parsed[0].items
     assert item.title is not None and item.title.startswith("Café")
+
+
+def test_a_feed_entrys_category_is_its_topic() -> None:
+    rss = (
+        '<?xml version="1.0"?><rss version="2.0"><channel><title>t</title>'
+        "<item><title>Paged attention</title><link>https://a.test/1</link>"
+        "<category> Inference </category><category>GPU</category></item>"
+        "<item><title>No category</title><link>https://a.test/2</link></item>"
+        "</channel></rss>"
+    )
+    json_feed = (
+        '{"version": "https://jsonfeed.org/version/1.1", "title": "t", "items": ['
+        '{"id": "1", "url": "https://a.test/3", "tags": ["rust", "async"]}]}'
+    )
+    assert [item.topic for item in parse_feed(_fetched(rss)).items] == ["Inference", None]
+    assert [item.topic for item in parse_feed(_fetched(json_feed)).items] == ["rust"]

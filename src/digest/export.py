@@ -6,6 +6,7 @@ import csv
 import json
 from typing import Any, TextIO
 
+from digest.compose.unread import pretend_note
 from digest.models import Item, Period
 from digest.store import Store
 from digest.text import clean
@@ -44,7 +45,7 @@ def export_row(item: Item) -> dict[str, Any]:
         "state": item.state.value,
         "error": item.error and for_display(item.error),
         "text": item.text,
-        "note": item.note.summary if item.note else None,
+        "note": item.note.summary if item.note and not pretend_note(item) else None,
         "tags": list(item.note.tags) if item.note else [],
         "topic": item.topic,
         "kind": item.kind.value,

@@ -169,7 +169,9 @@ class Pipeline:
         provenance = Provenance(self.notes.notes_usage(period), self.notes.week_usage)
         backlog = backlog_for(self.store, self.config, period)
         zone = self.config.digest.zone
-        sections = offline_sections(items) if self.config.llm.provider == "offline" else None
+        feeds = {source.name for source in self.config.sources if source.kind == "feed"}
+        offline = self.config.llm.provider == "offline"
+        sections = offline_sections(items, feeds) if offline else None
         markdown = compose(
             period,
             items,

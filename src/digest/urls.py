@@ -5,7 +5,6 @@ from __future__ import annotations
 import ipaddress
 import re
 import socket
-import unicodedata
 from collections.abc import Collection
 from dataclasses import dataclass
 from functools import cached_property

@@ -221,13 +221,22 @@ def feed_entry_item(entry: Any, base: str) -> SavedItem | None:
     content = entry.get("content") or [{}]
     summary = entry.get("summary") or content[0].get("value")
     moment = entry.get("published_parsed") or entry.get("updated_parsed")
+    terms = [tag.get("term") for tag in entry.get("tags") or () if isinstance(tag, dict)]
     return SavedItem(
         url=url,
         title=_clean(title),
         saved_at=_from_struct_time(moment),
+        topic=_category(terms),
         context=plain_text(summary, MAX_CONTEXT_CHARS) if summary else None,
         kind=ItemKind.LINK,
     )
+
+
+def _category(terms: Sequence[object]) -> str | None:
+    """The entry's first category (RSS <category>, Atom category term, JSON Feed tag): the
+    feed's own grouping, the section the entry is listed under."""
+    named = (" ".join(term.split()) for term in terms if isinstance(term, str))
+    return next((name for name in named if name), None)
 
 
 def _parse_json_feed(body: bytes, base: str) -> FeedEntries:
@@ -317,10 +326,12 @@ def _json_item(raw: dict[str, Any], base: str) -> SavedItem | None:
         return None
     summary = raw.get("summary") or raw.get("content_text") or raw.get("content_html")
     title = raw.get("title")
+    tags = raw.get("tags")
     return SavedItem(
         url=url,
         title=_clean(title) if isinstance(title, str) else None,
         saved_at=_from_iso(raw.get("date_published") or raw.get("date_modified")),
+        topic=_category(tags if isinstance(tags, list) else []),
         context=plain_text(summary, MAX_CONTEXT_CHARS) if isinstance(summary, str) else None,
         kind=ItemKind.LINK,
     )

@@ -18,8 +18,11 @@ from zoneinfo import ZoneInfo
 
 import jinja2
 
+from digest.compose.brief import MUST_READ_RULE, OFFLINE_NOTE, Noted, week_in_brief
+from digest.compose.posts import is_list_post, labelled_links, post_title
 from digest.compose.stories import same_stories
-from digest.compose.unread import reason, unread_line
+from digest.compose.topics import ALSO_SAVED
+from digest.compose.unread import offline_stand_in, reason, saved_words, unread_line
 from digest.lifecycle import why_no_note
 from digest.models import (
     Item,
@@ -28,13 +31,13 @@ from digest.models import (
     ModelUsage,
     NoteBasis,
     Period,
-    Statement,
     Usage,
     WeekSummary,
 )
-from digest.text import shorten, url_title, without_links
+from digest.text import sentences, shorten, url_title, without_links
 
 OTHER = "Other"
+CATCH_ALL = (OTHER, ALSO_SAVED)  # the sections of what has no section of its own: last
 SAVED_CONTEXT_MARKER = "(from saved context — the page could not be read)"
 NOT_READ_MARKER = "(page not read yet; fetched on the next run)"
 EXTRACTIVE_MARKER = "(extractive summary)"
@@ -42,6 +45,8 @@ EXCERPT_MARKER = "(from the central passages of a long page)"
 EMPTY_WEEK = "Nothing was saved this week."
 SHORT_NOTE_CHARS = 280  # a saved note this short is shown as it is, not summarised
 CITED_TITLE_CHARS = 60
+BRIEF_TITLES = 2  # a section with no note to quote is told by its first titles
+MIN_NOTE_WORDS = 3  # a note never opens on a shorter fragment
 OVERVIEW_SECTIONS = 4
 OVERVIEW_CITES = 2
 _INLINE_CITATION = re.compile(r"\s*\[(\d+(?:\s*,\s*\d+)*)\]")
@@ -118,25 +123,31 @@ def compose(
     A WeekSummary is checked against `items`: citations of other ids are dropped, and so is
     a statement left citing nothing; links and URLs in its text are removed, and citations
     become links to the items' own URLs. `sections` names the section of items without a
-    topic (most central first within a section); the offline week summary is then made of
-    the main sections, citing their most central items."""
+    topic (most central first within a section); given it, an offline week summary is
+    replaced by the week in brief (compose/brief.py), which covers every section."""
     unique = _unique(items)
+    brief = sections is not None and week_summary.model == "offline"
     sections = sections or {}
     topics = group_by_topic(*_one_entry_per_story(unique), sections=sections)
-    if sections and week_summary.model == "offline":
-        week_summary = overview(sections, unique)
     year_ago = _unique(backlog.year_ago)
     shown = {item.key for item in year_ago}
     unread = [item for item in backlog.unread if item.key not in shown][: backlog.unread_limit]
     return _template().render(
         label=period.label,
         period_range=format_period(period, zone),
-        week_summary=_week_text(week_summary, unique, topics),
+        week_summary=brief_text(topics)
+        if brief and unique
+        else _week_text(week_summary, unique, topics),
         topics=topics,
         unread=[_backlog_entry(item, zone) for item in unread],
         year_ago=[_backlog_entry(item, zone) for item in year_ago],
-        footer=footer_lines(provenance, unique) if provenance else [],
+        footer=footer_lines(_without_week(provenance, brief), unique) if provenance else [],
     )
+
+
+def _without_week(provenance: Provenance, brief: bool) -> Provenance:
+    """The brief says in its own line how it was made: the footer does not repeat it."""
+    return replace(provenance, week=None) if brief else provenance
 
 
 def _backlog_entry(item: Item, zone: ZoneInfo) -> BacklogEntry:
@@ -204,29 +215,13 @@ def group_by_topic(
         name = (sections or {}).get(item.id) or topic_of(item, shared)
         others = (also or {}).get(item.key, ())
         sources = tuple((_site(other.url), other.url) for other in others if other.url)
-        links = tuple((url_title(url), url) for url in post_links(item))
+        links = labelled_links(item, post_links(item))
         entry = replace(_entry(item), also=sources, links=links)
         groups.setdefault(name.casefold(), Topic(name)).entries.append(entry)
     return sorted(
         groups.values(),
-        key=lambda t: (t.name == OTHER, -len(t.entries), t.name.casefold(), t.name),
+        key=lambda t: (t.name in CATCH_ALL, -len(t.entries), t.name.casefold(), t.name),
     )
-
-
-def overview(sections: Mapping[int, str], items: Sequence[Item]) -> WeekSummary:
-    """The main sections of the week (largest first, at most OVERVIEW_SECTIONS), each citing
-    its most central items."""
-    present = {item.id for item in items}
-    members: dict[str, list[int]] = {}
-    for item_id, name in sections.items():
-        if item_id in present:
-            members.setdefault(name, []).append(item_id)
-    largest = sorted(members, key=lambda name: (-len(members[name]), name))[:OVERVIEW_SECTIONS]
-    statements = tuple(
-        Statement(f"{name}: {len(members[name])} items", tuple(members[name][:OVERVIEW_CITES]))
-        for name in largest
-    )
-    return WeekSummary(statements, model="offline")
 
 
 def _site(url: str) -> str:
@@ -249,30 +244,46 @@ def _unique(items: Iterable[Item]) -> list[Item]:
 
 def _entry(item: Item) -> Entry:
     note = item.note
+    if item.kind is ItemKind.POST and not item.url:
+        return _post_entry(item)
     if not item.url:
         return _note_entry(item)
     title = _title(item)
-    if note is None:  # no note yet: the user's own words, and why the page is not read
-        context = without_lead(_collapse(item.context or ""), title) or None
+    if note is None or offline_stand_in(item):  # the user's own words; why the page is unread
+        words = saved_words(item)
+        context = without_lead(shorten(words, SHORT_NOTE_CHARS), title) if words else None
         failed = item.state is ItemState.FAILED
-        return Entry(title, item.url, context, _unread_marker(item) if failed else None, ())
+        marker = _note_marker(item) if note else _unread_marker(item) if failed else None
+        return Entry(title, item.url, context, marker, ())
     summary = without_lead(model_text(note.summary), title) or None
     points = tuple(point for point in map(model_text, note.key_points) if point)
     return Entry(title, item.url, summary, _note_marker(item), points)
 
 
+def _post_entry(item: Item) -> Entry:
+    """A post: its first sentence as title, the note from the next sentence on; a reading
+    list's labelled links stand for its note."""
+    title = _title(item)
+    if is_list_post(item):
+        return Entry(title, None, None, None, ())
+    context = model_text(item.context or "")  # its links are listed, labelled, below it
+    if len(context) <= SHORT_NOTE_CHARS:  # shown whole, less the title
+        return Entry(title, None, without_lead(context, title) or None, None, ())
+    summary = without_lead(model_text(item.note.summary), title) if item.note else None
+    points = (
+        ()
+        if item.note is None
+        else tuple(p for p in item.note.key_points if _comparable(p) not in _comparable(title))
+    )
+    return Entry(title, None, summary, None, points)
+
+
 def _title(item: Item) -> str:
     """The saved title, else the page's own (never a wall's), else the link's address."""
-    named = _collapse(item.title or item.page_title or "")
+    named = _collapse(post_title(item) or item.title or item.page_title or "")
     if named or item.url is None:
         return named or _collapse(item.display_title) or "(untitled note)"
     return url_title(item.url)
-
-
-def _pretend(item: Item) -> bool:
-    """An offline note of a page never read restates the title and the saved text: none."""
-    note = item.note
-    return note is not None and note.extractive and note.basis is NoteBasis.SAVED_CONTEXT
 
 
 def _unread_marker(item: Item) -> str:
@@ -302,16 +313,34 @@ def _note_entry(item: Item) -> Entry:
 
 
 def without_lead(summary: str, title: str) -> str:
-    """The summary without the title it starts with (a post's title is its first line)."""
-    key = _comparable(title)
-    if not key or not _comparable(summary).startswith(key):
+    """The summary without the title it starts with (a post's title is its first line): the
+    sentences the title holds are left out, and so is a sentence the title is a shortening of
+    ("…"), so that the note starts at a sentence, never in the middle of one."""
+    key = _comparable(title.removesuffix("…"))
+    if not key:
         return summary
-    kept = 0  # how many characters of `summary` the title covers, counted on comparable text
-    while kept < len(summary) and len(_comparable(summary[:kept])) < len(key):
+    parts = sentences(summary)
+    kept = 0
+    while kept < len(parts) and (sentence := _comparable(parts[kept])):
+        repeated = sentence in key or (title.endswith("…") and sentence.startswith(key))
+        if not repeated and (not kept or len(sentence.split()) >= MIN_NOTE_WORDS):
+            break  # a fragment right after the title ("Period.") goes with it
         kept += 1
-    if summary[kept : kept + 1].isalnum():  # the title ends inside a word: not a repeat
+    if kept:
+        return " ".join(parts[kept:])
+    if title.endswith("…") or not _comparable(summary).startswith(key):
         return summary
-    rest = summary[kept:].lstrip(" -–—:;,.!?…\"'”’)")
+    return _after_title(summary, key)
+
+
+def _after_title(summary: str, key: str) -> str:
+    """What follows a title that opens the summary's first sentence, capitalised."""
+    covered = 0  # how many characters of `summary` the title covers, counted on comparable text
+    while covered < len(summary) and len(_comparable(summary[:covered])) < len(key):
+        covered += 1
+    if summary[covered : covered + 1].isalnum():  # the title ends inside a word: not a repeat
+        return summary
+    rest = summary[covered:].lstrip(" -–—:;,.!?…\"'”’)")
     return rest[:1].upper() + rest[1:]
 
 
@@ -350,6 +379,33 @@ def _week_text(week_summary: WeekSummary, items: Sequence[Item], topics: Sequenc
     return f"{len(items)} {things} saved this week, in {len(topics)} {groups}."
 
 
+def brief_text(topics: Sequence[Topic]) -> str:
+    """The offline week in brief as markdown: a line per section, then the must-read and the
+    rule that picked it."""
+    brief = week_in_brief(
+        [(t.name, [Noted(e.title, e.url, e.summary) for e in t.entries]) for t in topics]
+    )
+    lines = []
+    for line in brief.lines:
+        things = "item" if line.count == 1 else "items"
+        if line.sentence:
+            said = f"{md_text(line.sentence)} ({_link(line.cited)})"
+        else:  # nothing to quote: the first titles
+            shown = [line.cited, *line.others][:BRIEF_TITLES]
+            more = line.count - len(shown)
+            said = ", ".join(map(_link, shown)) + (f" and {more} more" if more else "")
+        lines.append(f"- **{md_text(line.section)}** ({line.count} {things}): {said}")
+    lines += ["", OFFLINE_NOTE]
+    if brief.must_read:
+        lines += ["", f"**Must read:** {_link(brief.must_read)}, {MUST_READ_RULE}."]
+    return "\n".join(lines)
+
+
+def _link(entry: Noted) -> str:
+    title = md_text(shorten(entry.title, CITED_TITLE_CHARS))
+    return f"[{title}]({md_url(entry.url)})" if entry.url else f"*{title}*"
+
+
 def checked_week_summary(summary: WeekSummary, items: Sequence[Item]) -> str:
     """Markdown of the statements and must-reads whose citations check out against `items`."""
     by_id = {item.id: item for item in items}
@@ -381,7 +437,7 @@ def _citations(ids: Sequence[int], by_id: dict[int, Item]) -> str:
 def footer_lines(provenance: Provenance, items: Sequence[Item]) -> list[str]:
     """Who wrote the notes and the week summary, the tokens and cost, what was skipped."""
     lines = []
-    pretend = sum(map(_pretend, items))  # offline "notes" of pages never read: not summaries
+    pretend = sum(map(offline_stand_in, items))  # stand-ins for pages never read: no summaries
     usages = [
         replace(entry, count=max(0, entry.count - pretend)) if entry.model == "offline" else entry
         for entry in provenance.notes
@@ -419,9 +475,9 @@ def skipped_items(items: Sequence[Item]) -> dict[str, int]:
     """Why items are shown without a note from their page, with how many of each."""
     reasons: dict[str, int] = {}
     for item in items:
-        if item.note is not None and not _pretend(item):
+        if item.note is not None and not offline_stand_in(item):
             continue
-        why = why_no_note(item, page_unread=_pretend(item), reason=reason(item))
+        why = why_no_note(item, page_unread=offline_stand_in(item), reason=reason(item))
         reasons[why] = reasons.get(why, 0) + 1
     return {f"{'item' if n == 1 else 'items'} {why}": n for why, n in reasons.items()}
 
@@ -441,7 +497,13 @@ def md_line(text: str) -> str:
 
 def md_text(text: str) -> str:
     """Text safe inside link brackets or a heading: markdown syntax characters escaped."""
-    return _unblock(_EDGE_UNDERSCORE.sub(r"\\_", _INLINE_SPECIAL.sub(r"\\\1", _collapse(text))))
+    return _unblock(md_label(text))
+
+
+def md_label(text: str) -> str:
+    """Text inside link brackets in the middle of a line: syntax characters escaped, but no
+    block escape ("127.0.0.1" stays as written: it cannot open a list there)."""
+    return _EDGE_UNDERSCORE.sub(r"\\_", _INLINE_SPECIAL.sub(r"\\\1", _collapse(text)))
 
 
 def md_url(url: str) -> str:
@@ -470,5 +532,7 @@ def _template() -> jinja2.Template:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    environment.filters.update(md_line=md_line, md_text=md_text, md_url=md_url, md_block=md_block)
+    environment.filters.update(
+        md_line=md_line, md_text=md_text, md_label=md_label, md_url=md_url, md_block=md_block
+    )
     return environment.get_template("digest.md.j2")

@@ -313,8 +313,11 @@ class FetchStage:
             self.clock(),
             lifecycle.links_followed(post),
         )
-        self.report.done += len(pages)
-        self.report.failures.extend(f"{error}; a link in post {post.id}" for error in errors)
+        self.report.done += 1  # the post itself is read: it is noted from its own text
+        if errors:  # not a failed item: one line, so that the counts agree with `status`
+            self.report.info.append(
+                f"post {post.id}: {len(errors)} of {len(links)} links not read ({errors[0]})"
+            )
 
 
 async def _read_or_error(reader: PageReader, url: str) -> Page | DigestError:

@@ -63,8 +63,8 @@ class OfflineSummarizer:
     def note_now(self, request: NoteRequest) -> Note:
         """The note, synchronously: there is nothing to wait for."""
         text = clean(request.text)
-        if request.basis is NoteBasis.SAVED_CONTEXT:
-            text = _without_title(text, request.title)
+        if request.basis is NoteBasis.SAVED_CONTEXT:  # a link's address is no sentence of it
+            text = _without_title("\n".join(map(without_links, text.split("\n"))), request.title)
         found = [s for s in segment(text) if words(s)]
         if request.basis is NoteBasis.SAVED_CONTEXT or not found:
             summary = _saved_link_summary(request, found)

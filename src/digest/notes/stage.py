@@ -177,7 +177,7 @@ class NotesStage:
         finally:
             _sends, usage = self._calls.pop(items[0].id, (0, Usage()))
         self._attach(items, key, note, report, usage)
-        if self._in_another_language(note.summary):
+        if not note.extractive and self._in_another_language(note.summary):
             report.info.append(
                 f"item {items[0].id}: the model wrote its note in another language than"
                 f" {self.config.llm.language}; kept as written"
