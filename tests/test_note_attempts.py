@@ -499,3 +499,37 @@ def test_rate_limited_requests_spend_no_attempts(tmp_path: Path, fake_openai: Fa
     notes_run(config)
 
     assert len(fake_openai.requests) == 3 and model_notes(config) == 1
+
+
+def test_a_500_naming_json_schema_steps_down_to_json_object_once_and_for_later_runs(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    config = config_for(tmp_path, fake_openai, concurrency=4)
+    seed(config, pages(3))
+    fake_openai.reject_formats = {"json_schema": 500}  # as stock llama-cpp-python answers
+
+    notes_run(config)
+    seed(config, pages(2, "https://other.example/"))
+    notes_run(config)
+
+    formats = [_format(body) for body in fake_openai.requests]
+    assert formats == ["json_schema"] + ["json_object"] * 5
+    assert model_notes(config) == 5
+    with db(config) as conn:
+        assert conn.execute("SELECT response_format FROM llm_formats").fetchall() == [
+            ("json_object",)
+        ]
+        assert conn.execute("SELECT max(note_attempts) FROM items").fetchone() == (0,)
+
+
+def test_a_500_about_something_else_is_a_server_fault_retried_in_the_same_format(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    config = config_for(tmp_path, fake_openai, max_retries=1)
+    seed(config, pages(1))
+    fake_openai.script(FakeOpenAI.error(500, "CUDA out of memory while decoding"))
+
+    notes_run(config)
+
+    assert [_format(body) for body in fake_openai.requests] == ["json_schema"] * 2
+    assert model_notes(config) == 1
