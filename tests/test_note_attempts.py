@@ -283,17 +283,22 @@ def test_an_unusable_week_overview_leaves_the_offline_one_marked_and_is_not_aske
     assert len(fake_openai.requests) == calls
 
 
-def test_a_note_in_another_language_is_kept_and_noted(
+def test_a_note_in_another_language_is_asked_for_once_more_then_the_offline_note_stands(
     tmp_path: Path, fake_openai: FakeOpenAI
 ) -> None:
-    config = config_for(tmp_path, fake_openai)
+    config = config_for(tmp_path, fake_openai, max_attempts=3)
     seed(config, pages(1))
-    fake_openai.responder = FakeOpenAI.shaped("other_language")
+    fake_openai.responder = FakeOpenAI.shaped("other_language")  # German, English configured
 
-    result = notes_run(config)
+    notes_run(config)
 
-    assert model_notes(config) == 1
-    assert any("in another language than English; kept" in line for line in result.reports[0].info)
+    assert len(fake_openai.requests) == 2
+    assert "must be written in English" in fake_openai.messages(1)[-1]["content"]
+    assert model_notes(config) == 0
+    with db(config) as conn:
+        attempts, error = conn.execute("SELECT note_attempts, note_error FROM items").fetchone()
+    assert attempts == 2 and "the note must be written in English" in error
+    assert "(extractive summary)" in notes_and_digest(config)
 
 
 def test_summarize_retry_asks_again_for_items_whose_attempts_ran_out(
@@ -464,11 +469,11 @@ def test_a_400_about_the_response_format_asks_again_in_the_next_one(
     assert model_notes(config) == 2
 
 
-def test_an_english_note_under_another_configured_language_is_kept_and_noted(
+def test_an_english_note_under_another_configured_language_is_asked_for_in_that_language(
     tmp_path: Path, fake_openai: FakeOpenAI
 ) -> None:
     config = config_for(tmp_path, fake_openai, language="German")
-    seed(config, pages(2))
+    seed(config, pages(1))
     english = (
         "The article explains how compilers parse grammars and why that matters for teams."
         " It compares what works in practice with what the measurements show."
@@ -478,17 +483,11 @@ def test_an_english_note_under_another_configured_language_is_kept_and_noted(
 
     result = notes_run(config)
 
-    assert model_notes(config) == 2
-    noted = [line for line in result.reports[0].info if "another language" in line]
-    assert noted == [
-        f"item {min(seed_ids(config))}: the model wrote its note in another language than"
-        " German; kept as written"
-    ]
-
-
-def seed_ids(config: Config) -> list[int]:
+    assert len(fake_openai.requests) == 2 and model_notes(config) == 1
+    assert "must be written in German" in fake_openai.messages(1)[-1]["content"]
+    assert result.failures == []
     with db(config) as conn:
-        return [int(item_id) for (item_id,) in conn.execute("SELECT id FROM items")]
+        assert conn.execute("SELECT note_attempts FROM items").fetchone() == (0,)
 
 
 def test_rate_limited_requests_spend_no_attempts(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
@@ -533,3 +532,51 @@ def test_a_500_about_something_else_is_a_server_fault_retried_in_the_same_format
 
     assert [_format(body) for body in fake_openai.requests] == ["json_schema"] * 2
     assert model_notes(config) == 1
+
+
+GARBAGE = ("dots", "template_slot", "schema_words", "repeated_sentence", "echo_reworded",
+           "unsubscribe", "cut_mid_sentence", "other_language")  # fmt: skip
+
+
+@pytest.mark.parametrize("shape", GARBAGE)
+def test_garbage_is_refused_counted_and_the_offline_note_shown_marked(
+    tmp_path: Path, fake_openai: FakeOpenAI, shape: str
+) -> None:
+    config = config_for(tmp_path, fake_openai, max_attempts=2)
+    seed(config, pages(1))
+    fake_openai.responder = FakeOpenAI.shaped(shape)
+
+    notes_run(config)
+    notes_run(config, 9)  # attempts spent: not asked again
+
+    assert len(fake_openai.requests) == 2 and model_notes(config) == 0
+    with db(config) as conn:
+        attempts, error = conn.execute("SELECT note_attempts, note_error FROM items").fetchone()
+    assert attempts == 2 and "no usable answer" in error
+    text = notes_and_digest(config)
+    assert "(extractive summary)" in text
+    for garbage in ("[the user message]", "\\...", "unsubscribe", "<< >>", "Der Artikel"):
+        assert garbage not in text
+
+
+def test_a_note_about_another_article_of_the_run_is_refused(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    config = config_for(tmp_path, fake_openai)
+    seed(config, {
+        "https://a.example/kilns": "Pottery kilns fire clay at high heat. Glazes melt into glass"
+                                   " on the surface of bowls, and potters open kilns slowly.",
+        "https://b.example/tides": "Tides rise twice a day because the moon pulls the oceans."
+                                   " Harbour pilots read tide tables before ships enter port.",
+    })  # fmt: skip
+    about_tides = FakeOpenAI.answer(
+        "Tides rise twice daily as the moon pulls oceans; pilots read tide tables in port."
+    )
+    fake_openai.responder = lambda request: about_tides if "kilns" in str(request) else None
+
+    notes_run(config)
+
+    with db(config) as conn:
+        rows = dict(conn.execute("SELECT url, note_error FROM items").fetchall())
+    assert "another article of this run" in rows["https://a.example/kilns"]
+    assert rows["https://b.example/tides"] is None

@@ -157,8 +157,11 @@ class OpenAISummarizer:
             basis=basis,
             known_tags=request.known_tags,
             source=f"{request.title or ''}\n{request.text}",
+            others=request.others,
             item_urls=(*([request.url] if request.url else []), *URL.findall(request.text)),
             echo_markers=(ask.delimiter, *ECHO_MARKERS),
+            instructions=str(ask.messages[0].get("content", "")),
+            language=self.config.language,
         )
 
         def parse(content: str | None, truncated: bool) -> Any:
@@ -220,9 +223,10 @@ class OpenAISummarizer:
             data,
         )
         cited = frozenset(item_id for item_id, _title, _note in notes)
+        by_model = frozenset(item_id for item_id, _title, note in notes if note.by_model)
 
         def parse(content: str | None, truncated: bool) -> Any:
-            return parse_week_answer(content, cited)
+            return parse_week_answer(content, cited, by_model)
 
         answer = await self._answer(ask, parse, Sends(None))
         statements = (Statement(s.text, tuple(s.items)) for s in answer.statements)

@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from digest import lifecycle
@@ -42,15 +41,14 @@ from digest.notes import (
     note_cache_key,
 )
 from digest.notes.costs import call_cost
+from digest.notes.judging import stems
 from digest.store import Store
-from digest.text import looks_english, surely_english
 
 log = logging.getLogger("digest")
 
 RequestFor = Callable[[Item, Sequence[str]], NoteRequest]
 KNOWN_TAGS = 50  # the most used tags offered to the model for reuse
 OPENAI_BASE_URL = "https://api.openai.com/v1"
-ENGLISH = re.compile(r"^\s*(?:en|english)\b", re.IGNORECASE)  # llm.language: English, en-GB…
 
 
 @dataclass(frozen=True)
@@ -96,6 +94,8 @@ class NotesStage:
     week_usage: ModelUsage | None = None  # the week summary composed this run
     # by item (None: the week summary): the requests sent in this exchange, their cost
     _calls: dict[int | None, tuple[int, Usage]] = field(default_factory=dict)
+    # by note cache key: the content stems of each text due in this run (judging.off_topic)
+    _run_stems: dict[str, frozenset[str]] = field(default_factory=dict)
 
     # -- notes -------------------------------------------------------------
 
@@ -126,9 +126,15 @@ class NotesStage:
         """The due items grouped by note cache key: items with the same text share one call."""
         groups: dict[str, list[Item]] = {}
         for item in due:
-            key = note_cache_key(self.request_for(item, known_tags).text, summarizer)
+            text = self.request_for(item, known_tags).text
+            key = note_cache_key(text, summarizer)
+            if key not in groups:
+                self._run_stems[key] = stems(text)
             groups.setdefault(key, []).append(item)
         return list(groups.values())
+
+    def _others(self, key: str) -> tuple[frozenset[str], ...]:
+        return tuple(found for other, found in self._run_stems.items() if other != key)
 
     def calls_left(self, key: str, now: datetime) -> int:
         """How many requests a note for `key` may still send now: none while a failed
@@ -158,7 +164,8 @@ class NotesStage:
             await self._stand_in([item for item in items if item.note is None], request, report)
             return
         try:
-            note = await summarizer.note(request, calls_allowed=calls)
+            note = await summarizer.note(replace(request, others=self._others(key)),
+                                         calls_allowed=calls)  # fmt: skip
         except LLMUnavailable as exc:
             self.stopped = self.stopped or str(exc)
             self._note_unreachable(exc)
@@ -177,17 +184,6 @@ class NotesStage:
         finally:
             _sends, usage = self._calls.pop(items[0].id, (0, Usage()))
         self._attach(items, key, note, report, usage)
-        if self._in_another_language(note.summary):
-            report.info.append(
-                f"item {items[0].id}: the model wrote its note in another language than"
-                f" {self.config.llm.language}; kept as written"
-            )
-
-    def _in_another_language(self, summary: str) -> bool:
-        """Not English where English was asked for, or English where another language was."""
-        if ENGLISH.match(self.config.llm.language):
-            return not looks_english(summary)
-        return surely_english(summary)
 
     def _attach(
         self,
