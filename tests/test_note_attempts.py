@@ -4,6 +4,8 @@ calls in flight, and a week overview that keeps what it can."""
 
 from __future__ import annotations
 
+import io
+import json
 import os
 import signal
 import subprocess
@@ -19,6 +21,7 @@ from click.testing import CliRunner
 
 from digest.cli import cli
 from digest.config import Config
+from digest.export import write_export
 from digest.models import Stage
 from digest.periods import parse_week
 from digest.pipeline import NotesScope, RunResult, run
@@ -88,8 +91,9 @@ def test_a_server_whose_every_answer_is_unusable_is_asked_at_most_max_attempts_t
     assert len(fake_openai.requests) == 3 * 3
     with db(config) as conn:
         rows = conn.execute("SELECT note_attempts, note_error, note_next_attempt_at FROM items")
-        for attempts, error, _next in rows:
+        for attempts, error, next_at in rows:
             assert attempts == 3 and "placeholder or refusal" in error
+            assert next_at is None  # `status` shows no next attempt: none is left
     assert result.failures == []  # nothing was tried in the last run
     assert "(extractive summary)" in notes_and_digest(config)
 
@@ -580,3 +584,23 @@ def test_a_note_about_another_article_of_the_run_is_refused(
         rows = dict(conn.execute("SELECT url, note_error FROM items").fetchall())
     assert "another article of this run" in rows["https://a.example/kilns"]
     assert rows["https://b.example/tides"] is None
+
+
+def test_export_says_who_wrote_each_note_and_why_the_model_did_not(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    config = config_for(tmp_path, fake_openai)
+    seed(config, pages(2))
+    fake_openai.responder = lambda r: (
+        FakeOpenAI.shaped("dots")(r) if "variant 0," in str(r) else None
+    )
+    notes_run(config)
+
+    out = io.StringIO()
+    with open_store(config.db_path) as store:
+        write_export(store, None, "jsonl", out)
+
+    rows = {row["url"]: row for row in map(json.loads, out.getvalue().splitlines())}
+    failed, noted = rows["https://site.example/0"], rows["https://site.example/1"]
+    assert failed["note_by"] == "offline" and "placeholder or refusal" in failed["note_error"]
+    assert noted["note_by"] == "m" and noted["note_error"] is None

@@ -225,6 +225,7 @@ class NotesStage:
             self._calls.get(items[0].id, (0, Usage()))[0],
             error,
             self.clock(),
+            self.config.llm.max_attempts,
         )
         self.store.record_note_failure(intent)
         return intent.sends
