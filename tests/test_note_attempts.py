@@ -604,3 +604,24 @@ def test_export_says_who_wrote_each_note_and_why_the_model_did_not(
     failed, noted = rows["https://site.example/0"], rows["https://site.example/1"]
     assert failed["note_by"] == "offline" and "placeholder or refusal" in failed["note_error"]
     assert noted["note_by"] == "m" and noted["note_error"] is None
+
+
+def test_the_footer_counts_every_call_as_status_does_repairs_and_failures_included(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    config = config_for(tmp_path, fake_openai)
+    seed(config, pages(3))
+    dealt = FakeOpenAI.dealt(["json", "dots", "json"])  # the second item: refused twice
+    fake_openai.script(FakeOpenAI.text("..."))  # the first answer: refused, then repaired
+    fake_openai.responder = dealt
+
+    result = run(config, "now", period=WEEK, stages=(Stage.NOTES, Stage.DELIVER),
+                 clock=lambda: NOW)  # fmt: skip
+
+    assert len(fake_openai.requests) == 6  # 3 notes, 2 repairs, the week summary
+    with open_store(config.db_path) as store:
+        totals = store.llm_usage(store.recent_runs(1)[0].id)
+    assert totals.calls == 6 and result.failures
+    assert f"LLM total: {totals.tokens_in:,} tokens in, {totals.tokens_out:,} out" in digest_text(
+        config
+    )

@@ -166,7 +166,9 @@ class Pipeline:
         """The period's markdown as the store stands, with its items and backlog."""
         items = self.store.items_saved_between(period.start, period.end, text_chars=TEXT_CHARS)
         week_summary = await self.notes.week_summary(period, items, summarizer)
-        provenance = Provenance(self.notes.notes_usage(period), self.notes.week_usage)
+        provenance = Provenance(
+            self.notes.notes_usage(period), self.notes.week_usage, self.notes.note_calls(period)
+        )
         backlog = backlog_for(self.store, self.config, period)
         zone = self.config.digest.zone
         sections = offline_sections(items) if self.config.llm.provider == "offline" else None

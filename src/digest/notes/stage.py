@@ -343,6 +343,11 @@ class NotesStage:
         """What the notes of the period's items cost when they were made, by model and prompt."""
         return tuple(self.store.note_usage_between(period.start, period.end))
 
+    def note_calls(self, period: Period) -> Usage:
+        """What every call for the notes of the period's items cost, failed ones included."""
+        totals = self.store.llm_usage_of_items(period.start, period.end)
+        return Usage(totals.tokens_in, totals.tokens_out, totals.cost_usd)
+
     # -- the estimate of a run ---------------------------------------------------
 
     def estimate(
