@@ -23,6 +23,7 @@ from digest.cli import cli
 from digest.config import Config
 from digest.export import write_export
 from digest.models import Stage
+from digest.notes.bounded import answer_cap
 from digest.periods import parse_week
 from digest.pipeline import NotesScope, RunResult, run
 from digest.status import StatusQuery, gather_status, render_status
@@ -625,3 +626,40 @@ def test_the_footer_counts_every_call_as_status_does_repairs_and_failures_includ
     assert f"LLM total: {totals.tokens_in:,} tokens in, {totals.tokens_out:,} out" in digest_text(
         config
     )
+
+
+def test_a_20_mb_answer_is_read_up_to_the_cap_and_counts_as_an_attempt(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    config = config_for(tmp_path, fake_openai, max_attempts=2, max_retries=0)
+    seed(config, pages(1))
+    fake_openai.script(Reply(raw=b'{"choices": [{"message": {"content": "' + b"a" * 20_000_000))
+
+    started = time.monotonic()
+    result = notes_run(config)
+
+    cap = answer_cap(config.llm)
+    assert cap < 100_000 and time.monotonic() - started < 10
+    assert any(f"larger than {cap:,} bytes" in line for line in result.failures)
+    with db(config) as conn:
+        assert conn.execute("SELECT note_attempts FROM items").fetchone() == (1,)
+
+
+def test_a_server_that_never_answers_trips_the_breaker_and_the_items_stay_pending(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    config = config_for(tmp_path, fake_openai, timeout_s=0.5, max_retries=3, concurrency=1)
+    seed(config, pages(4))
+    fake_openai.responder = lambda request: FakeOpenAI.hang(30)
+
+    started = time.monotonic()
+    result = run(config, "now", period=WEEK, stages=(Stage.NOTES, Stage.DELIVER),
+                 clock=lambda: NOW)  # fmt: skip
+
+    assert time.monotonic() - started < 15
+    assert len(fake_openai.requests) == 3  # the breaker: three in a row, then no more calls
+    assert result.path is not None and result.needs_attention
+    assert any("3 calls in a row got no answer" in line for line in result.failures)
+    with db(config) as conn:
+        pending = conn.execute("SELECT count(*) FROM items WHERE note_id IS NULL").fetchone()
+    assert pending == (3,)  # the first spent its two attempts: its offline note stands

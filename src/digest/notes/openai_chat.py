@@ -39,6 +39,7 @@ from digest.notes.answers import (
     parse_week_answer,
 )
 from digest.notes.base import CallRecord, NoteRequest
+from digest.notes.bounded import AnswerTooLarge, Breaker, CappedTransport, answer_cap, too_large
 from digest.notes.capabilities import (
     FORMATS,
     Capabilities,
@@ -142,6 +143,7 @@ class OpenAISummarizer:
         self._slots = asyncio.Semaphore(config.concurrency)
         self._preparing = asyncio.Semaphore(1)
         self._stopped: LLMUnavailable | None = None  # no more calls this run, and why
+        self._breaker = Breaker()
 
     @property
     def where(self) -> str:
@@ -304,7 +306,9 @@ class OpenAISummarizer:
                     raise SummarizeError(f"summarize failed: {ask.who}: {_status(exc)}") from exc
                 await self._wait_to_retry(exc, attempt, ask.who, sends)
                 attempt += 1
-            except (openai.APIConnectionError, TimeoutError) as exc:
+            except (openai.APIConnectionError, TimeoutError, AnswerTooLarge) as exc:
+                if cap := too_large(exc):
+                    raise SummarizeError(f"summarize failed: {ask.who}: {cap}") from exc
                 await self._wait_to_retry(exc, attempt, ask.who, sends)
                 attempt += 1
 
@@ -375,7 +379,9 @@ class OpenAISummarizer:
             sent = self._was_sent(ask.model, response_format, exc)
             sends.made += sent
             self._record(ask, purpose, 0, 0, started, ok=False, sent=sent)
+            self._count_silence(exc)
             raise
+        self._breaker.answered()
         sends.made += 1
         usage = completion.usage
         choice = completion.choices[0] if completion.choices else None
@@ -386,9 +392,23 @@ class OpenAISummarizer:
         self.spending.settle(reserved, cost)
         return content, choice is not None and choice.finish_reason == "length"
 
+    def _count_silence(self, exc: BaseException) -> None:
+        """After a call that got no answer (timed out, could not connect) and as many before
+        it in a row: no more calls to this server in this run."""
+        silent = isinstance(exc, TimeoutError | openai.APIConnectionError) and not too_large(exc)
+        if not silent:
+            self._breaker.answered()
+        elif self._breaker.no_answer():
+            raise LLMUnavailable(
+                f"LLM unavailable: {self.where}: {self._breaker.silent} calls in a row got no"
+                f" answer ({_failure(exc, self.config)}); no more calls this run"
+            ) from exc
+
     def _was_sent(self, model: str, response_format: str, exc: BaseException) -> bool:
         """Whether a failed request counts as sent: not when nothing listened, nor when the
         server only refused a parameter that the next request changes (capabilities)."""
+        if too_large(exc):
+            return True  # the server worked on it: it sent too much
         if isinstance(exc, openai.APIConnectionError):
             return isinstance(exc, openai.APITimeoutError)
         if isinstance(exc, openai.APIStatusError) and _refused(exc):
@@ -430,6 +450,9 @@ class OpenAISummarizer:
                 base_url=self._base_url,
                 timeout=self.config.timeout_s,
                 max_retries=0,
+                http_client=openai.DefaultAsyncHttpxClient(
+                    transport=CappedTransport(answer_cap(self.config))
+                ),
             )
         return self._client
 
