@@ -663,3 +663,53 @@ def test_a_server_that_never_answers_trips_the_breaker_and_the_items_stay_pendin
     with db(config) as conn:
         pending = conn.execute("SELECT count(*) FROM items WHERE note_id IS NULL").fetchone()
     assert pending == (3,)  # the first spent its two attempts: its offline note stands
+
+
+def test_a_server_that_accepts_and_never_answers_ends_the_stage_by_its_deadline(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    config = config_for(tmp_path, fake_openai, timeout_s=60, stage_timeout_s=1.5, concurrency=2)
+    seed(config, pages(5))
+    fake_openai.responder = lambda request: FakeOpenAI.hang(30)
+
+    started = time.monotonic()
+    result = run(config, "now", period=WEEK, stages=(Stage.NOTES, Stage.DELIVER),
+                 clock=lambda: NOW)  # fmt: skip
+
+    assert time.monotonic() - started < 10
+    assert result.path is not None and result.path.exists()
+    assert any("llm.stage_timeout_s (1.5 s)" in line and "stay pending" in line
+               for line in result.failures)  # fmt: skip
+    with db(config) as conn:
+        pending = conn.execute("SELECT count(*) FROM items WHERE note_id IS NULL").fetchone()
+    assert pending == (5,)
+
+
+def test_progress_never_counts_past_its_total(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
+    config = config_for(tmp_path, fake_openai, concurrency=3)
+    seed(config, pages(6))
+    fake_openai.responder = FakeOpenAI.dealt(["json", "dots"])  # half fail and stand in
+    seen: list[tuple[int, int]] = []
+
+    run(config, "summarize", period=WEEK, stages=(Stage.NOTES,), clock=lambda: NOW,
+        progress=lambda stage, done, total: seen.append((done, total)))  # fmt: skip
+
+    assert seen[-1] == (6, 6) and all(done <= total for done, total in seen)
+
+
+def test_a_run_where_no_note_came_from_the_model_says_so_in_one_line_and_needs_attention(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    config = config_for(tmp_path, fake_openai)
+    seed(config, pages(2))
+    fake_openai.responder = FakeOpenAI.shaped("template_slot")
+
+    result = run(config, "now", period=WEEK, stages=(Stage.NOTES, Stage.DELIVER),
+                 clock=lambda: NOW)  # fmt: skip
+
+    said = [line for line in result.failures if "no note of this run came from" in line]
+    assert said == [
+        "no note of this run came from the model 'm' (2 asked): the offline notes stand;"
+        " see `digest status` for why"
+    ]
+    assert result.needs_attention and result.path is not None

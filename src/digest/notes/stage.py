@@ -11,6 +11,7 @@ server) or BudgetReached: the items it did not reach stay pending for the next r
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Callable, Sequence
@@ -96,6 +97,14 @@ class NotesStage:
     _calls: dict[int | None, tuple[int, Usage]] = field(default_factory=dict)
     # by note cache key: the content stems of each text due in this run (judging.off_topic)
     _run_stems: dict[str, frozenset[str]] = field(default_factory=dict)
+    asked: int = 0  # texts the model was asked about in this run
+    budget_spent: bool = False  # llm.budget_usd stopped the model for the run, on purpose
+    by_model: int = 0  # of them, noted by the model
+    _deadline: float | None = None  # the event loop's time when the stage stops calling
+
+    def start(self) -> None:
+        """The stage begins: its deadline (llm.stage_timeout_s) runs from now."""
+        self._deadline = asyncio.get_running_loop().time() + self.config.llm.stage_timeout_s
 
     # -- notes -------------------------------------------------------------
 
@@ -163,14 +172,22 @@ class NotesStage:
         if calls == 0:
             await self._stand_in([item for item in items if item.note is None], request, report)
             return
+        self.asked += 1
         try:
-            note = await summarizer.note(replace(request, others=self._others(key)),
-                                         calls_allowed=calls)  # fmt: skip
+            async with asyncio.timeout_at(self._deadline):
+                note = await summarizer.note(replace(request, others=self._others(key)),
+                                             calls_allowed=calls)  # fmt: skip
+        except TimeoutError:  # the stage's deadline: the calls' own timeouts are SummarizeErrors
+            limit = self.config.llm.stage_timeout_s
+            self.stopped = (
+                self.stopped or f"the notes stage reached llm.stage_timeout_s ({limit:g} s)"
+            )
+            self._record_sends(items, key, self.stopped)
+            return
         except LLMUnavailable as exc:
             self.stopped = self.stopped or str(exc)
             self._note_unreachable(exc)
-            if self._calls.get(items[0].id, (0, Usage()))[0]:  # what it sent before counts
-                self._record_failure(items, key, str(exc))
+            self._record_sends(items, key, str(exc))
             return
         except SummarizeError as exc:
             sends = self._record_failure(items, key, str(exc))
@@ -184,6 +201,7 @@ class NotesStage:
         finally:
             _sends, usage = self._calls.pop(items[0].id, (0, Usage()))
         self._attach(items, key, note, report, usage)
+        self.by_model += note.by_model
 
     def _attach(
         self,
@@ -230,6 +248,11 @@ class NotesStage:
         self.store.record_note_failure(intent)
         return intent.sends
 
+    def _record_sends(self, items: Sequence[Item], key: str, error: str) -> None:
+        """An attempt cut short (the model stopped for the run): what it sent counts."""
+        if self._calls.get(items[0].id, (0, Usage()))[0]:
+            self._record_failure(items, key, error)
+
     def _what_stands_in(self, sends: int) -> str:
         if sends >= self.config.llm.max_attempts:
             return (
@@ -239,12 +262,23 @@ class NotesStage:
         return "an extractive note stands in until the next attempt"
 
     def _note_unreachable(self, exc: LLMUnavailable) -> None:
-        if not isinstance(exc, BudgetReached):  # the budget stops the model on purpose
+        if isinstance(exc, BudgetReached):  # the budget stops the model on purpose
+            self.budget_spent = True
+        else:
             self.unreachable = self.unreachable or str(exc)
 
     def finish(self, report: StageReport) -> None:
         if self.stopped:
             report.failures.append(f"{self.stopped}; items not noted stay pending for the next run")
+        llm = self.config.llm
+        if llm.provider == "offline" or self.by_model or self.unreachable or self.budget_spent:
+            return
+        if self.asked:
+            self.unreachable = (
+                f"no note of this run came from the model {llm.model!r} ({self.asked} asked):"
+                " the offline notes stand; see `digest status` for why"
+            )
+            report.failures.append(self.unreachable)
 
     # -- the week summary ----------------------------------------------------
 
