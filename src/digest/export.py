@@ -32,6 +32,8 @@ FIELDS = [
     "basis",
     "quality",
     "read_at",
+    "note_by",
+    "note_error",
 ]  # documented in docs/export.md
 
 
@@ -54,7 +56,16 @@ def export_row(item: Item) -> dict[str, Any]:
         "basis": item.note.basis.value if item.note else None,
         "quality": item.quality,  # the page was no article: consent, login, paywalled, ...
         "read_at": item.read_at.isoformat() if item.read_at else None,
+        "note_by": note_by(item),
+        "note_error": item.note_error and for_display(item.note_error),
     }
+
+
+def note_by(item: Item) -> str | None:
+    """Who wrote the item's note: the model's name, or "offline"; None without a note."""
+    if item.note is None:
+        return None
+    return item.note.model if item.note.by_model else "offline"
 
 
 def write_export(store: Store, period: Period | None, fmt: str, out: TextIO) -> None:

@@ -316,7 +316,7 @@ class NoteFailed:
     sends: int  # requests sent for the key so far (each may have been paid for)
     failures: int  # in a row
     error: str
-    next_attempt_at: datetime
+    next_attempt_at: datetime | None  # None: no attempt left (llm.max_attempts sent)
 
 
 def note_attached(
@@ -340,11 +340,14 @@ def note_failed(
     sends: int,
     error: str,
     now: datetime,
+    max_attempts: int,
 ) -> NoteFailed:
-    """After `before`, one more failed attempt that sent `sends` requests to the model."""
-    failures = before.failures + 1
+    """After `before`, one more failed attempt that sent `sends` requests to the model; the
+    next one after a backoff, if `max_attempts` leaves one."""
+    failures, total = before.failures + 1, before.sends + sends
     delay = backoff_delay(failures, base_s=NOTE_RETRY_BASE_S, max_s=NOTE_RETRY_MAX_S)
-    return NoteFailed(tuple(item_ids), note_key, before.sends + sends, failures, error, now + delay)
+    next_at = now + delay if total < max_attempts else None
+    return NoteFailed(tuple(item_ids), note_key, total, failures, error, next_at)
 
 
 # -- the week ----------------------------------------------------------------------

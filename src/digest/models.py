@@ -76,6 +76,11 @@ class Note:
         """Sentences picked from the text by the offline summariser, not written by a model."""
         return self.prompt_version.startswith("extractive")
 
+    @property
+    def by_model(self) -> bool:
+        """Written by a language model, not the offline summariser."""
+        return self.model != "offline" and not self.extractive
+
 
 @dataclass(frozen=True)
 class Usage:

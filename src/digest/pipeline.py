@@ -79,11 +79,13 @@ class Pipeline:
         self.notes = NotesStage(store, config, clock, note_request)
 
     async def _counted(
-        self, stage: Stage, total: int, report: StageReport, work: Awaitable[None]
+        self, stage: Stage, total: int, finished: list[int], items: int, work: Awaitable[None]
     ) -> None:
-        """Await one item's work, then report the stage's progress."""
+        """Await the work on `items` items, then report the stage's progress (`finished`:
+        the count so far, shared by the stage's works)."""
         await work
-        self.progress(stage, report.done + len(report.failures), total)
+        finished[0] = min(finished[0] + items, total)
+        self.progress(stage, finished[0], total)
 
     # -- collect -----------------------------------------------------------
 
@@ -142,11 +144,14 @@ class Pipeline:
         report = StageReport(Stage.NOTES)
         due = self.notes.due(summarizer, period, only_period=only_period)
         known_tags = self.notes.known_tags()
+        finished = [0]
+        self.notes.start()
         await run_together(
             self._counted(
                 Stage.NOTES,
                 len(due),
-                report,
+                finished,
+                len(group),
                 isolated(  # a bug on one text: those items stay pending, the others go on
                     self.notes.note_same_text(summarizer, group, known_tags, report),
                     f"item {group[0].id}",
@@ -166,7 +171,9 @@ class Pipeline:
         """The period's markdown as the store stands, with its items and backlog."""
         items = self.store.items_saved_between(period.start, period.end, text_chars=TEXT_CHARS)
         week_summary = await self.notes.week_summary(period, items, summarizer)
-        provenance = Provenance(self.notes.notes_usage(period), self.notes.week_usage)
+        provenance = Provenance(
+            self.notes.notes_usage(period), self.notes.week_usage, self.notes.note_calls(period)
+        )
         backlog = backlog_for(self.store, self.config, period)
         zone = self.config.digest.zone
         feeds = {source.name for source in self.config.sources if source.kind == "feed"}

@@ -98,6 +98,9 @@ class Provenance:
 
     notes: Sequence[ModelUsage] = ()
     week: ModelUsage | None = None
+    # every call made for the notes (repairs, failures, refused answers too), as `status`
+    # counts them; None: the notes' own usage
+    note_calls: Usage | None = None
 
 
 @dataclass(frozen=True)
@@ -447,7 +450,10 @@ def footer_lines(provenance: Provenance, items: Sequence[Item]) -> list[str]:
         lines.append(f"Notes: {notes}.")
     if provenance.week is not None:
         lines.append(f"Week summary: {_by_model(provenance.week, '')}.")
-    total = sum((e.usage for e in (*provenance.notes, provenance.week) if e), Usage())
+    notes_usage = provenance.note_calls
+    if notes_usage is None:
+        notes_usage = sum((entry.usage for entry in provenance.notes), Usage())
+    total = notes_usage + (provenance.week.usage if provenance.week else Usage())
     if total.tokens_in or total.tokens_out:
         lines.append(f"LLM total: {_usage_text(total)}.")
     skipped = skipped_items(items)

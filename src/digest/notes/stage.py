@@ -11,11 +11,11 @@ server) or BudgetReached: the items it did not reach stay pending for the next r
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
-import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from digest import lifecycle
@@ -42,15 +42,14 @@ from digest.notes import (
     note_cache_key,
 )
 from digest.notes.costs import call_cost
+from digest.notes.judging import stems
 from digest.store import Store
-from digest.text import looks_english, surely_english
 
 log = logging.getLogger("digest")
 
 RequestFor = Callable[[Item, Sequence[str]], NoteRequest]
 KNOWN_TAGS = 50  # the most used tags offered to the model for reuse
 OPENAI_BASE_URL = "https://api.openai.com/v1"
-ENGLISH = re.compile(r"^\s*(?:en|english)\b", re.IGNORECASE)  # llm.language: English, en-GB…
 
 
 @dataclass(frozen=True)
@@ -96,6 +95,16 @@ class NotesStage:
     week_usage: ModelUsage | None = None  # the week summary composed this run
     # by item (None: the week summary): the requests sent in this exchange, their cost
     _calls: dict[int | None, tuple[int, Usage]] = field(default_factory=dict)
+    # by note cache key: the content stems of each text due in this run (judging.off_topic)
+    _run_stems: dict[str, frozenset[str]] = field(default_factory=dict)
+    asked: int = 0  # texts the model was asked about in this run
+    budget_spent: bool = False  # llm.budget_usd stopped the model for the run, on purpose
+    by_model: int = 0  # of them, noted by the model
+    _deadline: float | None = None  # the event loop's time when the stage stops calling
+
+    def start(self) -> None:
+        """The stage begins: its deadline (llm.stage_timeout_s) runs from now."""
+        self._deadline = asyncio.get_running_loop().time() + self.config.llm.stage_timeout_s
 
     # -- notes -------------------------------------------------------------
 
@@ -126,9 +135,15 @@ class NotesStage:
         """The due items grouped by note cache key: items with the same text share one call."""
         groups: dict[str, list[Item]] = {}
         for item in due:
-            key = note_cache_key(self.request_for(item, known_tags).text, summarizer)
+            text = self.request_for(item, known_tags).text
+            key = note_cache_key(text, summarizer)
+            if key not in groups:
+                self._run_stems[key] = stems(text)
             groups.setdefault(key, []).append(item)
         return list(groups.values())
+
+    def _others(self, key: str) -> tuple[frozenset[str], ...]:
+        return tuple(found for other, found in self._run_stems.items() if other != key)
 
     def calls_left(self, key: str, now: datetime) -> int:
         """How many requests a note for `key` may still send now: none while a failed
@@ -157,13 +172,22 @@ class NotesStage:
         if calls == 0:
             await self._stand_in([item for item in items if item.note is None], request, report)
             return
+        self.asked += 1
         try:
-            note = await summarizer.note(request, calls_allowed=calls)
+            async with asyncio.timeout_at(self._deadline):
+                note = await summarizer.note(replace(request, others=self._others(key)),
+                                             calls_allowed=calls)  # fmt: skip
+        except TimeoutError:  # the stage's deadline: the calls' own timeouts are SummarizeErrors
+            limit = self.config.llm.stage_timeout_s
+            self.stopped = (
+                self.stopped or f"the notes stage reached llm.stage_timeout_s ({limit:g} s)"
+            )
+            self._record_sends(items, key, self.stopped)
+            return
         except LLMUnavailable as exc:
             self.stopped = self.stopped or str(exc)
             self._note_unreachable(exc)
-            if self._calls.get(items[0].id, (0, Usage()))[0]:  # what it sent before counts
-                self._record_failure(items, key, str(exc))
+            self._record_sends(items, key, str(exc))
             return
         except SummarizeError as exc:
             sends = self._record_failure(items, key, str(exc))
@@ -177,17 +201,7 @@ class NotesStage:
         finally:
             _sends, usage = self._calls.pop(items[0].id, (0, Usage()))
         self._attach(items, key, note, report, usage)
-        if not note.extractive and self._in_another_language(note.summary):
-            report.info.append(
-                f"item {items[0].id}: the model wrote its note in another language than"
-                f" {self.config.llm.language}; kept as written"
-            )
-
-    def _in_another_language(self, summary: str) -> bool:
-        """Not English where English was asked for, or English where another language was."""
-        if ENGLISH.match(self.config.llm.language):
-            return not looks_english(summary)
-        return surely_english(summary)
+        self.by_model += note.by_model
 
     def _attach(
         self,
@@ -234,9 +248,15 @@ class NotesStage:
             self._calls.get(items[0].id, (0, Usage()))[0],
             error,
             self.clock(),
+            self.config.llm.max_attempts,
         )
         self.store.record_note_failure(intent)
         return intent.sends
+
+    def _record_sends(self, items: Sequence[Item], key: str, error: str) -> None:
+        """An attempt cut short (the model stopped for the run): what it sent counts."""
+        if self._calls.get(items[0].id, (0, Usage()))[0]:
+            self._record_failure(items, key, error)
 
     def _what_stands_in(self, sends: int) -> str:
         if sends >= self.config.llm.max_attempts:
@@ -247,12 +267,23 @@ class NotesStage:
         return "an extractive note stands in until the next attempt"
 
     def _note_unreachable(self, exc: LLMUnavailable) -> None:
-        if not isinstance(exc, BudgetReached):  # the budget stops the model on purpose
+        if isinstance(exc, BudgetReached):  # the budget stops the model on purpose
+            self.budget_spent = True
+        else:
             self.unreachable = self.unreachable or str(exc)
 
     def finish(self, report: StageReport) -> None:
         if self.stopped:
             report.failures.append(f"{self.stopped}; items not noted stay pending for the next run")
+        llm = self.config.llm
+        if llm.provider == "offline" or self.by_model or self.unreachable or self.budget_spent:
+            return
+        if self.asked:
+            self.unreachable = (
+                f"no note of this run came from the model {llm.model!r} ({self.asked} asked):"
+                " the offline notes stand; see `digest status` for why"
+            )
+            report.failures.append(self.unreachable)
 
     # -- the week summary ----------------------------------------------------
 
@@ -350,6 +381,11 @@ class NotesStage:
     def notes_usage(self, period: Period) -> tuple[ModelUsage, ...]:
         """What the notes of the period's items cost when they were made, by model and prompt."""
         return tuple(self.store.note_usage_between(period.start, period.end))
+
+    def note_calls(self, period: Period) -> Usage:
+        """What every call for the notes of the period's items cost, failed ones included."""
+        totals = self.store.llm_usage_of_items(period.start, period.end)
+        return Usage(totals.tokens_in, totals.tokens_out, totals.cost_usd)
 
     # -- the estimate of a run ---------------------------------------------------
 
