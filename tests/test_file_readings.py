@@ -7,6 +7,8 @@ documents, bad lines, and files the user never meant to share.
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -507,3 +509,43 @@ def test_an_item_with_nothing_to_summarise_does_not_stop_the_run(tmp_path: Path)
     assert result.exit_code == 0, result.output
     assert Path(result.stdout.splitlines()[-1]).is_file()
     assert "nothing to summarise; no note" in result.stderr
+
+
+def test_a_sparse_gigabyte_costs_seconds_and_little_memory(tmp_path: Path) -> None:
+    # One journal line, then a gigabyte of NULs (`truncate -s 1G`): a binary file, refused
+    # from its start; and 70 KB of journal lines before the NULs: the journal is read and
+    # its endless last line capped and skipped undecoded. Measured in a child process.
+    script = f"""
+import os, resource, time
+from datetime import UTC, datetime
+from pathlib import Path
+from zoneinfo import ZoneInfo
+from digest.collect.files import describe, import_files
+from digest.store import open_store
+
+folder = Path({str(tmp_path)!r})
+sparse = folder / "sparse.md"
+sparse.write_text("## 2026-01-05\\n- [One](https://example.org/one)\\n")
+os.truncate(sparse, 2**30)
+text_first = folder / "text_first.md"
+text_first.write_text("## 2026-01-05\\n" + "".join(
+    f"- [Post {{n}}](https://example.org/{{n}})\\n" for n in range(2000)))
+os.truncate(text_first, 2**30)
+store = open_store(folder / "digest.db")
+started = time.process_time()
+outcomes = import_files(store, [sparse, text_first], zone=ZoneInfo("UTC"), now=datetime.now(UTC))
+for outcome in outcomes:
+    print(*describe(outcome), sep="\\n")
+print("items", store.count_items())
+print("cpu", time.process_time() - started)
+print("peak_mb", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120
+    )
+    lines = done.stdout.splitlines()
+    assert f"{tmp_path / 'sparse.md'}: a binary file, not text" in lines
+    assert "items 2000" in lines
+    assert any("line longer than 64 KB: the rest (" in line for line in lines)
+    figures = dict(line.split() for line in lines if line.startswith(("cpu", "peak_mb")))
+    assert float(figures["cpu"]) < 10 and float(figures["peak_mb"]) < 150, figures

@@ -8,10 +8,11 @@ big file of another format is read whole, as a small one is.
 from __future__ import annotations
 
 import codecs
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import BinaryIO
 from zoneinfo import ZoneInfo
 
 from digest.collect.files import (
@@ -24,7 +25,13 @@ from digest.collect.files import (
     save_result,
     unreadable,
 )
-from digest.collect.formats import LineImporter, streaming
+from digest.collect.formats import (
+    ImportResult,
+    LineImporter,
+    RecordImporter,
+    record_streaming,
+    streaming,
+)
 from digest.collect.importers.common import lines_of
 from digest.models import FileReading, Rejected
 from digest.store import Store
@@ -37,7 +44,7 @@ HEAD_BYTES = 65536  # what the format is recognised from
 @dataclass(frozen=True)
 class BigFile:
     path: Path
-    importer: LineImporter
+    importer: LineImporter | RecordImporter
     encoding: str
     reading: FileReading
     size: int  # bytes to read: the file's, or fewer while its last line is unfinished
@@ -51,7 +58,7 @@ def big_file(
         return None
     head = read_range(path, 0, HEAD_BYTES)
     loaded = load(path, head, forced_format, recorded)
-    importer = streaming(loaded.importer)
+    importer = streaming(loaded.importer) or record_streaming(loaded.importer)
     if importer is None:
         return None
     return BigFile(path, importer, encoding_of(head, path), loaded.reading, size)
@@ -81,6 +88,12 @@ def blocks(path: Path, size: int) -> Iterator[bytes]:
 LINE_CAP = 65536  # characters of a line that are read; the rest is skipped and reported
 
 
+def _line_end(block: bytes) -> int:
+    """Where the first line end of `block` is (\\n or \\r), or -1."""
+    ends = [at for at in (block.find(b"\n"), block.find(b"\r")) if at >= 0]
+    return min(ends, default=-1)
+
+
 class FileLines:
     """The lines of a big file as `lines_of` would split its text; `ended` counts the
     lines that had their line end once it has been read through.
@@ -96,8 +109,15 @@ class FileLines:
 
     def __iter__(self) -> Iterator[str]:
         decoder = codecs.getincrementaldecoder(self.big.encoding)(errors="replace")
-        pending, dropped = "", 0
+        pending, dropped, dropping = "", 0, False
         for block in blocks(self.big.path, self.big.size):
+            if dropping:  # the rest of an endless line: skipped undecoded, to its line end
+                end = _line_end(block)
+                dropped += len(block) if end < 0 else end
+                if end < 0:
+                    continue
+                block, dropping = block[end:], False
+                decoder.reset()
             pending += decoder.decode(block)
             held = "\r" if pending.endswith("\r") else ""  # perhaps the half of a \r\n
             lines = lines_of(pending[: len(pending) - len(held)])
@@ -108,6 +128,7 @@ class FileLines:
             if len(pending) > LINE_CAP:  # a line without end in sight: keep its start only
                 dropped += len(pending) - LINE_CAP
                 pending = pending[:LINE_CAP]
+                dropping = self.big.encoding != "utf-16"  # its line ends are two bytes
         for line in lines_of(pending + decoder.decode(b"", final=True)):
             yield self._checked(line, dropped)
             dropped = 0
@@ -119,7 +140,9 @@ class FileLines:
         if dropped or len(line) > LINE_CAP:
             skipped = dropped + max(0, len(line) - LINE_CAP)
             line = line[:LINE_CAP]
-            why = f"line longer than {LINE_CAP // 1024} KB: its last {skipped:,} characters skipped"
+            why = (
+                f"line longer than {LINE_CAP // 1024} KB: the rest ({skipped:,} characters) skipped"
+            )
             self.problems.append(Rejected(self.ended, line[:200], why))
         if (problem := line_problem(line)) is not None:
             self.problems.append(
@@ -151,12 +174,33 @@ def save_big(
         opened.append(FileLines(big))
         return iter(opened[-1])
 
-    for block in big.importer.parse_stream(open_lines, zone=zone):
+    for block in _parsed(big, open_lines, zone):
         block = after_line_only(block, after_line)
         _add(report, save_result(store, big.path, big.reading, block, source_id, now, zone, topic))
-    report.rejected = [*_after_line(opened[-1].problems, after_line), *report.rejected]
+    problems = opened[-1].problems if opened else []
+    report.rejected = [*_after_line(problems, after_line), *report.rejected]
     report.replaced = store.end_reading(file_key(big.path), big.reading, source_id, now)
-    return report, opened[-1].ended
+    return report, opened[-1].ended if opened else 0
+
+
+def _parsed(
+    big: BigFile, open_lines: Callable[[], Iterator[str]], zone: ZoneInfo
+) -> Iterator[ImportResult]:
+    """The file's results a block at a time: by records from its bytes (a JSON export),
+    else by lines."""
+    records = record_streaming(big.importer)
+    if records is not None:
+        return records.parse_file(lambda: _opened(big.path), zone=zone)
+    lines = streaming(big.importer)
+    assert lines is not None, "a big file is read by records or by lines"
+    return lines.parse_stream(open_lines, zone=zone)
+
+
+def _opened(path: Path) -> BinaryIO:
+    try:
+        return path.open("rb")
+    except OSError as exc:
+        raise unreadable(path, exc) from exc
 
 
 def _after_line(problems: list[Rejected], line: int) -> list[Rejected]:
