@@ -415,6 +415,9 @@ def _display_tail(tail: str) -> str:
     start = _QUERY_START.search(tail)
     if start is None or "=" not in tail:
         return tail
+    lowered = tail.lower()
+    if not any(word in lowered for word in SECRET_QUERY_WORDS):  # every secret key holds one
+        return tail
     pairs = _PAIR_SEPARATOR.split(tail[start.start() :])
     return tail[: start.start()] + "".join(_display_pair(pair) for pair in pairs)
 
