@@ -454,12 +454,5 @@ _WRITING_SYSTEMS = (
 
 def _mixes_scripts(label: str) -> bool:
     """UTS #39's mixed-script test: no one script (Common and Inherited fit any) covers it."""
-    scripts = {_script(ch) for ch in label} - {"COMMON", "INHERITED"}
+    scripts = {str(categories.alias(char)) for char in label} - {"COMMON", "INHERITED"}
     return len(scripts) > 1 and not any(scripts <= system for system in _WRITING_SYSTEMS)
-
-
-def _script(char: str) -> str:
-    try:
-        return str(categories.alias(char))
-    except KeyError:  # a code point the data does not know: its own script
-        return f"U+{ord(char):04X}"
