@@ -60,6 +60,12 @@ def clean(text: str) -> str:
     return text
 
 
+def for_reader(text: str) -> str:
+    """Text as stored to be shown: no hidden characters (clean), and no password or token
+    of a URL quoted in it (urls.for_display), so the database and every output agree."""
+    return for_display(clean(text))
+
+
 def _visible_reference(reference: re.Match[str]) -> str:
     """The reference as written, or nothing when it stands for an invisible character."""
     return "" if _INVISIBLE.fullmatch(html.unescape(reference.group())) else reference.group()
