@@ -89,6 +89,7 @@ _SCHEME_PREFIX = re.compile(r"[a-z][a-z0-9+.\-]*:", re.IGNORECASE)
 _UNSAFE_CHAR = re.compile(r"[\s\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 _ASCII_HOST = re.compile(r"[a-z0-9_-]{1,63}(?:\.[a-z0-9_-]{1,63})*\.?", re.IGNORECASE)
 _DOTTED_NUMBERS = re.compile(r"[0-9.]+")
+_AUTHORITY_END = re.compile(r"[/?#]")  # as httpx splits a URL
 # The common case, known good without taking it apart: http(s), a plain DNS name (not all
 # digits and dots), an optional port, and no whitespace or control character after.
 _PLAIN_WEB_URL = re.compile(
@@ -152,7 +153,9 @@ def _url_problem(url: str, credentials: bool = True) -> str | None:
         return f"not a web link ({name}:)"
     if not url[scheme.end() :].startswith("//"):
         return "not an absolute URL"
-    authority = re.split(r"[/?#\\]", url[scheme.end() + 2 :], maxsplit=1)[0]
+    authority = _AUTHORITY_END.split(url[scheme.end() + 2 :], maxsplit=1)[0]
+    if "\\" in authority:  # a browser reads it as "/", httpx as part of the host
+        return "backslash in the host"
     return _authority_problem(authority, credentials)
 
 
@@ -333,7 +336,6 @@ _URL_START = re.compile(r"\b[a-z][a-z0-9+.\-]*://", re.IGNORECASE)
 # Where a URL quoted in a message ends: characters never legal in a URL, so every
 # character legal in userinfo (RFC 3986: unreserved, sub-delims, `:`, `%XX`) stays inside.
 _URL_END = re.compile(r"[\s\"<>`]")
-_AUTHORITY_END = re.compile(r"[/?#\\]")  # as httpx and parse_url split the authority
 # Punctuation after a URL in a sentence or a quote: shown as is, not read as a value.
 _TRAILING = re.compile(r"[\'\").,;:!\]]+$")
 _QUERY_START = re.compile(r"[?#]")
@@ -345,7 +347,7 @@ def for_display(text: str) -> str:
     """`text` (a URL, or any message quoting URLs) fit to show.
 
     Each URL in it is taken apart as httpx does (the authority runs to the first `/`,
-    `?`, `#` or `\\`; the userinfo to its last `@`), so a password holding any character
+    `?` or `#`; the userinfo to its last `@`), so a password holding any character
     legal there, `'` included, is replaced whole: `http://***@host/`. Values of query
     keys that name a secret (SECRET_QUERY_WORDS, SECRET_QUERY_KEYS) become `***`, and a
     host whose labels mix scripts (a Cyrillic `а` in `pаypal.com`) is shown in punycode.
@@ -367,7 +369,7 @@ def for_display(text: str) -> str:
 
 def _split(url: str) -> tuple[str, str, str]:
     """`scheme://authority/rest` as (scheme, authority, rest), the authority cut as httpx
-    cuts it: at the first `/`, `?`, `#` or `\\`."""
+    cuts it: at the first `/`, `?` or `#`."""
     head, _, rest = url.partition("://")
     cut = _AUTHORITY_END.search(rest)
     return (head, rest, "") if cut is None else (head, rest[: cut.start()], rest[cut.start() :])
