@@ -39,6 +39,16 @@ class Rejected:
 
 
 @dataclass(frozen=True)
+class FileReading:
+    """How a file is read: its format, whether its content made that clear (a clear reading
+    is kept as the file grows), and why, in words for the import report."""
+
+    format: str
+    clear: bool
+    reason: str
+
+
+@dataclass(frozen=True)
 class Extracted:
     """Text and metadata an extractor got out of a fetched page."""
 

@@ -23,6 +23,7 @@ from digest.store.base import (
 from digest.store.items import item_key, url_key
 from digest.store.links import LinksStore
 from digest.store.migrations import known_steps, migrations, unknown_steps
+from digest.store.readings import ReadingsStore
 from digest.store.runs import RunsStore
 from digest.store.sources import SourcesStore
 
@@ -39,7 +40,7 @@ __all__ = [
 ]
 
 
-class Store(SourcesStore, RunsStore, LinksStore, AttemptsStore):
+class Store(SourcesStore, RunsStore, LinksStore, AttemptsStore, ReadingsStore):
     pass
 
 
