@@ -109,6 +109,8 @@ def test_a_message_too_large_goes_once_more_as_its_text_part(
     outcome = deliver_digest(store, make_config(tmp_path, port), PERIOD, DIGEST, NOW)
     assert outcome.failures == [] and outcome.delivered[-1] == "email"
     assert handler.data_replies == ["552 5.3.4 message too big", "250 Message accepted"]
+    sent = store.delivery("2026-W47", "email", content_hash(DIGEST))
+    assert sent is not None and (sent.status, sent.attempts) == ("sent", 2)
     [message] = handler.messages()
     assert not message.is_multipart()
     text = part(message, "text/plain")

@@ -92,7 +92,7 @@ class SourceConfig(_Section):
     format: str | None = None  # force an importer for a file source
     topic: str | None = None  # default topic for this source's items
     follow_symlinks: bool = False  # read files that symbolic links in the folder lead to
-    max_file_mb: float = Field(64, gt=0)  # a larger file is reported and skipped
+    max_file_mb: float = Field(64, gt=0, le=100_000)  # a larger file is reported and skipped
 
     @field_validator("url")
     @classmethod

@@ -84,7 +84,7 @@ def write_export(store: Store, period: Period | None, fmt: str, out: TextIO) -> 
 
 def csv_cell(value: object) -> object:
     """A text cell no spreadsheet runs as a formula and no terminal obeys: cleaned
-    (text.clean), with a `'` before a leading = + - @ tab or CR (OWASP's rule)."""
+    (text.clean), with a `'` before a leading = + - @, tab, CR or newline (OWASP's rule)."""
     if not isinstance(value, str):
         return value
     value = clean(value)

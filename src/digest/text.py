@@ -51,10 +51,19 @@ STOPWORDS = frozenset(_STOPWORDS.split())
 def clean(text: str) -> str:
     """Drop invisible and control characters, raw or as character references, and
     normalise line endings: the one cleaner of every text stored for a reader."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    if "&" in text:
-        text = _REFERENCE.sub(_visible_reference, text)
-    return _INVISIBLE.sub("", text)
+    text = _INVISIBLE.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+    while "&" in text:  # again: `&&#x202E;#x202E;` leaves a reference once cut
+        cleaned = _REFERENCE.sub(_visible_reference, text)
+        if cleaned == text:
+            break
+        text = cleaned
+    return text
+
+
+def for_reader(text: str) -> str:
+    """Text as stored to be shown: no hidden characters (clean), and no password or token
+    of a URL quoted in it (urls.for_display), so the database and every output agree."""
+    return for_display(clean(text))
 
 
 def _visible_reference(reference: re.Match[str]) -> str:

@@ -94,6 +94,7 @@ _DOTTED_NUMBERS = re.compile(r"[0-9.]+")
 # (leading 0) or hex (0x): 2130706433, 127.1, 0177.0.0.1, 0x7f.0.0.1.
 _IPV4_PART = re.compile(r"0x[0-9a-f]*|0[0-7]*|[1-9][0-9]*", re.IGNORECASE)
 _NUMERIC_HOST = re.compile(r"https?://(?:[^@/?#\\]*@)?(?P<host>[0-9][^:/?#\\]*)", re.IGNORECASE)
+_AUTHORITY_END = re.compile(r"[/?#]")  # as httpx splits a URL
 # The common case, known good without taking it apart: http(s), a plain DNS name (not all
 # digits and dots), an optional port, and no whitespace or control character after.
 _PLAIN_WEB_URL = re.compile(
@@ -182,7 +183,9 @@ def _url_problem(url: str, credentials: bool = True) -> str | None:
         return f"not a web link ({name}:)"
     if not url[scheme.end() :].startswith("//"):
         return "not an absolute URL"
-    authority = re.split(r"[/?#\\]", url[scheme.end() + 2 :], maxsplit=1)[0]
+    authority = _AUTHORITY_END.split(url[scheme.end() + 2 :], maxsplit=1)[0]
+    if "\\" in authority:  # a browser reads it as "/", httpx as part of the host
+        return "backslash in the host"
     return _authority_problem(authority, credentials)
 
 
@@ -363,7 +366,6 @@ _URL_START = re.compile(r"\b[a-z][a-z0-9+.\-]*://", re.IGNORECASE)
 # Where a URL quoted in a message ends: characters never legal in a URL, so every
 # character legal in userinfo (RFC 3986: unreserved, sub-delims, `:`, `%XX`) stays inside.
 _URL_END = re.compile(r"[\s\"<>`]")
-_AUTHORITY_END = re.compile(r"[/?#\\]")  # as httpx and parse_url split the authority
 # Punctuation after a URL in a sentence or a quote: shown as is, not read as a value.
 _TRAILING = re.compile(r"[\'\").,;:!\]]+$")
 _QUERY_START = re.compile(r"[?#]")
@@ -375,7 +377,7 @@ def for_display(text: str) -> str:
     """`text` (a URL, or any message quoting URLs) fit to show.
 
     Each URL in it is taken apart as httpx does (the authority runs to the first `/`,
-    `?`, `#` or `\\`; the userinfo to its last `@`), so a password holding any character
+    `?` or `#`; the userinfo to its last `@`), so a password holding any character
     legal there, `'` included, is replaced whole: `http://***@host/`. Values of query
     keys that name a secret (SECRET_QUERY_WORDS, SECRET_QUERY_KEYS) become `***`, and a
     host whose labels mix scripts (a Cyrillic `а` in `pаypal.com`) is shown in punycode.
@@ -397,7 +399,7 @@ def for_display(text: str) -> str:
 
 def _split(url: str) -> tuple[str, str, str]:
     """`scheme://authority/rest` as (scheme, authority, rest), the authority cut as httpx
-    cuts it: at the first `/`, `?`, `#` or `\\`."""
+    cuts it: at the first `/`, `?` or `#`."""
     head, _, rest = url.partition("://")
     cut = _AUTHORITY_END.search(rest)
     return (head, rest, "") if cut is None else (head, rest[: cut.start()], rest[cut.start() :])
@@ -445,6 +447,9 @@ def _display_tail(tail: str) -> str:
     start = _QUERY_START.search(tail)
     if start is None or "=" not in tail:
         return tail
+    lowered = tail.lower()
+    if not any(word in lowered for word in SECRET_QUERY_WORDS):  # every secret key holds one
+        return tail
     pairs = _PAIR_SEPARATOR.split(tail[start.start() :])
     return tail[: start.start()] + "".join(_display_pair(pair) for pair in pairs)
 
@@ -481,12 +486,5 @@ _WRITING_SYSTEMS = (
 
 def _mixes_scripts(label: str) -> bool:
     """UTS #39's mixed-script test: no one script (Common and Inherited fit any) covers it."""
-    scripts = {_script(ch) for ch in label} - {"COMMON", "INHERITED"}
+    scripts = {str(categories.alias(char)) for char in label} - {"COMMON", "INHERITED"}
     return len(scripts) > 1 and not any(scripts <= system for system in _WRITING_SYSTEMS)
-
-
-def _script(char: str) -> str:
-    try:
-        return str(categories.alias(char))
-    except KeyError:  # a code point the data does not know: its own script
-        return f"U+{ord(char):04X}"

@@ -351,6 +351,7 @@ def _send_with_retries(
             if exc.too_large and not shrunk:
                 log.warning("%s; sending the text part alone", exc)
                 message, shrunk = smaller(), True
+                job.store.begin_delivery(label, "email", job.digest_hash, job.now)  # a send
                 continue
             if not exc.transient:
                 also = " (also as the text part alone)" if shrunk else ""

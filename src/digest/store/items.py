@@ -24,7 +24,7 @@ from digest.models import (
     Usage,
 )
 from digest.store.base import BATCH, SaveReport, StoreBase, from_iso, iso
-from digest.text import clean
+from digest.text import clean, for_reader
 from digest.urls import for_display, normalize_url, same_page_key, without_userinfo
 
 MAX_TITLE_CHARS = 300  # a title, topic or author longer than this is cut at storage
@@ -198,8 +198,8 @@ class ItemsStore(StoreBase):
                     intent.cache_key,
                     note.model,
                     note.prompt_version,
-                    _for_reader(note.summary),
-                    json.dumps([_for_reader(point) for point in note.key_points]),
+                    for_reader(note.summary),
+                    json.dumps([for_reader(point) for point in note.key_points]),
                     json.dumps([clean(tag) for tag in note.tags]),
                     note.basis.value,
                     iso(intent.at),
@@ -285,19 +285,13 @@ def plausible_date(moment: datetime, now: datetime) -> bool:
 
 
 def _capped(text: str | None, limit: int) -> str | None:
-    """`text` as stored for a reader (_for_reader), cut to `limit` characters."""
+    """`text` as stored for a reader (text.for_reader), cut to `limit` characters."""
     text = _clean(text)
     return text if text is None or len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _clean(text: str | None) -> str | None:
-    return None if text is None else _for_reader(text)
-
-
-def _for_reader(text: str) -> str:
-    """Text stored to be shown: no hidden characters (text.clean), and no password or
-    token of a URL quoted in it (urls.for_display), so every output agrees."""
-    return for_display(clean(text))
+    return None if text is None else for_reader(text)
 
 
 _INSERT_ITEM = (

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 
 from sqlite_utils import Database, Migrations
 
+from digest.text import for_reader
 from digest.urls import same_page_key
 
 migrations = Migrations("digest")
@@ -361,3 +363,34 @@ def m018_file_readings(db: Database) -> None:
         CREATE INDEX file_items_item ON file_items(item_id);
         """,
     )
+
+
+@migrations(name="m019_text_for_readers")
+def m019_text_for_readers(db: Database) -> None:
+    # Text stored before the one cleaner (text.for_reader): bidi, zero-width and control
+    # characters, and URL passwords quoted in it, leave what is already stored too.
+    db.conn.create_function("for_reader", 1, _for_reader_or_null, deterministic=True)
+    db.conn.create_function("for_reader_list", 1, _for_reader_list, deterministic=True)
+    for column in ("title", "extracted_title", "author", "topic", "context", "text"):
+        db.execute(f"UPDATE items SET {column} = for_reader({column}) WHERE {column} IS NOT NULL")
+    db.execute(
+        "UPDATE notes SET summary = for_reader(summary), key_points = for_reader_list(key_points)"
+    )
+
+
+SQLValue = str | bytes | int | float | None
+
+
+def _for_reader_or_null(value: SQLValue) -> SQLValue:
+    return for_reader(value) if isinstance(value, str) else value
+
+
+def _for_reader_list(value: SQLValue) -> SQLValue:
+    """A JSON list of texts (a note's key points), each for_reader's; anything else as is."""
+    try:
+        texts = json.loads(value) if isinstance(value, str) else None
+    except ValueError:
+        return value
+    if not isinstance(texts, list):
+        return value
+    return json.dumps([for_reader(text) if isinstance(text, str) else text for text in texts])
