@@ -496,6 +496,8 @@ def skipped_items(items: Sequence[Item]) -> dict[str, int]:
     for item in items:
         if item.note is not None and not offline_stand_in(item):
             continue
+        if not item.url and len(_collapse(item.context or "")) <= SHORT_NOTE_CHARS:
+            continue  # a short note without a link is shown as written: nothing to summarise
         why = why_no_note(item, page_unread=offline_stand_in(item), reason=reason(item))
         reasons[why] = reasons.get(why, 0) + 1
     return {f"{'item' if n == 1 else 'items'} {why}": n for why, n in reasons.items()}
