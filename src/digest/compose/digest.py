@@ -18,7 +18,13 @@ from zoneinfo import ZoneInfo
 
 import jinja2
 
-from digest.compose.brief import MUST_READ_RULE, OFFLINE_NOTE, Noted, week_in_brief
+from digest.compose.brief import (
+    MUST_READ_RULE,
+    OFFLINE_NOTE,
+    OFFLINE_TITLES_NOTE,
+    Noted,
+    week_in_brief,
+)
 from digest.compose.posts import is_list_post, labelled_links, post_title
 from digest.compose.stories import same_stories
 from digest.compose.topics import ALSO_SAVED
@@ -414,7 +420,8 @@ def brief_text(topics: Sequence[Topic]) -> str:
             more = line.count - len(shown)
             said = ", ".join(map(_link, shown)) + (f" and {more} more" if more else "")
         lines.append(f"- **{md_text(line.section)}** ({line.count} {things}): {said}")
-    lines += ["", OFFLINE_NOTE]
+    quoted = any(line.sentence for line in brief.lines)
+    lines += ["", OFFLINE_NOTE if quoted else OFFLINE_TITLES_NOTE]
     if brief.must_read:
         lines += ["", f"**Must read:** {_link(brief.must_read)}, {MUST_READ_RULE}."]
     return "\n".join(lines)
