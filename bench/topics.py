@@ -206,7 +206,7 @@ def stability(before: dict[int, str], after: dict[int, str]) -> tuple[float, flo
         total += 1
         kept += (before[a] == before[b]) == (after[a] == after[b])
     groups_before = _groups(before, ids)
-    groups_after = _groups(after, ids)
+    groups_after = _groups(after, sorted(after))  # a group the new item joined did change
     same = [
         (name, members)
         for name, members in groups_before.items()

@@ -425,6 +425,7 @@ def test_notes_without_a_link_are_notes_in_the_footer_never_pages_not_fetched() 
     items = [
         make_item(1, None, "Static Polymorphism", note=offline_stand_in_note("Static.")),
         make_item(2, "https://b.example/", "B", state=ItemState.NEW),
+        make_item(3, None, "DST Book", context="DST Book", state=ItemState.NEW),  # no note
     ]
     provenance = Provenance(notes=(ModelUsage("offline", "extractive-3-s3", 1, Usage()),))
 

@@ -111,9 +111,9 @@ def test_without_lead_never_leaves_the_rest_of_a_cut_sentence() -> None:
         == "The paper shows gains on long inputs."
     )
     assert without_lead(summary, "Nothing in common") == summary
-    assert without_lead("LLM Knowledge Bases I use Obsidian daily.", "LLM Knowledge Bases") == (
-        "I use Obsidian daily."
-    )
+    assert without_lead(
+        "LLM Knowledge Bases I use Obsidian daily.", "LLM Knowledge Bases", title_opens_text=True
+    ) == ("I use Obsidian daily.")
 
 
 def test_no_note_starts_with_a_fragment_and_no_unread_link_note_is_its_address() -> None:

@@ -135,3 +135,16 @@ def test_one_more_item_keeps_nine_in_ten_pairs_and_the_names_of_unchanged_groups
 
 def members_of(sections: dict[int, str], name: str) -> set[int]:
     return {item_id for item_id, named in sections.items() if named == name}
+
+
+def test_a_week_with_no_note_to_quote_names_its_sections_first_items_and_says_so() -> None:
+    items = [
+        week_item(n, PERIOD.start, title=f"Saved link {n}", topic="Reading") for n in (1, 2, 3)
+    ]
+    markdown = compose(PERIOD, items, WeekSummary(()), zone=ZONE, sections={})
+    week = markdown.split("## The week\n\n", 1)[1].split("\n## ", 1)[0]
+    assert week.startswith(
+        "- **Reading** (3 items): [Saved link 1](https://site.example/1),"
+        " [Saved link 2](https://site.example/2) and 1 more\n"
+    )
+    assert "no note to quote yet" in week and "Must read" not in week

@@ -18,7 +18,13 @@ from zoneinfo import ZoneInfo
 
 import jinja2
 
-from digest.compose.brief import MUST_READ_RULE, OFFLINE_NOTE, Noted, week_in_brief
+from digest.compose.brief import (
+    MUST_READ_RULE,
+    OFFLINE_NOTE,
+    OFFLINE_TITLES_NOTE,
+    Noted,
+    week_in_brief,
+)
 from digest.compose.posts import is_list_post, labelled_links, post_title
 from digest.compose.stories import same_stories
 from digest.compose.topics import ALSO_SAVED
@@ -254,10 +260,9 @@ def _entry(item: Item) -> Entry:
     title = _title(item)
     if note is None or offline_stand_in(item):  # the user's own words; why the page is unread
         words = saved_words(item)
-        context = without_lead(shorten(words, SHORT_NOTE_CHARS), title) if words else None
-        failed = item.state is ItemState.FAILED
-        marker = _note_marker(item) if note else _unread_marker(item) if failed else None
-        return Entry(title, item.url, context, marker, ())
+        saved = shorten(words, SHORT_NOTE_CHARS) if words else ""
+        context = without_lead(saved, title, title_opens_text=True) or None
+        return Entry(title, item.url, context, _unread_entry_marker(item, context), ())
     summary = without_lead(model_text(note.summary), title) or None
     points = tuple(point for point in map(model_text, note.key_points) if point)
     return Entry(title, item.url, summary, _note_marker(item), points)
@@ -271,8 +276,13 @@ def _post_entry(item: Item) -> Entry:
         return Entry(title, None, None, None, ())
     context = model_text(item.context or "")  # its links are listed, labelled, below it
     if len(context) <= SHORT_NOTE_CHARS:  # shown whole, less the title
-        return Entry(title, None, without_lead(context, title) or None, None, ())
-    summary = without_lead(model_text(item.note.summary), title) if item.note else None
+        rest = without_lead(context, title, title_opens_text=True)
+        return Entry(title, None, rest or None, None, ())
+    summary = (
+        without_lead(model_text(item.note.summary), title, title_opens_text=True)
+        if item.note
+        else None
+    )
     points = (
         ()
         if item.note is None
@@ -287,6 +297,16 @@ def _title(item: Item) -> str:
     if named or item.url is None:
         return named or _collapse(item.display_title) or "(untitled note)"
     return url_title(item.url)
+
+
+def _unread_entry_marker(item: Item, shown: str | None) -> str | None:
+    """Why a link is shown without a note of its page, in one quiet line."""
+    if item.state is ItemState.FAILED:
+        return _unread_marker(item)
+    why = reason(item)
+    if why and not shown:  # nothing saved to show either: no "from saved context"
+        return f"(page not read: {why})"
+    return _note_marker(item) if item.note else None
 
 
 def _unread_marker(item: Item) -> str:
@@ -310,15 +330,20 @@ def _note_entry(item: Item) -> Entry:
         rest = context.removeprefix(text) if context.startswith(text) else context
         rest = rest.lstrip(" -–—:;,.")
         return Entry(text, None, rest if rest and rest != text else None, None, ())
-    summary = without_lead(_collapse(item.note.summary), text) if item.note else None
+    summary = (
+        without_lead(_collapse(item.note.summary), text, title_opens_text=True)
+        if item.note
+        else None
+    )
     points = item.note.key_points if item.note else ()
     return Entry(text, None, summary or None, None, points)
 
 
-def without_lead(summary: str, title: str) -> str:
-    """The summary without the title it starts with (a post's title is its first line): the
-    sentences the title holds are left out, and so is a sentence the title is a shortening of
-    ("…"), so that the note starts at a sentence, never in the middle of one."""
+def without_lead(summary: str, title: str, *, title_opens_text: bool = False) -> str:
+    """The summary without the title it repeats: the sentences the title holds are left out,
+    and so is a sentence the title is a shortening of ("…"), so that the note starts at a
+    sentence, never in the middle of one. `title_opens_text`: the title is the text's first
+    line (a post, a note), so a sentence it opens is left without it."""
     key = _comparable(title.removesuffix("…"))
     if not key:
         return summary
@@ -331,7 +356,7 @@ def without_lead(summary: str, title: str) -> str:
         kept += 1
     if kept:
         return " ".join(parts[kept:])
-    if title.endswith("…") or not _comparable(summary).startswith(key):
+    if not title_opens_text or title.endswith("…") or not _comparable(summary).startswith(key):
         return summary
     return _after_title(summary, key)
 
@@ -398,15 +423,16 @@ def brief_text(topics: Sequence[Topic]) -> str:
             more = line.count - len(shown)
             said = ", ".join(map(_link, shown)) + (f" and {more} more" if more else "")
         lines.append(f"- **{md_text(line.section)}** ({line.count} {things}): {said}")
-    lines += ["", OFFLINE_NOTE]
+    quoted = any(line.sentence for line in brief.lines)
+    lines += ["", OFFLINE_NOTE if quoted else OFFLINE_TITLES_NOTE]
     if brief.must_read:
         lines += ["", f"**Must read:** {_link(brief.must_read)}, {MUST_READ_RULE}."]
     return "\n".join(lines)
 
 
 def _link(entry: Noted) -> str:
-    title = md_text(shorten(entry.title, CITED_TITLE_CHARS))
-    return f"[{title}]({md_url(entry.url)})" if entry.url else f"*{title}*"
+    title = shorten(entry.title, CITED_TITLE_CHARS)
+    return f"[{md_label(title)}]({md_url(entry.url)})" if entry.url else f"*{md_text(title)}*"
 
 
 def checked_week_summary(summary: WeekSummary, items: Sequence[Item]) -> str:
@@ -432,7 +458,7 @@ def _citations(ids: Sequence[int], by_id: dict[int, Item]) -> str:
     cited = []
     for item_id in ids:
         item = by_id[item_id]
-        title = md_text(shorten(_title(item), CITED_TITLE_CHARS))
+        title = md_label(shorten(_title(item), CITED_TITLE_CHARS))
         cited.append(f"[{title}]({md_url(item.url)})" if item.url else f"*{title}*")
     return ", ".join(cited)
 
@@ -483,6 +509,8 @@ def skipped_items(items: Sequence[Item]) -> dict[str, int]:
     for item in items:
         if item.note is not None and not offline_stand_in(item):
             continue
+        if not item.url and len(_collapse(item.context or "")) <= SHORT_NOTE_CHARS:
+            continue  # a short note without a link is shown as written: nothing to summarise
         why = why_no_note(item, page_unread=offline_stand_in(item), reason=reason(item))
         reasons[why] = reasons.get(why, 0) + 1
     return {f"{'item' if n == 1 else 'items'} {why}": n for why, n in reasons.items()}

@@ -46,7 +46,7 @@ KEY_POINT_MIN_WORDS = 3  # content words; fewer is a fragment, not a point
 
 
 _NAME_CUT = re.compile(r"(?:^|\s)[A-Z][A-Z0-9]{0,2}\.$")  # "ID.", "VW.": likely not an end
-_LIST_MARKER = re.compile(r"^\s*(?:[-*+•▪→>❯]|\d{1,3}[.)])\s")
+_LIST_MARKER = re.compile(r"^\s*(?:[-*+•▪→>❯]+\s*|\d{1,3}[.)]\s)")  # "- x", "-x", "1. x"
 
 
 class OfflineSummarizer:
