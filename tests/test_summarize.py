@@ -685,3 +685,12 @@ def test_must_read_names_only_items_the_model_noted(fake_openai: FakeOpenAI) -> 
             await summarizer.aclose()
 
     assert run(summarise()).must_read == (4,)
+
+
+def test_a_week_answer_cut_off_by_max_tokens_keeps_only_whole_statements() -> None:
+    content = (
+        '{"statements": [{"text": "Compilers got safer.", "items": [3]},'
+        ' {"text": "Databases got faster and", "items": [4, 17'
+    )
+    answer = parse_week_answer(content, frozenset({3, 4}), truncated=True)
+    assert [(s.text, s.items) for s in answer.statements] == [("Compilers got safer.", [3])]
