@@ -560,6 +560,7 @@ def test_garbage_is_refused_counted_and_the_offline_note_shown_marked(
     assert attempts == 2 and "no usable answer" in error
     text = notes_and_digest(config)
     assert "(extractive summary)" in text
+    assert "The offline note stands where the model's answer was refused or failed: 1 item" in text
     for garbage in ("[the user message]", "\\...", "unsubscribe", "<< >>", "Der Artikel"):
         assert garbage not in text
 

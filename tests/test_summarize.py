@@ -685,3 +685,26 @@ def test_must_read_names_only_items_the_model_noted(fake_openai: FakeOpenAI) -> 
             await summarizer.aclose()
 
     assert run(summarise()).must_read == (4,)
+
+
+def test_a_week_answer_cut_off_by_max_tokens_keeps_only_whole_statements() -> None:
+    content = (
+        '{"statements": [{"text": "Compilers got safer.", "items": [3]},'
+        ' {"text": "Databases got faster and", "items": [4, 17'
+    )
+    answer = parse_week_answer(content, frozenset({3, 4}), truncated=True)
+    assert [(s.text, s.items) for s in answer.statements] == [("Compilers got safer.", [3])]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Rust compilers check memory. <<<DATA-0f3a9c21e4b>>>",
+        "The text between << >> is the article about Rust compilers and memory safety.",
+        "Rust compilers check memory safety, see DATA-9c21e4b7 for compilers.",
+    ],
+)
+def test_the_delimiter_echoed_with_a_character_changed_is_refused(answer: str) -> None:
+    context = AnswerContext(source=ARTICLE, echo_markers=("<<<DATA-0f3a9c21e4b7>>>",))
+    with pytest.raises(ValueError, match="echoed the prompt"):
+        parse_note_answer(json.dumps({"summary": answer}), context)

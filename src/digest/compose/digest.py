@@ -474,6 +474,12 @@ def footer_lines(provenance: Provenance, items: Sequence[Item]) -> list[str]:
     notes = "; ".join(_by_model(entry, "note") for entry in usages if entry.count)
     if notes:
         lines.append(f"Notes: {notes}.")
+    if standing_in := sum(map(_stands_in_for_model, items)):
+        lines.append(
+            f"The offline note stands where the model's answer was refused or failed:"
+            f" {standing_in} item{'s' if standing_in > 1 else ''} (`digest export` gives"
+            " note_by and note_error)."
+        )
     if provenance.week is not None:
         lines.append(f"Week summary: {_by_model(provenance.week, '')}.")
     notes_usage = provenance.note_calls
@@ -487,6 +493,10 @@ def footer_lines(provenance: Provenance, items: Sequence[Item]) -> list[str]:
         reasons = "; ".join(f"{count} {why}" for why, count in skipped.items())
         lines.append(f"Not summarised: {reasons}.")
     return [md_text(line) for line in lines]
+
+
+def _stands_in_for_model(item: Item) -> bool:
+    return bool(item.note_error and item.note and not item.note.by_model)
 
 
 def _by_model(entry: ModelUsage, noun: str) -> str:

@@ -324,10 +324,12 @@ def parse_week_answer(
     content: str | None,
     item_ids: frozenset[int] | None = None,
     must_read_ids: frozenset[int] | None = None,
+    *,
+    truncated: bool = False,
 ) -> WeekAnswer:
     """The statements of a week summary that cite items in `item_ids` (all, if None), citing
-    only those, each said once; "must read" only among `must_read_ids` (all cited, if None);
-    ValueError if no statement is left."""
+    only those, each said once, whole (a `truncated` answer's last may be cut off); "must
+    read" only among `must_read_ids` (all cited, if None); ValueError if no statement is left."""
     read = read_answer(content)
     data = read if isinstance(read, dict) else {}
     statements: list[StatementAnswer] = []
@@ -339,6 +341,8 @@ def parse_week_answer(
         try:
             statement = StatementAnswer.model_validate({"text": fields.get("text"), "items": cites})
         except ValidationError:
+            continue
+        if truncated and not statement.text.endswith(_TERMINAL):
             continue
         cited = [i for i in dict.fromkeys(statement.items) if item_ids is None or i in item_ids]
         if cited and (key := " ".join(statement.text.lower().split())) not in said:

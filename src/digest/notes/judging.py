@@ -24,6 +24,8 @@ MIN_OWN_SHARE = 0.25  # of the text's content words that its article must hold
 MIN_WORDS_TO_JUDGE = 6  # distinct content words a text and its article need to be judged
 ENGLISH = re.compile(r"^\s*(?:en|english)\b", re.IGNORECASE)  # llm.language: English, en-GB…
 
+# Our delimiter, or what is left of it once a model changed a character: "<<<DATA-…>>>", "<< >>".
+_DELIMITER = re.compile(r"<<<?[\s\w-]{0,30}>>>?|\bDATA-[0-9a-f]{6,}", re.IGNORECASE)
 # A template slot: "[…]", "[the user message]", "<summary>", "{text}".
 _SLOT = re.compile(r"\[(?![\d,\s]+\])[^\[\]]{0,80}\]|<[^<>]{0,40}>|\{[^{}]{0,40}\}")
 _PLACEHOLDER_WORDS = """summary summaries key point points keypoints key_points tag tags string
@@ -57,8 +59,10 @@ def is_repetitive(text: str) -> bool:
 
 
 def echoes(text: str, instructions: str) -> bool:
-    """Whether a share of the text's word runs comes from our instructions (an echo with the
-    delimiter or a word changed is an echo still)."""
+    """Whether the text holds our delimiter, even changed, or a share of its word runs comes
+    from our instructions (an echo with a word changed is an echo still)."""
+    if _DELIMITER.search(text):
+        return True
     runs = set(_ngrams(_tokens(text), ECHO_NGRAM))
     if not runs:
         return False

@@ -228,7 +228,7 @@ class OpenAISummarizer:
         by_model = frozenset(item_id for item_id, _title, note in notes if note.by_model)
 
         def parse(content: str | None, truncated: bool) -> Any:
-            return parse_week_answer(content, cited, by_model)
+            return parse_week_answer(content, cited, by_model, truncated=truncated)
 
         answer = await self._answer(ask, parse, Sends(None))
         statements = (Statement(s.text, tuple(s.items)) for s in answer.statements)
