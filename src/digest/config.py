@@ -174,7 +174,7 @@ class LLMConfig(_Section):
     # sends of one (text, model, prompt version) over all runs; then the extractive note stands
     max_attempts: int = Field(2, ge=1, le=10)
     # the notes stage as a whole: past it no call is made; the rest stay pending
-    stage_timeout_s: float = Field(1800, gt=0)
+    stage_timeout_s: float = Field(1800, gt=0, le=86_400)
     # "auto": max_completion_tokens for reasoning models (o1, o3, o4, gpt-5…), else max_tokens
     token_limit_param: Literal["auto", "max_tokens", "max_completion_tokens"] = "auto"
 

@@ -215,17 +215,18 @@ def encoding_of(data: bytes, path: Path) -> str:
     return "cp1252" if bad > 3 and bad * 1000 > len(text) else "utf-8-sig"
 
 
-# Bytes no text holds: NUL and the other C0 controls but tab, the line ends, form feed and
-# escape. A file is binary when they are BINARY_SHARE of its start or more; else a line
-# holding one is skipped and reported, as is one holding bytes its encoding could not read.
-_CONTROL_BYTES = bytes([*range(0, 9), *range(14, 27), *range(28, 32)])
+# Characters no text holds: NUL and the other C0 controls but tab, the line ends, form feed
+# and escape. A file is binary when they and bytes that are not UTF-8 are BINARY_SHARE of its
+# start or more (compressed data, such as a photo, is mostly bytes of the second kind); else a
+# line holding one is skipped and reported, as is one holding bytes its encoding could not read.
 _CONTROL = re.compile("[\x00-\x08\x0e-\x1a\x1c-\x1f]")
 BINARY_SHARE = 0.3
 
 
 def _mostly_binary(head: bytes) -> bool:
-    controls = len(head) - len(head.translate(None, _CONTROL_BYTES))
-    return bool(head) and controls >= BINARY_SHARE * len(head)
+    text = head.decode("utf-8", errors="replace")
+    odd = len(_CONTROL.findall(text)) + text.count("\ufffd")
+    return bool(text) and odd >= BINARY_SHARE * len(text)
 
 
 def line_problem(line: str, *, undecodable: bool = True) -> str | None:
