@@ -7,6 +7,7 @@ from datetime import datetime
 from enum import StrEnum
 
 from digest.lifecycle import WALLS, ItemKind, ItemState, NoteBasis, gave_up
+from digest.urls import for_display
 
 __all__ = ["ItemKind", "ItemState", "NoteBasis"]  # defined with the lifecycle they are part of
 
@@ -162,7 +163,8 @@ class Item:
 
     @property
     def display_title(self) -> str:
-        return self.title or self.page_title or self.url or (self.context or "")[:80]
+        shown_url = for_display(self.url) if self.url else None  # the title of last resort
+        return self.title or self.page_title or shown_url or (self.context or "")[:80]
 
 
 @dataclass(frozen=True)

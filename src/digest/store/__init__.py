@@ -9,6 +9,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from digest.atomic import create_private
 from digest.errors import StoreError, StoreTooNew
 from digest.store.attempts import AttemptsStore
 from digest.store.base import (
@@ -57,6 +58,7 @@ def ensure_folder(folder: Path) -> None:
 def open_store(path: Path, *, busy_timeout_s: float = 10.0) -> Store:
     """Open (creating if need be) and migrate the database at `path`."""
     ensure_folder(path.parent)
+    create_private(path)  # it holds feed credentials: SQLite would make it 0644
     try:
         conn = sqlite3.connect(path, timeout=busy_timeout_s)
     except sqlite3.OperationalError as exc:
