@@ -49,7 +49,7 @@ from digest.collect.files import (
 )
 from digest.config import SourceConfig
 from digest.errors import ImportFormatError, SourceError, unit_bug
-from digest.models import FileReading, Stage, StageReport
+from digest.models import FileReading, Rejected, Stage, StageReport
 from digest.store import Store
 from digest.store.records import FileState
 
@@ -147,6 +147,11 @@ def _collect_one(
         store, path, big_or_data, source, source_id, zone, now, grown_from, recorded
     )
     report.held = 1 if seen.held else 0
+    if isinstance(big_or_data, BigFile) and _moved(path, stat):  # streamed while written to
+        report.rejected.append(
+            Rejected(None, "", "changed while it was read; read again next collect")
+        )
+        return report  # its state not remembered: read whole next time
     _remember(store, key, seen, lines_ended, now)
     return report
 
