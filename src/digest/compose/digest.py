@@ -256,8 +256,12 @@ def _entry(item: Item) -> Entry:
         return _note_entry(item)
     title = _title(item)
     if note is None or offline_stand_in(item):  # the user's own words; why the page is unread
-        words = saved_words(item)
-        saved = shorten(words, SHORT_NOTE_CHARS) if words else ""
+        words = saved_words(item)  # the stand-in note is these words, cleaned: shown if any
+        saved = (
+            (model_text(note.summary) if note else shorten(words, SHORT_NOTE_CHARS))
+            if words
+            else ""
+        )
         context = without_lead(saved, title, title_opens_text=True) or None
         return Entry(title, item.url, context, _unread_entry_marker(item, context), ())
     summary = without_lead(model_text(note.summary), title) or None
