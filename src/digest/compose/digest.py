@@ -53,8 +53,6 @@ SHORT_NOTE_CHARS = 280  # a saved note this short is shown as it is, not summari
 CITED_TITLE_CHARS = 60
 BRIEF_TITLES = 2  # a section with no note to quote is told by its first titles
 MIN_NOTE_WORDS = 3  # a note never opens on a shorter fragment
-OVERVIEW_SECTIONS = 4
-OVERVIEW_CITES = 2
 _INLINE_CITATION = re.compile(r"\s*\[(\d+(?:\s*,\s*\d+)*)\]")
 
 _MONTHS = (
