@@ -163,7 +163,8 @@ def pages(markdown: str, mail: str) -> dict[str, str]:
 def offline_week() -> dict[str, str]:
     """The sample week's markdown and mail from a real offline run."""
     with tempfile.TemporaryDirectory() as folder, serving() as server:
-        return pages(*run_week(Path(folder), server, ("feed", "list", "posts")))
+        week = run_week(Path(folder), server, ("feed", "list", "posts"))
+        return pages(week.markdown, week.mail)
 
 
 def screenshots(folder: Path) -> list[Path]:

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from digest.compose.backlog import linkable_urls
 from digest.config import load_config
 from digest.deliver.html import markdown_to_html
+from digest.models import StageReport
 from digest.periods import parse_week
 from digest.pipeline import Pipeline
 from digest.store import open_store
@@ -110,9 +112,17 @@ def feed(server: LoopbackServer) -> str:
     return f'<?xml version="1.0"?><rss version="2.0"><channel><title>Systems news</title>{items}</channel></rss>'
 
 
-def run_week(tmp_path: Path, server: LoopbackServer, shapes: Sequence[str]) -> tuple[str, str]:
+@dataclass(frozen=True)
+class Week:
+    markdown: str
+    mail: str  # the HTML part
+    reports: tuple[StageReport, ...]  # of collect, fetch and notes
+
+
+def run_week(tmp_path: Path, server: LoopbackServer, shapes: Sequence[str]) -> Week:
     """The week's markdown and mail HTML from `digest now`'s stages, offline, for files in
-    `shapes` ("journal", "list", "posts") and, with "feed", the loopback feed."""
+    `shapes` ("journal", "list", "posts") and, with "feed", the loopback feed (its address
+    written 127.0.0.1:PORT)."""
     for path, (title, text) in PAGES.items():
         server.routes[path] = Response(200, page(title, text))
     server.routes["/feed.xml"] = Response(200, feed(server), content_type="application/rss+xml")
@@ -139,16 +149,16 @@ def run_week(tmp_path: Path, server: LoopbackServer, shapes: Sequence[str]) -> t
         pipeline = Pipeline(config, store, clock=lambda: NOW)
         summarizer = pipeline.summarizer()
 
-        async def run() -> tuple[str, list[str]]:
-            await pipeline.collect()
-            await pipeline.fetch_and_extract()
-            await pipeline.make_notes(summarizer)
+        async def run() -> tuple[str, list[str], list[StageReport]]:
+            reports = await pipeline.collect()
+            reports.append(await pipeline.fetch_and_extract())
+            reports.append(await pipeline.make_notes(summarizer))
             markdown, items, backlog = await pipeline.compose_digest(period, summarizer)
-            return markdown, sorted(linkable_urls(items, backlog))
+            return markdown, sorted(linkable_urls(items, backlog)), reports
 
-        markdown, urls = asyncio.run(run())
+        markdown, urls, reports = asyncio.run(run())
     mail = markdown_to_html(markdown, title=f"Digest {WEEK}", allowed_urls=urls)
-    return _portless(markdown, server), _portless(mail, server)
+    return Week(_portless(markdown, server), _portless(mail, server), tuple(reports))
 
 
 def _portless(text: str, server: LoopbackServer) -> str:

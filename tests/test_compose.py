@@ -417,7 +417,7 @@ def test_an_unread_link_with_only_its_address_gets_no_pretend_note() -> None:
     quiet = "*(page not read yet: host unreachable; not tried again)*"
     assert entry("youtube.com/watch?v=33y9FMIvcWY", url, quiet) in markdown
     assert entry("Bees", "https://b.example/x", quiet) in markdown
-    assert entry("Cells", "https://c.example/y", f"A clear tour of membranes {quiet}") in markdown
+    assert entry("Cells", "https://c.example/y", f"A clear tour of membranes. {quiet}") in markdown
     assert [pretend_note(item) for item in items] == [True, True, False]
 
 

@@ -30,14 +30,16 @@ def server() -> Iterator[LoopbackServer]:
 def test_a_week_of_each_shape_reads_as_frozen(
     tmp_path: Path, server: LoopbackServer, shape: str
 ) -> None:
-    markdown, mail = run_week(tmp_path, server, [shape])
-    for suffix, text in ((".md", markdown), (".html", mail)):
+    week = run_week(tmp_path, server, [shape])
+    for suffix, text in ((".md", week.markdown), (".html", week.mail)):
         expected = GOLDEN / f"{shape}{suffix}"
         if os.environ.get("UPDATE_GOLDEN") == "1":
             expected.parent.mkdir(parents=True, exist_ok=True)
             expected.write_text(text, encoding="utf-8")
         assert text == expected.read_text(encoding="utf-8"), shape
-    assert_reads_well(markdown)
+    assert_reads_well(week.markdown)
+    info = [line for report in week.reports for line in report.info]
+    assert not [line for line in info if "another language" in line]  # no model wrote a note
 
 
 def assert_reads_well(markdown: str) -> None:

@@ -53,8 +53,6 @@ SHORT_NOTE_CHARS = 280  # a saved note this short is shown as it is, not summari
 CITED_TITLE_CHARS = 60
 BRIEF_TITLES = 2  # a section with no note to quote is told by its first titles
 MIN_NOTE_WORDS = 3  # a note never opens on a shorter fragment
-OVERVIEW_SECTIONS = 4
-OVERVIEW_CITES = 2
 _INLINE_CITATION = re.compile(r"\s*\[(\d+(?:\s*,\s*\d+)*)\]")
 
 _MONTHS = (
@@ -259,8 +257,12 @@ def _entry(item: Item) -> Entry:
         return _note_entry(item)
     title = _title(item)
     if note is None or offline_stand_in(item):  # the user's own words; why the page is unread
-        words = saved_words(item)
-        saved = shorten(words, SHORT_NOTE_CHARS) if words else ""
+        words = saved_words(item)  # the stand-in note is these words, cleaned: shown if any
+        saved = (
+            (model_text(note.summary) if note else shorten(words, SHORT_NOTE_CHARS))
+            if words
+            else ""
+        )
         context = without_lead(saved, title, title_opens_text=True) or None
         return Entry(title, item.url, context, _unread_entry_marker(item, context), ())
     summary = without_lead(model_text(note.summary), title) or None
