@@ -169,9 +169,9 @@ class NoteAnswer(BaseModel):
         value = _without_item_urls(value, context.item_urls)
         if context.truncated:
             value = _complete_sentences(value)
+        value = _fitted(value)
         if is_repetitive(value):
             raise ValueError("the summary says the same thing more than once")
-        value = _fitted(value)
         if echoes(value, context.instructions):
             raise ValueError("the answer echoed the prompt instead of summarising the text")
         if context.language and wrong_language(value, context.language):
