@@ -75,15 +75,18 @@ def off_topic(
     own: frozenset[str],
     others: Iterable[frozenset[str]] = (),
     *,
+    title: frozenset[str] = frozenset(),
     translated: bool = False,
 ) -> str | None:
     """Why the text is not about its article (`own`, its content stems), or None: it shares
-    too few content words with it, or more with another article of the run (`others`).
-    A `translated` text (another language than the article's may be) needs only one."""
+    too few content words with it, or more with another article of the run (`others`), or
+    none beyond the article's `title`. A `translated` text needs only one in common."""
     said = stems(text)
     if len(own) < MIN_WORDS_TO_JUDGE or not said:
         return None
     mine = len(said & own)
+    if mine and not said & own - title and len(own - title) >= MIN_WORDS_TO_JUDGE:
+        return "it says nothing of the text beyond its title"
     few = not translated and len(said) >= MIN_WORDS_TO_JUDGE and mine / len(said) < MIN_OWN_SHARE
     if any(len(said & other) > mine for other in others):
         return "it is more about another article of this run than about this text"
