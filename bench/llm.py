@@ -239,11 +239,11 @@ def seed_articles(config: Config, articles: list[tuple[str, str, str]]) -> None:
 
 
 def measure_real(
-    articles: list[tuple[str, str, str]], base_url: str, model: str, workers: int
+    articles: list[tuple[str, str, str]], base_url: str, model: str, workers: int, stage_s: float
 ) -> None:
     """Three runs of the notes stage and the draft against a real server."""
     llm = LLMConfig(provider="openai", model=model, base_url=base_url, concurrency=workers,
-                    timeout_s=900, stage_timeout_s=6 * 3600)  # fmt: skip
+                    timeout_s=900, stage_timeout_s=stage_s)  # fmt: skip
     print(f"{len(articles)} articles, {model} at {base_url}, concurrency {workers}")
     with tempfile.TemporaryDirectory() as folder:
         config = Config(digest=DigestSection(data_dir=Path(folder)), llm=llm)
@@ -345,12 +345,13 @@ def main() -> None:
     parser.add_argument("--unusable", type=float, default=0.05, help="with --shapes: their share")
     parser.add_argument("--real", metavar="BASE_URL", help="a real server instead of the fake")
     parser.add_argument("--model", default="gemma-3-270m", help="with --real")
+    parser.add_argument("--stage-timeout", type=float, default=3600, help="with --real: s")
     args = parser.parse_args()
     if args.real:
         from offline_rouge import load
 
         chosen = random.Random(21).sample(load(args.csv), args.items)
-        measure_real(chosen, args.real, args.model, args.concurrency[0])
+        measure_real(chosen, args.real, args.model, args.concurrency[0], args.stage_timeout)
         return
     pages = texts(args.items, args.csv)
     if args.shapes:

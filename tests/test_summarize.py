@@ -708,3 +708,12 @@ def test_the_delimiter_echoed_with_a_character_changed_is_refused(answer: str) -
     context = AnswerContext(source=ARTICLE, echo_markers=("<<<DATA-0f3a9c21e4b7>>>",))
     with pytest.raises(ValueError, match="echoed the prompt"):
         parse_note_answer(json.dumps({"summary": answer}), context)
+
+
+def test_a_summary_that_only_restates_the_title_is_refused() -> None:
+    context = AnswerContext(source=f"Safer compilers\n{ARTICLE}", title="Safer compilers")
+    restated = "This article is an excerpt from the news of 2019, on safer compilers."
+    with pytest.raises(ValueError, match="nothing of the text beyond its title"):
+        parse_note_answer(json.dumps({"summary": restated}), context)
+    kept = parse_note_answer(json.dumps({"summary": "Safer compilers catch memory bugs."}), context)
+    assert kept.summary == "Safer compilers catch memory bugs."

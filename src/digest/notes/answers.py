@@ -116,6 +116,7 @@ class AnswerContext:
     basis: NoteBasis = NoteBasis.FULL_TEXT
     known_tags: tuple[str, ...] = ()
     source: str = ""  # title and text sent: a summary is about it (judging.off_topic)
+    title: str = ""  # a summary says more of the text than its title
     others: tuple[frozenset[str], ...] = ()  # content stems of the run's other articles
     instructions: str = ""  # what was asked: an answer must not echo it
     language: str = ""  # what the note must be written in ("": any)
@@ -169,15 +170,16 @@ class NoteAnswer(BaseModel):
         value = _without_item_urls(value, context.item_urls)
         if context.truncated:
             value = _complete_sentences(value)
+        value = _fitted(value)
         if is_repetitive(value):
             raise ValueError("the summary says the same thing more than once")
-        value = _fitted(value)
         if echoes(value, context.instructions):
             raise ValueError("the answer echoed the prompt instead of summarising the text")
         if context.language and wrong_language(value, context.language):
             raise ValueError(f"the note must be written in {context.language}")
         translated = bool(context.language) and not ENGLISH.match(context.language)
-        if why := off_topic(value, stems(context.source), context.others, translated=translated):
+        own, title = stems(context.source), stems(context.title)
+        if why := off_topic(value, own, context.others, title=title, translated=translated):
             raise ValueError(f"the summary is not about the text: {why}")
         return value
 

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from digest.text import looks_english, sentences, surely_english, words
 
 STEM = 5  # letters of a word compared: "compilers" meets "compiler"
-REPEATED_NGRAM = 8  # words in a row that a note never says twice
+REPEATED_NGRAM = 10  # words in a row that a note never says twice
 ECHO_NGRAM = 4  # word runs compared with the instructions
 ECHO_SHARE = 0.25  # of the text's word runs found in the instructions: an echo
 MIN_OWN_SHARE = 0.25  # of the text's content words that its article must hold
@@ -52,8 +52,8 @@ def is_placeholder(text: str) -> bool:
 
 def is_repetitive(text: str) -> bool:
     """A sentence said twice, or a long run of words said twice."""
-    said = [" ".join(_tokens(sentence)) for sentence in sentences(text)]
-    if any(count > 1 for line, count in Counter(said).items() if len(line.split()) >= 3):
+    said = Counter(" ".join(_tokens(sentence)) for sentence in sentences(text))
+    if any(count > 2 or (count > 1 and len(line.split()) >= 3) for line, count in said.items()):
         return True
     return any(count > 1 for count in Counter(_ngrams(_tokens(text), REPEATED_NGRAM)).values())
 
@@ -75,15 +75,18 @@ def off_topic(
     own: frozenset[str],
     others: Iterable[frozenset[str]] = (),
     *,
+    title: frozenset[str] = frozenset(),
     translated: bool = False,
 ) -> str | None:
     """Why the text is not about its article (`own`, its content stems), or None: it shares
-    too few content words with it, or more with another article of the run (`others`).
-    A `translated` text (another language than the article's may be) needs only one."""
+    too few content words with it, or more with another article of the run (`others`), or
+    none beyond the article's `title`. A `translated` text needs only one in common."""
     said = stems(text)
     if len(own) < MIN_WORDS_TO_JUDGE or not said:
         return None
     mine = len(said & own)
+    if mine and not said & own - title and len(own - title) >= MIN_WORDS_TO_JUDGE:
+        return "it says nothing of the text beyond its title"
     few = not translated and len(said) >= MIN_WORDS_TO_JUDGE and mine / len(said) < MIN_OWN_SHARE
     if any(len(said & other) > mine for other in others):
         return "it is more about another article of this run than about this text"

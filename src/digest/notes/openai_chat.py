@@ -159,6 +159,7 @@ class OpenAISummarizer:
             basis=basis,
             known_tags=request.known_tags,
             source=f"{request.title or ''}\n{request.text}",
+            title=request.title or "",
             others=request.others,
             item_urls=(*([request.url] if request.url else []), *URL.findall(request.text)),
             echo_markers=(ask.delimiter, *ECHO_MARKERS),
