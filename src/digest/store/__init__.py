@@ -23,12 +23,15 @@ from digest.store.items import item_key, url_key
 from digest.store.links import LinksStore
 from digest.store.migrations import known_steps, migrations, unknown_steps
 from digest.store.runs import RunsStore
+from digest.store.search import SearchFilter, SearchHit, SearchStore
 from digest.store.sources import SourcesStore
 
 __all__ = [
     "DeliveryRecord",
     "DigestRecord",
     "SaveReport",
+    "SearchFilter",
+    "SearchHit",
     "Store",
     "from_iso",
     "item_key",
@@ -38,7 +41,7 @@ __all__ = [
 ]
 
 
-class Store(SourcesStore, RunsStore, LinksStore, AttemptsStore):
+class Store(SourcesStore, RunsStore, LinksStore, AttemptsStore, SearchStore):
     pass
 
 

@@ -334,3 +334,59 @@ def _rebuild_with_autoincrement(db: Database, table: str) -> None:
     conn.execute(f"ALTER TABLE {table}_rebuilt RENAME TO {table}")
     for sql in companions:
         conn.execute(sql)
+
+
+# What `digest search` finds an item by: one row per item, made from the item and its note.
+_SEARCH_DOCUMENT = """
+CREATE VIEW item_search AS SELECT
+    i.id AS id,
+    trim(coalesce(i.title, '') || CASE WHEN i.extracted_title IS NOT NULL
+        AND i.extracted_title IS NOT i.title THEN ' ' || i.extracted_title ELSE '' END) AS title,
+    trim(coalesce(i.text, '') || ' ' || coalesce(i.linked_text, '')) AS text,
+    trim(coalesce(n.summary, '') || ' '
+        || coalesce((SELECT group_concat(value, ' ') FROM json_each(n.key_points)), '')) AS note,
+    i.context AS context,
+    (SELECT group_concat(value, ' ') FROM json_each(n.tags)) AS tags,
+    (SELECT CASE WHEN instr(rest, '/') > 0 THEN substr(rest, 1, instr(rest, '/') - 1)
+        ELSE rest END FROM (SELECT substr(i.url, instr(i.url, '://') + 3) AS rest)) AS host
+FROM items i LEFT JOIN notes n ON n.id = i.note_id
+"""
+_SEARCH_COLUMNS = "title, text, note, context, tags, host"
+# The columns the document is made of: a change to any of them renews the item's index row.
+_SEARCHED = ("url", "title", "extracted_title", "text", "linked_text", "context", "note_id")
+_CHANGED = " OR ".join(f"old.{column} IS NOT new.{column}" for column in _SEARCHED)
+_INDEX_ROW = f"INSERT INTO item_index (rowid, {_SEARCH_COLUMNS}) SELECT id, {_SEARCH_COLUMNS} FROM item_search"
+_FORGET_ROW = f"INSERT INTO item_index (item_index, rowid, {_SEARCH_COLUMNS}) SELECT 'delete', id, {_SEARCH_COLUMNS} FROM item_search"
+
+
+@migrations(name="m022a_search_index")
+def m022a_search_index(db: Database) -> None:
+    # Full-text search (FTS5, porter stemming over unicode61 without diacritics) over a view
+    # of each item with its note. The index holds no copy of the texts (external content):
+    # to drop an item's old terms FTS5 must be given its old values, so they are read from
+    # the view BEFORE a change, and the new ones indexed AFTER it.
+    columns = ", ".join(_SEARCHED)
+    for statement in (
+        _SEARCH_DOCUMENT,
+        f"CREATE VIRTUAL TABLE item_index USING fts5({_SEARCH_COLUMNS}, content = 'item_search',"
+        " content_rowid = 'id', tokenize = 'porter unicode61 remove_diacritics 2')",
+        f"CREATE TRIGGER item_index_insert AFTER INSERT ON items BEGIN"
+        f" {_INDEX_ROW} WHERE id = new.id; END",
+        f"CREATE TRIGGER item_index_forget BEFORE UPDATE OF {columns} ON items WHEN {_CHANGED}"
+        f" BEGIN {_FORGET_ROW} WHERE id = old.id; END",
+        f"CREATE TRIGGER item_index_renew AFTER UPDATE OF {columns} ON items WHEN {_CHANGED}"
+        f" BEGIN {_INDEX_ROW} WHERE id = new.id; END",
+        f"CREATE TRIGGER item_index_delete BEFORE DELETE ON items BEGIN"
+        f" {_FORGET_ROW} WHERE id = old.id; END",
+        _INDEX_ROW,  # every item there is (FTS5's 'rebuild' fails on json_each in the view)
+    ):
+        db.execute(statement)
+
+
+@migrations(name="m022b_item_stars")
+def m022b_item_stars(db: Database) -> None:
+    # `digest star ID`: what the reader marked worth keeping, which the ranking learns from.
+    db.execute(
+        "CREATE TABLE item_stars (item_id INTEGER PRIMARY KEY REFERENCES items(id),"
+        " starred_at TEXT NOT NULL)"
+    )
