@@ -597,6 +597,26 @@ def star(ids: tuple[int, ...], unstar: bool) -> None:
         raise DigestError(f"no saved item with id {', '.join(map(str, unknown))}")
 
 
+@cli.group()
+@common_options
+def rules() -> None:
+    """The reader's [[rules]]: mute, skip notes, pin, tag, put in a section."""
+
+
+@rules.command("test")
+@WEEK
+@common_options
+def rules_test(week: str | None) -> None:
+    """Per rule: the items it matches in the week, and how the digest would read without it
+    (composed offline from the store: no model call, nothing written)."""
+    from digest.clock import utc_now
+    from digest.rulecheck import rules_report
+
+    cfg = config()
+    for line in rules_report(cfg, _period(cfg, week, utc_now())):
+        click.echo(for_display(line))
+
+
 @cli.command()
 @click.option("--week", required=True, metavar="YYYY-Www|last", help="The week to mail again.")
 @common_options

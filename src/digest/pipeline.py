@@ -18,6 +18,8 @@ from digest.collect.feeds import collect_feeds
 from digest.collect.inbox import collect_file_source
 from digest.compose.backlog import backlog_for, linkable_urls
 from digest.compose.digest import Backlog, Provenance, compose
+from digest.compose.ranking import HISTORY, History, rank_items
+from digest.compose.rules import RulesOutcome, apply_rules, needs_whole_text, notes_skipped
 from digest.compose.stories import TEXT_CHARS
 from digest.compose.topics import offline_sections
 from digest.compose.unread import without_unresolved
@@ -28,7 +30,7 @@ from digest.errors import RunCancelled
 from digest.extract.quality import SHOWS_ARTICLE_TEXT
 from digest.fetch.client import Fetcher
 from digest.fetch.stage import FetchStage
-from digest.models import Item, ItemKind, NoteBasis, Period, Stage, StageReport
+from digest.models import Item, ItemKind, NoteBasis, Period, Stage, StageReport, WeekSummary
 from digest.notes import CallRecord, NoteRequest, Summarizer
 from digest.notes.stage import Estimate, NotesStage
 from digest.periods import parse_week, period_containing, previous_period
@@ -142,18 +144,27 @@ class Pipeline:
         report = StageReport(Stage.NOTES)
         due = self.notes.due(summarizer, period, only_period=only_period)
         known_tags = self.notes.known_tags()
+        skipped = {item.id for item in due if notes_skipped(self.config.rules, item)}
+        writers = {False: summarizer, True: self.notes.offline_summarizer()}  # no model call
+        groups = [
+            (writer, group)
+            for offline, writer in writers.items()
+            for group in self.notes.by_text(
+                writer, [item for item in due if (item.id in skipped) == offline], known_tags
+            )
+        ]
         await run_together(
             self._counted(
                 Stage.NOTES,
                 len(due),
                 report,
                 isolated(  # a bug on one text: those items stay pending, the others go on
-                    self.notes.note_same_text(summarizer, group, known_tags, report),
+                    self.notes.note_same_text(writer, group, known_tags, report),
                     f"item {group[0].id}",
                     report.failures,
                 ),
             )
-            for group in self.notes.by_text(summarizer, due, known_tags)
+            for writer, group in groups
         )
         self.notes.finish(report)
         return report
@@ -164,20 +175,16 @@ class Pipeline:
         self, period: Period, summarizer: Summarizer
     ) -> tuple[str, list[Item], Backlog]:
         """The period's markdown as the store stands, with its items and backlog."""
-        items = self.store.items_saved_between(period.start, period.end, text_chars=TEXT_CHARS)
+        week = ruled_week(self.store, self.config, period)
+        items = week.shown
         week_summary = await self.notes.week_summary(period, items, summarizer)
-        provenance = Provenance(self.notes.notes_usage(period), self.notes.week_usage)
+        provenance = Provenance(
+            self.notes.notes_usage(period), self.notes.week_usage, muted=len(week.muted)
+        )
         backlog = backlog_for(self.store, self.config, period)
-        zone = self.config.digest.zone
-        sections = offline_sections(items) if self.config.llm.provider == "offline" else None
-        markdown = compose(
-            period,
-            items,
-            week_summary,
-            zone=zone,
-            backlog=backlog,
-            provenance=provenance,
-            sections=sections,
+        history = reader_history(self.store)
+        markdown = compose_week(
+            self.config, period, week, week_summary, history, backlog, provenance
         )
         return for_display(markdown), items, backlog  # the digest goes everywhere: no secrets
 
@@ -225,6 +232,49 @@ class Pipeline:
 
     def _record_call(self, call: CallRecord) -> None:
         self.notes.record_call(call, self.run_id)
+
+
+def ruled_week(store: Store, config: Config, period: Period) -> RulesOutcome:
+    """The period's items through the reader's [[rules]]: the muted left out, pins and
+    sections noted (the whole page is read only when a rule counts its words)."""
+    return apply_rules(config.rules, week_items(store, config, period))
+
+
+def week_items(store: Store, config: Config, period: Period) -> list[Item]:
+    chars = None if needs_whole_text(config.rules) else TEXT_CHARS
+    return store.items_saved_between(period.start, period.end, text_chars=chars)
+
+
+def reader_history(store: Store) -> History:
+    return History(
+        store.starred_items(HISTORY, text_chars=TEXT_CHARS),
+        store.read_items(HISTORY, text_chars=TEXT_CHARS),
+    )
+
+
+def compose_week(
+    config: Config,
+    period: Period,
+    week: RulesOutcome,
+    week_summary: WeekSummary,
+    history: History,
+    backlog: Backlog,
+    provenance: Provenance | None,
+) -> str:
+    """The digest's markdown: sections (offline, or the rules'), each ordered by the reader's
+    interests and history (compose.ranking)."""
+    sections = offline_sections(week.shown) if config.llm.provider == "offline" else {}
+    ranking = rank_items(week.shown, config.interests, history, week.pinned)
+    return compose(
+        period,
+        week.shown,
+        week_summary,
+        zone=config.digest.zone,
+        backlog=backlog,
+        provenance=provenance,
+        sections={**sections, **week.sections},
+        ranking=ranking,
+    )
 
 
 def note_request(item: Item, known_tags: Sequence[str]) -> NoteRequest:

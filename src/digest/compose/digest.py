@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo
 
 import jinja2
 
+from digest.compose.ranking import Ranking
 from digest.compose.stories import same_stories
 from digest.compose.unread import reason, unread_line
 from digest.lifecycle import why_no_note
@@ -69,6 +70,7 @@ class Entry:
     points: tuple[str, ...]
     also: tuple[tuple[str, str], ...] = ()  # (site, url) of the same story elsewhere
     links: tuple[tuple[str, str], ...] = ()  # (name, url) of the links in a post's text
+    why: str | None = None  # why the ranking put it where it is: "matches your interest 'x'"
 
 
 @dataclass
@@ -93,6 +95,7 @@ class Provenance:
 
     notes: Sequence[ModelUsage] = ()
     week: ModelUsage | None = None
+    muted: int = 0  # items the reader's rules left out
 
 
 @dataclass(frozen=True)
@@ -111,6 +114,7 @@ def compose(
     backlog: Backlog = Backlog(),
     provenance: Provenance | None = None,
     sections: Mapping[int, str] | None = None,
+    ranking: Ranking | None = None,
 ) -> str:
     """The digest of `period`: heading, the week's summary, the items grouped by topic,
     then the backlog sections that have items, then the provenance footer if given.
@@ -119,12 +123,16 @@ def compose(
     a statement left citing nothing; links and URLs in its text are removed, and citations
     become links to the items' own URLs. `sections` names the section of items without a
     topic (most central first within a section); the offline week summary is then made of
-    the main sections, citing their most central items."""
+    the main sections, citing their most central items. `ranking` orders the items within
+    each section, says why, and names the must-reads the week summary did not."""
     unique = _unique(items)
-    sections = sections or {}
-    topics = group_by_topic(*_one_entry_per_story(unique), sections=sections)
+    sections, ranking = sections or {}, ranking or Ranking()
+    entries, also = _one_entry_per_story(unique)
+    topics = group_by_topic(ranking.ordered(entries), also, sections, ranking.why)
     if sections and week_summary.model == "offline":
         week_summary = overview(sections, unique)
+    must_read = [*ranking.pinned, *(week_summary.must_read or ranking.must_read)]
+    week_summary = replace(week_summary, must_read=tuple(dict.fromkeys(must_read)))
     year_ago = _unique(backlog.year_ago)
     shown = {item.key for item in year_ago}
     unread = [item for item in backlog.unread if item.key not in shown][: backlog.unread_limit]
@@ -193,6 +201,7 @@ def group_by_topic(
     items: Sequence[Item],
     also: Mapping[str, Sequence[Item]] | None = None,
     sections: Mapping[int, str] | None = None,
+    why: Mapping[int, str] | None = None,
 ) -> list[Topic]:
     """Topics by size (largest first) then name; Other, the catch-all, comes last. A tag
     names a section only when two or more items share it (as a tag or as their topic): one
@@ -205,7 +214,7 @@ def group_by_topic(
         others = (also or {}).get(item.key, ())
         sources = tuple((_site(other.url), other.url) for other in others if other.url)
         links = tuple((url_title(url), url) for url in post_links(item))
-        entry = replace(_entry(item), also=sources, links=links)
+        entry = replace(_entry(item), also=sources, links=links, why=(why or {}).get(item.id))
         groups.setdefault(name.casefold(), Topic(name)).entries.append(entry)
     return sorted(
         groups.values(),
@@ -398,6 +407,8 @@ def footer_lines(provenance: Provenance, items: Sequence[Item]) -> list[str]:
     if skipped:
         reasons = "; ".join(f"{count} {why}" for why, count in skipped.items())
         lines.append(f"Not summarised: {reasons}.")
+    if provenance.muted:
+        lines.append(f"{provenance.muted} muted by rules.")
     return [md_text(line) for line in lines]
 
 

@@ -335,9 +335,9 @@ def _save_batch(
     conn: sqlite3.Connection, source_id: int, rows: list[tuple[str | None, ...]]
 ) -> int:
     rows = _follow_aliases(conn, rows)
-    before = conn.total_changes
-    conn.executemany(f"{_INSERT_ITEM} ON CONFLICT(key) DO NOTHING", rows)  # the cheap common case
-    if conn.total_changes - before < len(rows):
+    # the cheap common case; rowcount, unlike total_changes, leaves out what triggers change
+    inserted = conn.executemany(f"{_INSERT_ITEM} ON CONFLICT(key) DO NOTHING", rows).rowcount
+    if inserted < len(rows):
         renewed = _notes_renewed(conn, rows)
         conn.executemany(_UPSERT_ITEM, rows)
         conn.executemany("UPDATE items SET note_id = NULL WHERE id = ?", renewed)
@@ -408,7 +408,7 @@ def _item_columns(text_chars: int | None) -> str:
         "i.id, i.key, i.url, i.title, i.kind, i.saved_at, i.topic, i.context, i.state,"
         f" i.attempts, i.failures, i.error, i.next_attempt_at, {text} AS text,"
         " i.extracted_title, i.links, NULL AS linked_text, i.quality, i.read_at, i.note_key,"
-        " i.note_attempts, i.note_failures, i.note_error, i.note_next_attempt_at"
+        " i.note_attempts, i.note_failures, i.note_error, i.note_next_attempt_at, i.language"
     )
 
 
@@ -441,6 +441,7 @@ def _item_from_row(row: sqlite3.Row) -> Item:
         note_failures=row["note_failures"],
         note_error=row["note_error"],
         note_next_attempt_at=from_iso(row["note_next_attempt_at"]),
+        language=row["language"],
     )
 
 

@@ -10,8 +10,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from digest.errors import BadSearch
-from digest.models import ItemKind, ItemState
-from digest.store.base import StoreBase, iso, store_error
+from digest.models import Item, ItemKind, ItemState
+from digest.store.base import iso, store_error
+from digest.store.items import ItemsStore
 
 MARK_START, MARK_END = "\x02", "\x03"  # around each matched word in a snippet
 SNIPPET_WORDS = 16
@@ -52,7 +53,7 @@ class SearchHit:
     snippet: str  # matched words between MARK_START and MARK_END
 
 
-class SearchStore(StoreBase):
+class SearchStore(ItemsStore):
     def search(self, query: str, narrow: SearchFilter, limit: int) -> list[SearchHit]:
         """The items matching the FTS5 `query`, best first (bm25, the title weighted most).
 
@@ -89,8 +90,21 @@ class SearchStore(StoreBase):
                 conn.execute("DELETE FROM item_stars WHERE item_id = ?", (item_id,))
         return True
 
-    def starred_ids(self) -> set[int]:
-        return {row[0] for row in self._query("SELECT item_id FROM item_stars")}
+    def starred_items(self, limit: int, *, text_chars: int) -> list[Item]:
+        """The items starred, most recently starred first (the openings of their pages)."""
+        return self._items(
+            "JOIN item_stars t ON t.item_id = i.id ORDER BY t.starred_at DESC, i.id LIMIT ?",
+            (limit,),
+            text_chars=text_chars,
+        )
+
+    def read_items(self, limit: int, *, text_chars: int) -> list[Item]:
+        """The items marked read, most recently read first (the openings of their pages)."""
+        return self._items(
+            "WHERE i.read_at IS NOT NULL ORDER BY i.read_at DESC, i.id LIMIT ?",
+            (limit,),
+            text_chars=text_chars,
+        )
 
 
 def _narrowing(narrow: SearchFilter) -> tuple[str, list[Any]]:
