@@ -257,3 +257,43 @@ def test_star_and_unstar_by_id_and_an_unknown_id_is_named(rig: Rig) -> None:
     result = rig.run("star", "9999")
     assert result.exit_code == 1
     assert result.stderr == "digest: no saved item with id 9999\n"
+
+
+def vocabulary(conn: sqlite3.Connection, table: str) -> list[tuple[str, int, int]]:
+    """Each term of the FTS5 `table` with the rows and times it occurs (fts5vocab)."""
+    conn.execute(f"CREATE VIRTUAL TABLE temp.{table}_terms USING fts5vocab(main, {table}, 'row')")
+    return conn.execute(f"SELECT term, doc, cnt FROM temp.{table}_terms ORDER BY term").fetchall()
+
+
+def test_the_index_kept_current_equals_one_built_afresh(tmp_path: Path) -> None:
+    """New items (a key twice in one batch), a changed page, a merge: the index stays exact."""
+    path = tmp_path / "digest.db"
+    with open_store(path) as store:
+        source = store.ensure_source("inbox", "file", path="/inbox", now=NOW)
+        store.save_items(source, [SavedItem("https://a.example/1", title="First alpha")], NOW)
+        twice = [
+            SavedItem("https://a.example/2", title="Later beta", context="gamma"),
+            SavedItem("https://a.example/2", title="Earlier delta", saved_at=NOW.replace(day=1)),
+            SavedItem("https://a.example/1", title="Renamed epsilon", context="zeta"),
+        ]
+        store.save_items(source, twice, NOW)
+        store.apply_fetch(
+            FetchSucceeded(
+                2, Extracted("Eta theta.", title="Iota"), "h", NOW, ItemState.FETCHED, None
+            )
+        )
+        first = next(item.key for item in store.all_items() if item.id == 1)
+        store.move_to_key(2, first)  # item 2 merges into item 1
+        assert [hit.id for hit in store.search("zeta alpha", SearchFilter(), 5)] == [1]
+        assert store.search("theta OR delta", SearchFilter(), 5) == []  # gone with item 2
+    with sqlite3.connect(path) as conn:
+        conn.execute(
+            "CREATE VIRTUAL TABLE afresh USING fts5(title, text, note, context, tags, host,"
+            " content = 'item_search', content_rowid = 'id',"
+            " tokenize = 'porter unicode61 remove_diacritics 2')"
+        )
+        conn.execute(
+            "INSERT INTO afresh (rowid, title, text, note, context, tags, host)"
+            " SELECT id, title, text, note, context, tags, host FROM item_search"
+        )
+        assert vocabulary(conn, "item_index") == vocabulary(conn, "afresh")

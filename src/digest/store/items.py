@@ -24,6 +24,7 @@ from digest.models import (
     Usage,
 )
 from digest.store.base import BATCH, SaveReport, StoreBase, from_iso, iso
+from digest.store.index import indexed_at_the_end
 from digest.urls import for_display, normalize_url, same_page_key
 
 MAX_TITLE_CHARS = 300  # a title, topic or author longer than this is cut at storage
@@ -45,15 +46,16 @@ class ItemsStore(StoreBase):
         saved = redated = 0
         with self.write() as conn:
             (before,) = conn.execute("SELECT coalesce(max(id), 0) FROM items").fetchone()
-            batch: list[tuple[str | None, ...]] = []
-            for item in items:
-                if item.saved_at is not None and not plausible_date(item.saved_at, now):
-                    item, redated = replace(item, saved_at=None), redated + 1
-                batch.append(_item_row(item, collected))
-                if len(batch) >= BATCH:
-                    saved += _save_batch(conn, source_id, batch)
-                    batch = []
-            saved += _save_batch(conn, source_id, batch)
+            with indexed_at_the_end(conn, _next_id(conn)):
+                batch: list[tuple[str | None, ...]] = []
+                for item in items:
+                    if item.saved_at is not None and not plausible_date(item.saved_at, now):
+                        item, redated = replace(item, saved_at=None), redated + 1
+                    batch.append(_item_row(item, collected))
+                    if len(batch) >= BATCH:
+                        saved += _save_batch(conn, source_id, batch)
+                        batch = []
+                saved += _save_batch(conn, source_id, batch)
             (new,) = conn.execute("SELECT count(*) FROM items WHERE id > ?", (before,)).fetchone()
         return SaveReport(new=new, duplicates=saved - new, redated=redated)
 
@@ -276,6 +278,12 @@ class ItemsStore(StoreBase):
             for tag in json.loads(raw):
                 tags[tag] = tags.get(tag, 0) + 1
         return sorted(tags, key=lambda tag: (-tags[tag], tag))
+
+
+def _next_id(conn: sqlite3.Connection) -> int:
+    """The id the next item inserted will get (AUTOINCREMENT: never one given before)."""
+    row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'items'").fetchone()
+    return (int(row[0]) if row else 0) + 1
 
 
 def plausible_date(moment: datetime, now: datetime) -> bool:

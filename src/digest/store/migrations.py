@@ -359,6 +359,13 @@ _INDEX_ROW = f"INSERT INTO item_index (rowid, {_SEARCH_COLUMNS}) SELECT id, {_SE
 _FORGET_ROW = f"INSERT INTO item_index (item_index, rowid, {_SEARCH_COLUMNS}) SELECT 'delete', id, {_SEARCH_COLUMNS} FROM item_search"
 
 
+# While the store saves a batch of new items it indexes them at the end, all at once (FTS5
+# writes its pending terms out at every statement, so a row at a time through a trigger costs
+# several times as much): item_index_deferred then holds the first new id, and the triggers
+# leave the rows from there on alone.
+_SETTLED = "old.id < coalesce((SELECT min(first_new) FROM item_index_deferred), old.id + 1)"
+
+
 @migrations(name="m022a_search_index")
 def m022a_search_index(db: Database) -> None:
     # Full-text search (FTS5, porter stemming over unicode61 without diacritics) over a view
@@ -370,14 +377,16 @@ def m022a_search_index(db: Database) -> None:
         _SEARCH_DOCUMENT,
         f"CREATE VIRTUAL TABLE item_index USING fts5({_SEARCH_COLUMNS}, content = 'item_search',"
         " content_rowid = 'id', tokenize = 'porter unicode61 remove_diacritics 2')",
-        f"CREATE TRIGGER item_index_insert AFTER INSERT ON items BEGIN"
-        f" {_INDEX_ROW} WHERE id = new.id; END",
-        f"CREATE TRIGGER item_index_forget BEFORE UPDATE OF {columns} ON items WHEN {_CHANGED}"
-        f" BEGIN {_FORGET_ROW} WHERE id = old.id; END",
-        f"CREATE TRIGGER item_index_renew AFTER UPDATE OF {columns} ON items WHEN {_CHANGED}"
+        "CREATE TABLE item_index_deferred (first_new INTEGER NOT NULL)",
+        "CREATE TRIGGER item_index_insert AFTER INSERT ON items"
+        " WHEN NOT EXISTS (SELECT 1 FROM item_index_deferred)"
         f" BEGIN {_INDEX_ROW} WHERE id = new.id; END",
-        f"CREATE TRIGGER item_index_delete BEFORE DELETE ON items BEGIN"
-        f" {_FORGET_ROW} WHERE id = old.id; END",
+        f"CREATE TRIGGER item_index_forget BEFORE UPDATE OF {columns} ON items"
+        f" WHEN ({_CHANGED}) AND {_SETTLED} BEGIN {_FORGET_ROW} WHERE id = old.id; END",
+        f"CREATE TRIGGER item_index_renew AFTER UPDATE OF {columns} ON items"
+        f" WHEN ({_CHANGED}) AND {_SETTLED} BEGIN {_INDEX_ROW} WHERE id = new.id; END",
+        f"CREATE TRIGGER item_index_delete BEFORE DELETE ON items WHEN {_SETTLED}"
+        f" BEGIN {_FORGET_ROW} WHERE id = old.id; END",
         _INDEX_ROW,  # every item there is (FTS5's 'rebuild' fails on json_each in the view)
     ):
         db.execute(statement)
