@@ -11,12 +11,15 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from sqlite_utils import Database
 
 from digest.cli import cli
+from digest.errors import BadSearch
 from digest.lifecycle import FetchSucceeded, ItemState
 from digest.models import Extracted, SavedItem
-from digest.store import SearchFilter, open_store
+from digest.store import SearchFilter, Store, open_store
 from digest.store.migrations import migrations
 from loopback import LoopbackServer, Response, serving
 
@@ -297,3 +300,22 @@ def test_the_index_kept_current_equals_one_built_afresh(tmp_path: Path) -> None:
             " SELECT id, title, text, note, context, tags, host FROM item_search"
         )
         assert vocabulary(conn, "item_index") == vocabulary(conn, "afresh")
+
+
+@pytest.fixture(scope="module")
+def small_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
+    with open_store(tmp_path_factory.mktemp("fuzz") / "digest.db") as store:
+        source = store.ensure_source("inbox", "file", path="/inbox", now=NOW)
+        store.save_items(source, [SavedItem("https://a.example/1", title="Café au lait")], NOW)
+        yield store
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=40))
+def test_any_query_gives_hits_or_one_bad_search_line(small_store: Store, query: str) -> None:
+    try:
+        small_store.search(query, SearchFilter(), 5)
+    except BadSearch as exc:
+        assert len(str(exc).splitlines()) == 1

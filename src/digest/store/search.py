@@ -71,7 +71,7 @@ class SearchStore(ItemsStore):
             rows = self.conn.execute(sql, [query, *params, limit]).fetchall()
         except sqlite3.OperationalError as exc:
             if any(words in str(exc) for words in _QUERY_TROUBLE):
-                raise BadSearch(f"search query {query!r}: {exc}") from exc
+                raise BadSearch(f"search query {query!r}: {_printable(str(exc))}") from exc
             raise store_error(exc, None) from exc
         return [_hit(row) for row in rows]
 
@@ -129,6 +129,11 @@ def _narrowing(narrow: SearchFilter) -> tuple[str, list[Any]]:
         clauses.append(("i.read_at IS NULL", []))
     where = "".join(f" AND {clause}" for clause, _ in clauses)
     return where, [param for _, params in clauses for param in params]
+
+
+def _printable(text: str) -> str:
+    """SQLite quotes the query's characters as they are: a control character is escaped."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def _hit(row: sqlite3.Row) -> SearchHit:
