@@ -123,7 +123,10 @@ api_key_env = "LOOP_KEY"
 
 
 @pytest.fixture
-def rig(tmp_path: Path, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> Iterator[Rig]:
+def collected(
+    tmp_path: Path, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Rig]:
+    """The week collected and its pages fetched; no notes yet."""
     monkeypatch.setenv("LOOP_KEY", "sk-loop")
     with serving() as server:
         for name, entries in (("news", NEWS), ("other", OTHER)):
@@ -134,10 +137,24 @@ def rig(tmp_path: Path, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
                 server.routes[path] = Response(200, page(title))
         write_config(tmp_path, server, fake_openai, RULES)
         rig = Rig(tmp_path, fake_openai)
-        for command in ("collect", "extract", "summarize"):
+        for command in ("collect", "extract"):
             result = rig.run(command)
             assert result.exit_code == 0, result.output
         yield rig
+
+
+@pytest.fixture
+def rig(collected: Rig) -> Rig:
+    """The week noted by the model, but for what the rules keep it off."""
+    result = collected.run("summarize")
+    assert result.exit_code == 0, result.output
+    return collected
+
+
+def test_a_dry_run_counts_no_call_for_what_the_rules_note_offline(collected: Rig) -> None:
+    result = collected.run("now", "--dry-run", "--week", WEEK)
+    assert result.exit_code == 0, result.output
+    assert "4 notes to write" in result.stdout  # six items: the muted and the gossip offline
 
 
 def test_each_action_shapes_the_digest(rig: Rig) -> None:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -78,7 +79,7 @@ class Pipeline:
         self.waits = waits
         self.run_id: int | None = None
         self.retry = False  # fetch every failed item now, whatever its backoff says
-        self.notes = NotesStage(store, config, clock, note_request)
+        self.notes = NotesStage(store, config, clock, note_request, notes_offline(config))
 
     async def _counted(
         self, stage: Stage, total: int, report: StageReport, work: Awaitable[None]
@@ -144,7 +145,7 @@ class Pipeline:
         report = StageReport(Stage.NOTES)
         due = self.notes.due(summarizer, period, only_period=only_period)
         known_tags = self.notes.known_tags()
-        skipped = {item.id for item in due if notes_skipped(self.config.rules, item)}
+        skipped = {item.id for item in due if self.notes.offline_only(item)}
         writers = {False: summarizer, True: self.notes.offline_summarizer()}  # no model call
         groups = [
             (writer, group)
@@ -240,6 +241,11 @@ def ruled_week(store: Store, config: Config, period: Period) -> RulesOutcome:
     return apply_rules(config.rules, week_items(store, config, period))
 
 
+def notes_offline(config: Config) -> Callable[[Item], bool]:
+    """Whether the reader's rules keep the model off an item's note."""
+    return functools.partial(notes_skipped, config.rules)
+
+
 def week_items(store: Store, config: Config, period: Period) -> list[Item]:
     chars = None if needs_whole_text(config.rules) else TEXT_CHARS
     return store.items_saved_between(period.start, period.end, text_chars=chars)
@@ -307,7 +313,7 @@ def estimate_run(config: Config, period: Period, *, only_period: bool = True) ->
     """What a run for `period` would spend on the LLM, from the store as it is (no writes,
     no API key needed)."""
     with open_store(config.db_path) as store:
-        notes = NotesStage(store, config, utc_now, note_request)
+        notes = NotesStage(store, config, utc_now, note_request, notes_offline(config))
         summarizer = notes.summarizer(on_call=lambda call: None, need_key=False)
         return notes.estimate(summarizer, period, only_period=only_period)
 

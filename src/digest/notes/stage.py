@@ -91,6 +91,7 @@ class NotesStage:
     config: Config
     clock: Clock
     request_for: RequestFor
+    offline_only: Callable[[Item], bool] = lambda item: False  # [[rules]]: no model call
     stopped: str | None = None  # why the LLM was stopped for the rest of this run
     unreachable: str | None = None  # stopped because the model could not be reached
     week_usage: ModelUsage | None = None  # the week summary composed this run
@@ -357,6 +358,7 @@ class NotesStage:
         llm = self.config.llm
         known_tags = self.known_tags()
         due = self.due(summarizer, period, only_period=only_period)
+        due = [item for item in due if not self.offline_only(item)]
         cached, missing = 0, []
         for items in self.by_text(summarizer, due, known_tags):
             request = self.request_for(items[0], known_tags)
