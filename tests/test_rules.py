@@ -272,3 +272,11 @@ def test_a_rule_that_matches_nothing_or_does_nothing_is_refused() -> None:
         RuleConfig.model_validate({"name": "r", "mute": True})
     with pytest.raises(ValidationError, match="does nothing"):
         RuleConfig.model_validate({"name": "r", "host": "a.example"})
+
+
+def test_rules_test_without_rules_says_so(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
+    with serving() as server:
+        write_config(tmp_path, server, fake_openai, "")
+    config = tmp_path / "digest.toml"
+    result = CliRunner().invoke(cli, ["rules", "test", "--config", str(config)])
+    assert (result.exit_code, result.stdout) == (0, f"no [[rules]] in {config}\n")

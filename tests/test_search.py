@@ -2,25 +2,30 @@
 
 from __future__ import annotations
 
+import io
 import json
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 from click.testing import CliRunner, Result
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from rich.console import Console
 from sqlite_utils import Database
 
 from digest.cli import cli
 from digest.errors import BadSearch
 from digest.lifecycle import FetchSucceeded, ItemState
-from digest.models import Extracted, SavedItem
-from digest.store import SearchFilter, Store, open_store
+from digest.models import Extracted, ItemKind, SavedItem
+from digest.search import show_hits
+from digest.store import SearchFilter, SearchHit, Store, open_store
 from digest.store.migrations import migrations
+from digest.store.search import MARK_END, MARK_START
 from loopback import LoopbackServer, Response, serving
 
 NOW = datetime(2026, 11, 20, 12, tzinfo=UTC)
@@ -319,3 +324,24 @@ def test_any_query_gives_hits_or_one_bad_search_line(small_store: Store, query: 
         small_store.search(query, SearchFilter(), 5)
     except BadSearch as exc:
         assert len(str(exc).splitlines()) == 1
+
+
+def test_a_terminal_shows_the_matched_words_in_bold_and_no_control_characters() -> None:
+    hit = SearchHit(
+        7,
+        NOW,
+        "Title with \x1b[31mescape",
+        "https://a.example/p",
+        "a.example",
+        ItemKind.LINK,
+        ItemState.NOTED,
+        False,
+        f"about {MARK_START}paged{MARK_END} memory",
+    )
+    terminal = Console(file=io.StringIO(), force_terminal=True, color_system="standard")
+    show_hits([hit], ZoneInfo("UTC"), terminal)
+    out = terminal.file.getvalue()  # type: ignore[attr-defined]
+    assert "\x1b[1mpaged\x1b[0m" in out and "\x1b[31m" not in out
+    plain = Console(file=io.StringIO(), force_terminal=False)
+    show_hits([hit], ZoneInfo("UTC"), plain)
+    assert "about **paged** memory" in plain.file.getvalue()  # type: ignore[attr-defined]
