@@ -267,9 +267,9 @@ def compose_week(
     backlog: Backlog,
     provenance: Provenance | None,
 ) -> str:
-    """The digest's markdown: sections (offline, or the rules'), each ordered by the reader's
-    interests and history (compose.ranking)."""
-    sections = offline_sections(week.shown) if config.llm.provider == "offline" else {}
+    """The digest's markdown: its sections (offline ones without a model), each ordered by the
+    reader's interests and history (compose.ranking)."""
+    sections = offline_sections(week.shown) if config.llm.provider == "offline" else None
     ranking = rank_items(week.shown, config.interests, history, week.pinned)
     return compose(
         period,
@@ -278,7 +278,7 @@ def compose_week(
         zone=config.digest.zone,
         backlog=backlog,
         provenance=provenance,
-        sections={**sections, **week.sections},
+        sections=sections,
         ranking=ranking,
     )
 

@@ -25,12 +25,12 @@ class RulesOutcome:
     shown: list[Item]
     muted: list[Item] = field(default_factory=list)
     pinned: tuple[int, ...] = ()  # ids, in the order the rules and items came
-    sections: dict[int, str] = field(default_factory=dict)  # id -> section a rule named
 
 
 def apply_rules(rules: Sequence[RuleConfig], items: Sequence[Item]) -> RulesOutcome:
-    """Each item through every rule; the first rule that names a section wins."""
-    shown, muted, pinned, sections = [], [], [], {}
+    """Each item through every rule. A section a rule names becomes the item's topic (the first
+    such rule wins), which the digest groups by before any other section."""
+    shown, muted, pinned = [], [], []
     for item in items:
         matched = [rule for rule in rules if matches(rule, item)]
         if any(rule.mute for rule in matched):
@@ -39,9 +39,9 @@ def apply_rules(rules: Sequence[RuleConfig], items: Sequence[Item]) -> RulesOutc
         if any(rule.pin for rule in matched):
             pinned.append(item.id)
         if named := next((rule.section for rule in matched if rule.section), None):
-            sections[item.id] = named
+            item = replace(item, topic=named)
         shown.append(_tagged(item, [tag for rule in matched for tag in rule.tag]))
-    return RulesOutcome(shown, muted, tuple(pinned), sections)
+    return RulesOutcome(shown, muted, tuple(pinned))
 
 
 def notes_skipped(rules: Sequence[RuleConfig], item: Item) -> bool:
