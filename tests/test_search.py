@@ -330,7 +330,7 @@ def test_a_terminal_shows_the_matched_words_in_bold_and_no_control_characters() 
     hit = SearchHit(
         7,
         NOW,
-        "Title with \x1b[31mescape",
+        "Title with \x1b[31mescape" + " and many more words" * 5,
         "https://a.example/p",
         "a.example",
         ItemKind.LINK,
@@ -344,4 +344,6 @@ def test_a_terminal_shows_the_matched_words_in_bold_and_no_control_characters() 
     assert "\x1b[1mpaged\x1b[0m" in out and "\x1b[31m" not in out
     plain = Console(file=io.StringIO(), force_terminal=False)
     show_hits([hit], ZoneInfo("UTC"), plain)
-    assert "about **paged** memory" in plain.file.getvalue()  # type: ignore[attr-defined]
+    head, snippet = plain.file.getvalue().splitlines()  # type: ignore[attr-defined]
+    assert head.endswith("words  (a.example)")  # a long line is not cut at the width
+    assert snippet == "        about **paged** memory"

@@ -54,8 +54,10 @@ def show_hits(hits: Sequence[SearchHit], zone: ZoneInfo, console: Console) -> No
         head = Text(f"{hit.id:>6}  {day}  ")
         head.append(_shown(hit.title), style="bold")
         head.append(host, style="dim")
-        console.print(head, overflow="fold", soft_wrap=True)
-        console.print(_snippet(_shown(hit.snippet), console.is_terminal), soft_wrap=True)
+        console.print(head, soft_wrap=True, crop=False)
+        console.print(
+            _snippet(_shown(hit.snippet), console.is_terminal), soft_wrap=True, crop=False
+        )
 
 
 def _shown(text: str) -> str:
