@@ -130,3 +130,14 @@ def test_stars_are_kept_and_taken_off_in_the_store(tmp_path: Path) -> None:
         assert [i.id for i in store.starred_items(10, text_chars=0)] == [1, 2]
         store.star(1, MONDAY, starred=False)
         assert [i.id for i in store.starred_items(10, text_chars=0)] == [2]
+
+
+def test_an_item_of_the_week_the_reader_starred_comes_first_and_is_not_like_itself() -> None:
+    items = week()
+    gardening = [item for item in items if subject(item) == "gardening"]
+    ranking = rank_items(items, ["football"], History(starred=gardening[:2]))
+    assert ranking.ordered(items)[:2] == gardening[:2]
+    assert ranking.why[gardening[0].id] == "you starred it"
+    assert ranking.must_read[:2] == (gardening[0].id, gardening[1].id)
+    read = rank_items(items, [], History(read=gardening[:1]))
+    assert gardening[0].id not in read.why  # not like itself: no other item read

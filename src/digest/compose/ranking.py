@@ -4,7 +4,8 @@ What the reader cares about: the `interests` of the config, the items they starr
 they marked read. An item's relevance is its embedding's cosine similarity (WordLlama, as for
 the offline sections: no model call) to its closest interest, or to the few starred (or read)
 items it is most like, whichever is higher. Pinned items come first whatever their score.
-With no interests, no history and no pins, nothing is reordered.
+Items of the week the reader starred come right after the pins. With no interests, no
+history and no pins, nothing is reordered.
 """
 
 from __future__ import annotations
@@ -58,26 +59,29 @@ def rank_items(
     pinned: Sequence[int] = (),
 ) -> Ranking:
     """The week's `items` ranked by relevance to the reader (see the module's docstring)."""
-    pins = tuple(dict.fromkeys(i for i in pinned if i in {item.id for item in items}))
-    past = {item.id for item in (*history.starred, *history.read)}
-    week = [item for item in items if item.id not in past]
+    week = list(items)
+    pins = tuple(dict.fromkeys(i for i in pinned if i in {item.id for item in week}))
     if not week or not (interests or history.starred or history.read):
         return Ranking({i: -2.0 for i in pins}, pins, pinned=pins)
-    vectors = embed([_text(item) for item in week])
-    scores, reasons = _scores(vectors, interests, history)
+    scores, reasons = _scores(week, interests, history)
+    starred = {item.id for item in history.starred}
     rank = {item.id: -float(score) for item, score in zip(week, scores, strict=True)}
-    rank |= {i: -2.0 - n / (len(pins) + 1) for n, i in enumerate(pins)}  # similarity ≥ -1
-    relevant = [item.id for item, score in zip(week, scores, strict=True) if score >= RELEVANT]
-    best = sorted(relevant, key=lambda i: rank[i])
-    must_read = tuple(dict.fromkeys([*pins, *best]))[: max(MUST_READ, len(pins))]
     why = {item.id: reason for item, reason in zip(week, reasons, strict=True) if reason}
+    for item in week:
+        if item.id in starred:  # after the pins, before the rest (a similarity is ≥ -1)
+            rank[item.id], why[item.id] = -1.5, "you starred it"
+    rank |= {i: -2.0 - n / (len(pins) + 1) for n, i in enumerate(pins)}
+    best = sorted((i for i, score in rank.items() if -score >= RELEVANT), key=rank.__getitem__)
+    must_read = tuple(dict.fromkeys([*pins, *best]))[: max(MUST_READ, len(pins))]
     return Ranking(rank, must_read, why, pins)
 
 
 def _scores(
-    vectors: np.ndarray[Any, Any], interests: Sequence[str], history: History
+    week: Sequence[Item], interests: Sequence[str], history: History
 ) -> tuple[np.ndarray[Any, Any], list[str | None]]:
-    """Per item: its relevance, and in a few words why (None below RELEVANT)."""
+    """Per item: its relevance, and in a few words why (None below RELEVANT). An item the
+    reader starred or read is compared with the others, never with itself."""
+    vectors = embed([_text(item) for item in week])
     signals: list[tuple[np.ndarray[Any, Any], list[str]]] = []
     if interests:
         similar = vectors @ embed(interests).T
@@ -89,7 +93,10 @@ def _scores(
         (history.read, READ_WEIGHT, "read"),
     ):
         if done:
-            similar = vectors @ embed([_text(item) for item in done[:HISTORY]]).T
+            done = done[:HISTORY]
+            similar = vectors @ embed([_text(item) for item in done]).T
+            itself = np.equal.outer([item.id for item in week], [item.id for item in done])
+            similar[itself] = -1.0  # the least similar there is
             closest = -np.sort(-similar, axis=1)[:, :LIKE]
             like = (similar >= RELEVANT).sum(axis=1)
             said = [f"like {n} item{'s' if n != 1 else ''} you {verb}" for n in like]
