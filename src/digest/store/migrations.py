@@ -370,12 +370,14 @@ CREATE VIEW item_search AS SELECT
     trim(coalesce(i.title, '') || CASE WHEN i.extracted_title IS NOT NULL
         AND i.extracted_title IS NOT i.title THEN ' ' || i.extracted_title ELSE '' END) AS title,
     trim(coalesce(i.text, '') || ' ' || coalesce(i.linked_text, '')) AS text,
-    trim(coalesce(n.summary, '') || ' '
-        || coalesce((SELECT group_concat(value, ' ') FROM json_each(n.key_points)), '')) AS note,
+    CASE WHEN n.id IS NOT NULL THEN trim(n.summary || ' '
+        || coalesce((SELECT group_concat(value, ' ') FROM json_each(n.key_points)), '')) END
+        AS note,
     i.context AS context,
-    (SELECT group_concat(value, ' ') FROM json_each(n.tags)) AS tags,
-    (SELECT CASE WHEN instr(rest, '/') > 0 THEN substr(rest, 1, instr(rest, '/') - 1)
-        ELSE rest END FROM (SELECT substr(i.url, instr(i.url, '://') + 3) AS rest)) AS host
+    CASE WHEN n.id IS NOT NULL THEN (SELECT group_concat(value, ' ') FROM json_each(n.tags))
+        END AS tags,
+    substr(i.url, instr(i.url, '://') + 3,
+        instr(substr(i.url, instr(i.url, '://') + 3) || '/', '/') - 1) AS host
 FROM items i LEFT JOIN notes n ON n.id = i.note_id
 """
 _SEARCH_COLUMNS = "title, text, note, context, tags, host"
