@@ -280,3 +280,14 @@ def test_rules_test_without_rules_says_so(tmp_path: Path, fake_openai: FakeOpenA
     config = tmp_path / "digest.toml"
     result = CliRunner().invoke(cli, ["rules", "test", "--config", str(config)])
     assert (result.exit_code, result.stdout) == (0, f"no [[rules]] in {config}\n")
+
+
+def test_interests_written_under_a_section_say_where_they_go(tmp_path: Path) -> None:
+    config = tmp_path / "digest.toml"
+    config.write_text('[digest]\ndata_dir = "data"\ninterests = ["gpu kernels"]\n')
+    result = CliRunner().invoke(cli, ["rules", "test", "--config", str(config)])
+    assert result.exit_code == 1
+    assert result.stderr == (
+        f"digest: config error: {config}:3: digest.interests: unknown key;"
+        " interests goes at the top of the file, before any [section]\n"
+    )

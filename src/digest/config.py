@@ -533,6 +533,9 @@ def _in_our_words(error: ErrorDetails) -> str:
 
 
 def _did_you_mean(location: list[str]) -> str:
+    # In TOML a key written after a [table] header belongs to that table.
+    if len(location) > 1 and location[-1] in ("interests", "rules"):
+        return f"; {location[-1]} goes at the top of the file, before any [section]"
     known = _keys_at(location[:-1])
     close = difflib.get_close_matches(location[-1], known, n=1, cutoff=0.6)
     return f"; did you mean {close[0]!r}?" if close else ""
