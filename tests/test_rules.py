@@ -163,6 +163,7 @@ def test_each_action_shapes_the_digest(rig: Rig) -> None:
     digest = rig.digest()
     assert "Sponsored" not in digest
     assert "*1 muted by rules.*" in digest
+    assert "1 extractive summary (offline, no LLM)" in digest  # the gossip's; not the ad's
     assert "**Must read:** [Kernel fusion, a deep dive]" in digest
     sections = digest.split("\n## ")
     roundups = next(s for s in sections if s.startswith("Roundups"))

@@ -179,8 +179,9 @@ class Pipeline:
         week = ruled_week(self.store, self.config, period)
         items = week.shown
         week_summary = await self.notes.week_summary(period, items, summarizer)
+        muted = [item.id for item in week.muted]
         provenance = Provenance(
-            self.notes.notes_usage(period), self.notes.week_usage, muted=len(week.muted)
+            self.notes.notes_usage(period, muted), self.notes.week_usage, muted=len(muted)
         )
         backlog = backlog_for(self.store, self.config, period)
         history = reader_history(self.store)

@@ -343,9 +343,13 @@ class NotesStage:
         sends, usage = self._calls.get(call.item_id, (0, Usage()))
         self._calls[call.item_id] = (sends + call.sent, usage + used)
 
-    def notes_usage(self, period: Period) -> tuple[ModelUsage, ...]:
-        """What the notes of the period's items cost when they were made, by model and prompt."""
-        return tuple(self.store.note_usage_between(period.start, period.end))
+    def notes_usage(
+        self, period: Period, leaving_out: Sequence[int] = ()
+    ) -> tuple[ModelUsage, ...]:
+        """What the notes of the period's items (but those `leaving_out`: muted) cost when
+        they were made, by model and prompt."""
+        usage = self.store.note_usage_between(period.start, period.end, leaving_out=leaving_out)
+        return tuple(usage)
 
     # -- the estimate of a run ---------------------------------------------------
 

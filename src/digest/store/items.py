@@ -253,15 +253,19 @@ class ItemsStore(StoreBase):
                 ),
             )
 
-    def note_usage_between(self, start: datetime, end: datetime) -> list[ModelUsage]:
-        """For the distinct notes of the items saved in [start, end): per (model, prompt
-        version), how many notes and what they cost when they were made."""
+    def note_usage_between(
+        self, start: datetime, end: datetime, *, leaving_out: Sequence[int] = ()
+    ) -> list[ModelUsage]:
+        """For the distinct notes of the items saved in [start, end), but those of the items
+        `leaving_out`: per (model, prompt version), how many notes and what they cost when
+        they were made."""
         rows = self._query(
             "SELECT model, prompt_version, count(*) AS notes, sum(tokens_in) AS tokens_in,"
             " sum(tokens_out) AS tokens_out, sum(cost_usd) AS cost_usd FROM notes"
-            " WHERE id IN (SELECT note_id FROM items WHERE saved_at >= ? AND saved_at < ?)"
+            " WHERE id IN (SELECT note_id FROM items WHERE saved_at >= ? AND saved_at < ?"
+            f" AND id NOT IN ({', '.join('?' * len(leaving_out))}))"
             " GROUP BY model, prompt_version ORDER BY model, prompt_version",
-            (iso(start), iso(end)),
+            (iso(start), iso(end), *leaving_out),
         )
         return [
             ModelUsage(
