@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 
 from digest.compose.digest import compose
 from digest.compose.ranking import History, rank_items
-from digest.models import Item, Period, SavedItem, WeekSummary
+from digest.models import FileReading, Item, Period, SavedItem, WeekSummary
 from digest.store import open_store
 from weekitems import week_item
 
@@ -141,3 +141,18 @@ def test_an_item_of_the_week_the_reader_starred_comes_first_and_is_not_like_itse
     assert ranking.must_read[:2] == (gardening[0].id, gardening[1].id)
     read = rank_items(items, [], History(read=gardening[:1]))
     assert gardening[0].id not in read.why  # not like itself: no other item read
+
+
+def test_a_starred_item_a_new_reading_of_its_file_removes_takes_its_star(tmp_path: Path) -> None:
+    with open_store(tmp_path / "digest.db") as store:
+        source = store.ensure_source("inbox", "file", path="/inbox", now=MONDAY)
+        as_list = FileReading("urls", False, "one URL a line")
+        item = SavedItem("https://a.example/1", line=1)
+        store.save_file_items("/inbox/a.txt", as_list, source, [item], MONDAY)
+        store.end_reading("/inbox/a.txt", as_list, source, MONDAY)
+        assert store.star(1, MONDAY)
+        store.end_reading(
+            "/inbox/a.txt", FileReading("journal", True, "day headings"), source, MONDAY
+        )
+        assert store.all_items() == []
+        assert store.starred_items(10, text_chars=0) == []
