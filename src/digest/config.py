@@ -258,9 +258,72 @@ class ScheduleConfig(_Section):
         return value
 
 
+_MATCHERS = (
+    "host",
+    "source",
+    "kind",
+    "tags",
+    "words",
+    "regex",
+    "language",
+    "min_words",
+    "max_words",
+)
+_ACTIONS = ("mute", "skip_notes", "pin", "tag", "section")
+
+
+class RuleConfig(_Section):
+    """One [[rules]] entry: what it matches (every condition given must hold; a list matches
+    when any of its values does) and what it does to the items it matches."""
+
+    name: str
+    host: list[str] = Field(default_factory=list)  # example.com matches its subdomains too
+    source: list[str] = Field(default_factory=list)
+    kind: list[Literal["link", "note", "post"]] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list)  # the note's tags or the item's topic
+    words: list[str] = Field(default_factory=list)  # whole words or phrases, in title or text
+    regex: str | None = None  # searched in the title and text (Python syntax; (?i) for case)
+    language: list[str] = Field(default_factory=list)  # the page's language: "en", "de"…
+    min_words: int | None = Field(None, ge=0)
+    max_words: int | None = Field(None, ge=0)
+    mute: bool = False  # kept and searchable, left out of the digest (and noted offline)
+    skip_notes: bool = False  # noted offline: no model call is spent on it
+    pin: bool = False  # first in its section, and in "Must read"
+    tag: list[str] = Field(default_factory=list)  # added to the note's tags in the digest
+    section: str | None = None  # shown under this section
+
+    @field_validator("host", "source", "kind", "tags", "words", "language", "tag", mode="before")
+    @classmethod
+    def _one_or_a_list(cls, value: object) -> object:
+        return [value] if isinstance(value, str) else value
+
+    @field_validator("regex")
+    @classmethod
+    def _compiles(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"regex does not compile: {exc}") from exc
+        return value
+
+    @model_validator(mode="after")
+    def _matches_and_acts(self) -> RuleConfig:
+        if not any(getattr(self, key) not in (None, []) for key in _MATCHERS):
+            raise ValueError(
+                f"rule {self.name!r} matches nothing: give one of {', '.join(_MATCHERS)}"
+            )
+        if not any(getattr(self, key) not in (None, [], False) for key in _ACTIONS):
+            raise ValueError(f"rule {self.name!r} does nothing: give one of {', '.join(_ACTIONS)}")
+        return self
+
+
 class Config(_Section):
     digest: DigestSection = DigestSection()
     sources: list[SourceConfig] = Field(default_factory=list)
+    # what the reader cares about: ranks each section's items (see compose/ranking.py)
+    interests: list[str] = Field(default_factory=list)
+    rules: list[RuleConfig] = Field(default_factory=list)
     fetch: FetchConfig = FetchConfig()
     llm: LLMConfig = LLMConfig()
     offline: OfflineConfig = OfflineConfig()
@@ -282,6 +345,13 @@ class Config(_Section):
         duplicated = sorted({name for name in names if names.count(name) > 1})
         if duplicated:
             raise ValueError(f"source names must be unique: {', '.join(duplicated)}")
+        return self
+
+    @model_validator(mode="after")
+    def _unique_rule_names(self) -> Config:
+        names = [rule.name for rule in self.rules]
+        if duplicated := sorted({name for name in names if names.count(name) > 1}):
+            raise ValueError(f"rule names must be unique: {', '.join(duplicated)}")
         return self
 
     @model_validator(mode="after")
@@ -476,6 +546,9 @@ def _in_our_words(error: ErrorDetails) -> str:
 
 
 def _did_you_mean(location: list[str]) -> str:
+    # In TOML a key written after a [table] header belongs to that table.
+    if len(location) > 1 and location[-1] in ("interests", "rules"):
+        return f"; {location[-1]} goes at the top of the file, before any [section]"
     known = _keys_at(location[:-1])
     close = difflib.get_close_matches(location[-1], known, n=1, cutoff=0.6)
     return f"; did you mean {close[0]!r}?" if close else ""
@@ -539,10 +612,13 @@ def _model_in(annotation: object) -> type[BaseModel] | None:
     return None
 
 
+_TABLE_ARRAYS = ("sources", "rules")  # [[sources]], [[rules]]: located by their n-th header
+
+
 def _dotted_key(location: list[str]) -> str:
-    if location and location[0] == "sources" and len(location) > 1 and location[1].isdigit():
+    if location and location[0] in _TABLE_ARRAYS and len(location) > 1 and location[1].isdigit():
         rest = ".".join(location[2:])
-        return f"sources[{int(location[1]) + 1}]" + (f".{rest}" if rest else "")
+        return f"{location[0]}[{int(location[1]) + 1}]" + (f".{rest}" if rest else "")
     return ".".join(location)
 
 
@@ -553,8 +629,9 @@ def _find_line(text: str, location: list[str]) -> int | None:
     lines = text.splitlines()
     section_start = 0
     key = location[-1]
-    if location[0] == "sources" and len(location) > 1 and location[1].isdigit():
-        headers = [i for i, line in enumerate(lines) if re.match(r"\s*\[\[sources\]\]", line)]
+    if location[0] in _TABLE_ARRAYS and len(location) > 1 and location[1].isdigit():
+        header = re.compile(rf"\s*\[\[{location[0]}\]\]")
+        headers = [i for i, line in enumerate(lines) if header.match(line)]
         index = int(location[1])
         if index >= len(headers):
             return None

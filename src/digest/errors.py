@@ -12,6 +12,7 @@
     ├── RunCancelled            the daemon is stopping: let it end the run after the item
     ├── SourceError             a feed or file source could not be read: record, next source
     ├── ImportFormatError       a file's format is unknown or forced wrongly: tell the user
+    ├── BadSearch               a search query FTS5 cannot parse: wrong usage (exit 2)
     ├── FetchError              a page could not be fetched (url; permanent, retry_after):
     │   │                       record against the item, retry with backoff (lifecycle)
     │   ├── BlockedAddress      a scheme or address the guard refuses: given up sooner
@@ -157,6 +158,10 @@ class SourceError(DigestError):
 
 
 class ImportFormatError(DigestError):
+    pass
+
+
+class BadSearch(DigestError):
     pass
 
 

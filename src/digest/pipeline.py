@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -18,6 +19,8 @@ from digest.collect.feeds import collect_feeds
 from digest.collect.inbox import collect_file_source
 from digest.compose.backlog import backlog_for, linkable_urls
 from digest.compose.digest import Backlog, Provenance, compose
+from digest.compose.ranking import HISTORY, History, rank_items
+from digest.compose.rules import RulesOutcome, apply_rules, needs_whole_text, notes_skipped
 from digest.compose.stories import TEXT_CHARS
 from digest.compose.topics import offline_sections
 from digest.compose.unread import without_unresolved
@@ -28,7 +31,7 @@ from digest.errors import RunCancelled
 from digest.extract.quality import SHOWS_ARTICLE_TEXT
 from digest.fetch.client import Fetcher
 from digest.fetch.stage import FetchStage
-from digest.models import Item, ItemKind, NoteBasis, Period, Stage, StageReport
+from digest.models import Item, ItemKind, NoteBasis, Period, Stage, StageReport, WeekSummary
 from digest.notes import CallRecord, NoteRequest, Summarizer
 from digest.notes.stage import Estimate, NotesStage
 from digest.periods import parse_week, period_containing, previous_period
@@ -76,7 +79,7 @@ class Pipeline:
         self.waits = waits
         self.run_id: int | None = None
         self.retry = False  # fetch every failed item now, whatever its backoff says
-        self.notes = NotesStage(store, config, clock, note_request)
+        self.notes = NotesStage(store, config, clock, note_request, notes_offline(config))
 
     async def _counted(
         self, stage: Stage, total: int, finished: list[int], items: int, work: Awaitable[None]
@@ -146,6 +149,15 @@ class Pipeline:
         known_tags = self.notes.known_tags()
         finished = [0]
         self.notes.start()
+        skipped = {item.id for item in due if self.notes.offline_only(item)}
+        writers = {False: summarizer, True: self.notes.offline_summarizer()}  # no model call
+        groups = [
+            (writer, group)
+            for offline, writer in writers.items()
+            for group in self.notes.by_text(
+                writer, [item for item in due if (item.id in skipped) == offline], known_tags
+            )
+        ]
         await run_together(
             self._counted(
                 Stage.NOTES,
@@ -153,12 +165,12 @@ class Pipeline:
                 finished,
                 len(group),
                 isolated(  # a bug on one text: those items stay pending, the others go on
-                    self.notes.note_same_text(summarizer, group, known_tags, report),
+                    self.notes.note_same_text(writer, group, known_tags, report),
                     f"item {group[0].id}",
                     report.failures,
                 ),
             )
-            for group in self.notes.by_text(summarizer, due, known_tags)
+            for writer, group in groups
         )
         self.notes.finish(report)
         return report
@@ -169,24 +181,20 @@ class Pipeline:
         self, period: Period, summarizer: Summarizer
     ) -> tuple[str, list[Item], Backlog]:
         """The period's markdown as the store stands, with its items and backlog."""
-        items = self.store.items_saved_between(period.start, period.end, text_chars=TEXT_CHARS)
+        week = ruled_week(self.store, self.config, period)
+        items = week.shown
         week_summary = await self.notes.week_summary(period, items, summarizer)
+        muted = [item.id for item in week.muted]
         provenance = Provenance(
-            self.notes.notes_usage(period), self.notes.week_usage, self.notes.note_calls(period)
+            self.notes.notes_usage(period, muted),
+            self.notes.week_usage,
+            self.notes.note_calls(period),
+            muted=len(muted),
         )
         backlog = backlog_for(self.store, self.config, period)
-        zone = self.config.digest.zone
-        feeds = {source.name for source in self.config.sources if source.kind == "feed"}
-        offline = self.config.llm.provider == "offline"
-        sections = offline_sections(items, feeds) if offline else None
-        markdown = compose(
-            period,
-            items,
-            week_summary,
-            zone=zone,
-            backlog=backlog,
-            provenance=provenance,
-            sections=sections,
+        history = reader_history(self.store)
+        markdown = compose_week(
+            self.config, period, week, week_summary, history, backlog, provenance
         )
         return for_display(markdown), items, backlog  # the digest goes everywhere: no secrets
 
@@ -236,6 +244,56 @@ class Pipeline:
         self.notes.record_call(call, self.run_id)
 
 
+def ruled_week(store: Store, config: Config, period: Period) -> RulesOutcome:
+    """The period's items through the reader's [[rules]]: the muted left out, pins and
+    sections noted (the whole page is read only when a rule counts its words)."""
+    return apply_rules(config.rules, week_items(store, config, period))
+
+
+def notes_offline(config: Config) -> Callable[[Item], bool]:
+    """Whether the reader's rules keep the model off an item's note."""
+    return functools.partial(notes_skipped, config.rules)
+
+
+def week_items(store: Store, config: Config, period: Period) -> list[Item]:
+    chars = None if needs_whole_text(config.rules) else TEXT_CHARS
+    return store.items_saved_between(period.start, period.end, text_chars=chars)
+
+
+def reader_history(store: Store) -> History:
+    return History(
+        store.starred_items(HISTORY, text_chars=TEXT_CHARS),
+        store.read_items(HISTORY, text_chars=TEXT_CHARS),
+    )
+
+
+def compose_week(
+    config: Config,
+    period: Period,
+    week: RulesOutcome,
+    week_summary: WeekSummary,
+    history: History,
+    backlog: Backlog,
+    provenance: Provenance | None,
+) -> str:
+    """The digest's markdown: its sections (offline ones without a model), each ordered by the
+    reader's interests and history (compose.ranking)."""
+    feeds = {source.name for source in config.sources if source.kind == "feed"}
+    offline = config.llm.provider == "offline"
+    sections = offline_sections(week.shown, feeds) if offline else None
+    ranking = rank_items(week.shown, config.interests, history, week.pinned)
+    return compose(
+        period,
+        week.shown,
+        week_summary,
+        zone=config.digest.zone,
+        backlog=backlog,
+        provenance=provenance,
+        sections=sections,
+        ranking=ranking,
+    )
+
+
 def note_request(item: Item, known_tags: Sequence[str]) -> NoteRequest:
     """The text a note is made from: the page when it is the article, else what was saved
     with it (plus what a stub or thin page showed of the article)."""
@@ -266,7 +324,7 @@ def estimate_run(config: Config, period: Period, *, only_period: bool = True) ->
     """What a run for `period` would spend on the LLM, from the store as it is (no writes,
     no API key needed)."""
     with open_store(config.db_path) as store:
-        notes = NotesStage(store, config, utc_now, note_request)
+        notes = NotesStage(store, config, utc_now, note_request, notes_offline(config))
         summarizer = notes.summarizer(on_call=lambda call: None, need_key=False)
         return notes.estimate(summarizer, period, only_period=only_period)
 

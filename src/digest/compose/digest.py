@@ -22,10 +22,12 @@ from digest.compose.brief import (
     MUST_READ_RULE,
     OFFLINE_NOTE,
     OFFLINE_TITLES_NOTE,
+    RANKED_MUST_READ_RULE,
     Noted,
     week_in_brief,
 )
 from digest.compose.posts import is_list_post, labelled_links, post_title
+from digest.compose.ranking import Ranking
 from digest.compose.stories import same_stories
 from digest.compose.topics import ALSO_SAVED
 from digest.compose.unread import offline_stand_in, reason, saved_words, unread_line
@@ -78,6 +80,7 @@ class Entry:
     points: tuple[str, ...]
     also: tuple[tuple[str, str], ...] = ()  # (site, url) of the same story elsewhere
     links: tuple[tuple[str, str], ...] = ()  # (name, url) of the links in a post's text
+    why: str | None = None  # why the ranking put it where it is: "matches your interest 'x'"
 
 
 @dataclass
@@ -105,6 +108,7 @@ class Provenance:
     # every call made for the notes (repairs, failures, refused answers too), as `status`
     # counts them; None: the notes' own usage
     note_calls: Usage | None = None
+    muted: int = 0  # items the reader's rules left out
 
 
 @dataclass(frozen=True)
@@ -123,6 +127,7 @@ def compose(
     backlog: Backlog = Backlog(),
     provenance: Provenance | None = None,
     sections: Mapping[int, str] | None = None,
+    ranking: Ranking | None = None,
 ) -> str:
     """The digest of `period`: heading, the week's summary, the items grouped by topic,
     then the backlog sections that have items, then the provenance footer if given.
@@ -131,18 +136,23 @@ def compose(
     a statement left citing nothing; links and URLs in its text are removed, and citations
     become links to the items' own URLs. `sections` names the section of items without a
     topic (most central first within a section); given it, an offline week summary is
-    replaced by the week in brief (compose/brief.py), which covers every section."""
+    replaced by the week in brief (compose/brief.py), which covers every section. `ranking`
+    orders the items within each section, says why, and names the must-reads first."""
     unique = _unique(items)
     brief = sections is not None and week_summary.model == "offline"
-    sections = sections or {}
-    topics = group_by_topic(*_one_entry_per_story(unique), sections=sections)
+    sections, ranking = sections or {}, ranking or Ranking()
+    entries, also = _one_entry_per_story(unique)
+    topics = group_by_topic(ranking.ordered(entries), also, sections, ranking.why)
+    must_read = [*ranking.pinned, *(week_summary.must_read or ranking.must_read)]
+    week_summary = replace(week_summary, must_read=tuple(dict.fromkeys(must_read)))
+    ranked = [item for i in ranking.must_read for item in unique if item.id == i]
     year_ago = _unique(backlog.year_ago)
     shown = {item.key for item in year_ago}
     unread = [item for item in backlog.unread if item.key not in shown][: backlog.unread_limit]
     return _template().render(
         label=period.label,
         period_range=format_period(period, zone),
-        week_summary=brief_text(topics)
+        week_summary=brief_text(topics, ranked)
         if brief and unique
         else _week_text(week_summary, unique, topics),
         topics=topics,
@@ -211,6 +221,7 @@ def group_by_topic(
     items: Sequence[Item],
     also: Mapping[str, Sequence[Item]] | None = None,
     sections: Mapping[int, str] | None = None,
+    why: Mapping[int, str] | None = None,
 ) -> list[Topic]:
     """Topics by size (largest first) then name; Other, the catch-all, comes last. A tag
     names a section only when two or more items share it (as a tag or as their topic): one
@@ -223,7 +234,7 @@ def group_by_topic(
         others = (also or {}).get(item.key, ())
         sources = tuple((_site(other.url), other.url) for other in others if other.url)
         links = labelled_links(item, post_links(item))
-        entry = replace(_entry(item), also=sources, links=links)
+        entry = replace(_entry(item), also=sources, links=links, why=(why or {}).get(item.id))
         groups.setdefault(name.casefold(), Topic(name)).entries.append(entry)
     return sorted(
         groups.values(),
@@ -409,9 +420,9 @@ def _week_text(week_summary: WeekSummary, items: Sequence[Item], topics: Sequenc
     return f"{len(items)} {things} saved this week, in {len(topics)} {groups}."
 
 
-def brief_text(topics: Sequence[Topic]) -> str:
+def brief_text(topics: Sequence[Topic], ranked: Sequence[Item] = ()) -> str:
     """The offline week in brief as markdown: a line per section, then the must-read and the
-    rule that picked it."""
+    rule that picked it (`ranked`: the reader's pins and interests chose them)."""
     brief = week_in_brief(
         [(t.name, [Noted(e.title, e.url, e.summary) for e in t.entries]) for t in topics]
     )
@@ -427,7 +438,10 @@ def brief_text(topics: Sequence[Topic]) -> str:
         lines.append(f"- **{md_text(line.section)}** ({line.count} {things}): {said}")
     quoted = any(line.sentence for line in brief.lines)
     lines += ["", OFFLINE_NOTE if quoted else OFFLINE_TITLES_NOTE]
-    if brief.must_read:
+    if ranked:
+        chosen = ", ".join(_link(Noted(_title(item), item.url, None)) for item in ranked)
+        lines += ["", f"**Must read:** {chosen}, {RANKED_MUST_READ_RULE}."]
+    elif brief.must_read:
         lines += ["", f"**Must read:** {_link(brief.must_read)}, {MUST_READ_RULE}."]
     return "\n".join(lines)
 
@@ -494,6 +508,8 @@ def footer_lines(provenance: Provenance, items: Sequence[Item]) -> list[str]:
     if skipped:
         reasons = "; ".join(f"{count} {why}" for why, count in skipped.items())
         lines.append(f"Not summarised: {reasons}.")
+    if provenance.muted:
+        lines.append(f"{provenance.muted} muted by rules.")
     return [md_text(line) for line in lines]
 
 

@@ -90,6 +90,7 @@ class NotesStage:
     config: Config
     clock: Clock
     request_for: RequestFor
+    offline_only: Callable[[Item], bool] = lambda item: False  # [[rules]]: no model call
     stopped: str | None = None  # why the LLM was stopped for the rest of this run
     unreachable: str | None = None  # stopped because the model could not be reached
     week_usage: ModelUsage | None = None  # the week summary composed this run
@@ -378,9 +379,13 @@ class NotesStage:
         sends, usage = self._calls.get(call.item_id, (0, Usage()))
         self._calls[call.item_id] = (sends + call.sent, usage + used)
 
-    def notes_usage(self, period: Period) -> tuple[ModelUsage, ...]:
-        """What the notes of the period's items cost when they were made, by model and prompt."""
-        return tuple(self.store.note_usage_between(period.start, period.end))
+    def notes_usage(
+        self, period: Period, leaving_out: Sequence[int] = ()
+    ) -> tuple[ModelUsage, ...]:
+        """What the notes of the period's items (but those `leaving_out`: muted) cost when
+        they were made, by model and prompt."""
+        usage = self.store.note_usage_between(period.start, period.end, leaving_out=leaving_out)
+        return tuple(usage)
 
     def note_calls(self, period: Period) -> Usage:
         """What every call for the notes of the period's items cost, failed ones included."""
@@ -398,6 +403,7 @@ class NotesStage:
         llm = self.config.llm
         known_tags = self.known_tags()
         due = self.due(summarizer, period, only_period=only_period)
+        due = [item for item in due if not self.offline_only(item)]
         cached, missing = 0, []
         for items in self.by_text(summarizer, due, known_tags):
             request = self.request_for(items[0], known_tags)

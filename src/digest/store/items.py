@@ -24,6 +24,7 @@ from digest.models import (
     Usage,
 )
 from digest.store.base import BATCH, SaveReport, StoreBase, from_iso, iso
+from digest.store.index import indexed_at_the_end
 from digest.text import clean, for_reader
 from digest.urls import for_display, normalize_url, same_page_key, without_userinfo
 
@@ -46,15 +47,16 @@ class ItemsStore(StoreBase):
         saved = redated = 0
         with self.write() as conn:
             (before,) = conn.execute("SELECT coalesce(max(id), 0) FROM items").fetchone()
-            batch: list[tuple[str | None, ...]] = []
-            for item in items:
-                if item.saved_at is not None and not plausible_date(item.saved_at, now):
-                    item, redated = replace(item, saved_at=None), redated + 1
-                batch.append(_item_row(_without_credentials(item), collected))
-                if len(batch) >= BATCH:
-                    saved += _save_batch(conn, source_id, batch)
-                    batch = []
-            saved += _save_batch(conn, source_id, batch)
+            with indexed_at_the_end(conn, _next_id(conn)):
+                batch: list[tuple[str | None, ...]] = []
+                for item in items:
+                    if item.saved_at is not None and not plausible_date(item.saved_at, now):
+                        item, redated = replace(item, saved_at=None), redated + 1
+                    batch.append(_item_row(_without_credentials(item), collected))
+                    if len(batch) >= BATCH:
+                        saved += _save_batch(conn, source_id, batch)
+                        batch = []
+                saved += _save_batch(conn, source_id, batch)
             (new,) = conn.execute("SELECT count(*) FROM items WHERE id > ?", (before,)).fetchone()
         return SaveReport(new=new, duplicates=saved - new, redated=redated)
 
@@ -251,15 +253,19 @@ class ItemsStore(StoreBase):
                 ),
             )
 
-    def note_usage_between(self, start: datetime, end: datetime) -> list[ModelUsage]:
-        """For the distinct notes of the items saved in [start, end): per (model, prompt
-        version), how many notes and what they cost when they were made."""
+    def note_usage_between(
+        self, start: datetime, end: datetime, *, leaving_out: Sequence[int] = ()
+    ) -> list[ModelUsage]:
+        """For the distinct notes of the items saved in [start, end), but those of the items
+        `leaving_out`: per (model, prompt version), how many notes and what they cost when
+        they were made."""
         rows = self._query(
             "SELECT model, prompt_version, count(*) AS notes, sum(tokens_in) AS tokens_in,"
             " sum(tokens_out) AS tokens_out, sum(cost_usd) AS cost_usd FROM notes"
-            " WHERE id IN (SELECT note_id FROM items WHERE saved_at >= ? AND saved_at < ?)"
+            " WHERE id IN (SELECT note_id FROM items WHERE saved_at >= ? AND saved_at < ?"
+            f" AND id NOT IN ({', '.join('?' * len(leaving_out))}))"
             " GROUP BY model, prompt_version ORDER BY model, prompt_version",
-            (iso(start), iso(end)),
+            (iso(start), iso(end), *leaving_out),
         )
         return [
             ModelUsage(
@@ -277,6 +283,12 @@ class ItemsStore(StoreBase):
             for tag in json.loads(raw):
                 tags[tag] = tags.get(tag, 0) + 1
         return sorted(tags, key=lambda tag: (-tags[tag], tag))
+
+
+def _next_id(conn: sqlite3.Connection) -> int:
+    """The id the next item inserted will get (AUTOINCREMENT: never one given before)."""
+    row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'items'").fetchone()
+    return (int(row[0]) if row else 0) + 1
 
 
 def plausible_date(moment: datetime, now: datetime) -> bool:
@@ -356,9 +368,9 @@ def _save_batch(
     conn: sqlite3.Connection, source_id: int, rows: list[tuple[str | None, ...]]
 ) -> int:
     rows = _follow_aliases(conn, rows)
-    before = conn.total_changes
-    conn.executemany(f"{_INSERT_ITEM} ON CONFLICT(key) DO NOTHING", rows)  # the cheap common case
-    if conn.total_changes - before < len(rows):
+    # the cheap common case; rowcount, unlike total_changes, leaves out what triggers change
+    inserted = conn.executemany(f"{_INSERT_ITEM} ON CONFLICT(key) DO NOTHING", rows).rowcount
+    if inserted < len(rows):
         renewed = _notes_renewed(conn, rows)
         conn.executemany(_UPSERT_ITEM, rows)
         conn.executemany("UPDATE items SET note_id = NULL WHERE id = ?", renewed)
@@ -429,7 +441,7 @@ def _item_columns(text_chars: int | None) -> str:
         "i.id, i.key, i.url, i.title, i.kind, i.saved_at, i.topic, i.context, i.state,"
         f" i.attempts, i.failures, i.error, i.next_attempt_at, {text} AS text,"
         " i.extracted_title, i.links, NULL AS linked_text, i.quality, i.read_at, i.note_key,"
-        " i.note_attempts, i.note_failures, i.note_error, i.note_next_attempt_at"
+        " i.note_attempts, i.note_failures, i.note_error, i.note_next_attempt_at, i.language"
     )
 
 
@@ -462,6 +474,7 @@ def _item_from_row(row: sqlite3.Row) -> Item:
         note_failures=row["note_failures"],
         note_error=row["note_error"],
         note_next_attempt_at=from_iso(row["note_next_attempt_at"]),
+        language=row["language"],
     )
 
 

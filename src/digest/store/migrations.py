@@ -394,3 +394,70 @@ def _for_reader_list(value: SQLValue) -> SQLValue:
     if not isinstance(texts, list):
         return value
     return json.dumps([for_reader(text) if isinstance(text, str) else text for text in texts])
+
+
+# What `digest search` finds an item by: one row per item, made from the item and its note.
+_SEARCH_DOCUMENT = """
+CREATE VIEW item_search AS SELECT
+    i.id AS id,
+    trim(coalesce(i.title, '') || CASE WHEN i.extracted_title IS NOT NULL
+        AND i.extracted_title IS NOT i.title THEN ' ' || i.extracted_title ELSE '' END) AS title,
+    trim(coalesce(i.text, '') || ' ' || coalesce(i.linked_text, '')) AS text,
+    CASE WHEN n.id IS NOT NULL THEN trim(n.summary || ' '
+        || coalesce((SELECT group_concat(value, ' ') FROM json_each(n.key_points)), '')) END
+        AS note,
+    i.context AS context,
+    CASE WHEN n.id IS NOT NULL THEN (SELECT group_concat(value, ' ') FROM json_each(n.tags))
+        END AS tags,
+    substr(i.url, instr(i.url, '://') + 3,
+        instr(substr(i.url, instr(i.url, '://') + 3) || '/', '/') - 1) AS host
+FROM items i LEFT JOIN notes n ON n.id = i.note_id
+"""
+_SEARCH_COLUMNS = "title, text, note, context, tags, host"
+# The columns the document is made of: a change to any of them renews the item's index row.
+_SEARCHED = ("url", "title", "extracted_title", "text", "linked_text", "context", "note_id")
+_CHANGED = " OR ".join(f"old.{column} IS NOT new.{column}" for column in _SEARCHED)
+_INDEX_ROW = f"INSERT INTO item_index (rowid, {_SEARCH_COLUMNS}) SELECT id, {_SEARCH_COLUMNS} FROM item_search"
+_FORGET_ROW = f"INSERT INTO item_index (item_index, rowid, {_SEARCH_COLUMNS}) SELECT 'delete', id, {_SEARCH_COLUMNS} FROM item_search"
+
+
+# While the store saves a batch of new items it indexes them at the end, all at once (FTS5
+# writes its pending terms out at every statement, so a row at a time through a trigger costs
+# several times as much): item_index_deferred then holds the first new id, and the triggers
+# leave the rows from there on alone.
+_SETTLED = "old.id < coalesce((SELECT min(first_new) FROM item_index_deferred), old.id + 1)"
+
+
+@migrations(name="m022a_search_index")
+def m022a_search_index(db: Database) -> None:
+    # Full-text search (FTS5, porter stemming over unicode61 without diacritics) over a view
+    # of each item with its note. The index holds no copy of the texts (external content):
+    # to drop an item's old terms FTS5 must be given its old values, so they are read from
+    # the view BEFORE a change, and the new ones indexed AFTER it.
+    columns = ", ".join(_SEARCHED)
+    for statement in (
+        _SEARCH_DOCUMENT,
+        f"CREATE VIRTUAL TABLE item_index USING fts5({_SEARCH_COLUMNS}, content = 'item_search',"
+        " content_rowid = 'id', tokenize = 'porter unicode61 remove_diacritics 2')",
+        "CREATE TABLE item_index_deferred (first_new INTEGER NOT NULL)",
+        "CREATE TRIGGER item_index_insert AFTER INSERT ON items"
+        " WHEN NOT EXISTS (SELECT 1 FROM item_index_deferred)"
+        f" BEGIN {_INDEX_ROW} WHERE id = new.id; END",
+        f"CREATE TRIGGER item_index_forget BEFORE UPDATE OF {columns} ON items"
+        f" WHEN ({_CHANGED}) AND {_SETTLED} BEGIN {_FORGET_ROW} WHERE id = old.id; END",
+        f"CREATE TRIGGER item_index_renew AFTER UPDATE OF {columns} ON items"
+        f" WHEN ({_CHANGED}) AND {_SETTLED} BEGIN {_INDEX_ROW} WHERE id = new.id; END",
+        f"CREATE TRIGGER item_index_delete BEFORE DELETE ON items WHEN {_SETTLED}"
+        f" BEGIN {_FORGET_ROW} WHERE id = old.id; END",
+        _INDEX_ROW,  # every item there is (FTS5's 'rebuild' fails on json_each in the view)
+    ):
+        db.execute(statement)
+
+
+@migrations(name="m022b_item_stars")
+def m022b_item_stars(db: Database) -> None:
+    # `digest star ID`: what the reader marked worth keeping, which the ranking learns from.
+    db.execute(
+        "CREATE TABLE item_stars (item_id INTEGER PRIMARY KEY REFERENCES items(id),"
+        " starred_at TEXT NOT NULL)"
+    )
