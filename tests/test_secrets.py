@@ -310,14 +310,22 @@ def test_the_database_is_created_readable_by_its_owner_only(tmp_path: Path) -> N
         assert file.stat().st_mode & 0o777 == 0o600, file
 
 
-def test_doctor_warns_of_a_config_others_can_read_that_holds_a_password(tmp_path: Path) -> None:
+def test_doctor_warns_of_a_config_or_database_others_can_read_holding_a_password(
+    tmp_path: Path,
+) -> None:
     config = private_feed_config(tmp_path)
-    config.chmod(0o644)
+    assert run(config, "add", "https://example.test/a").exit_code == 0
+    database = tmp_path / "data" / "digest.db"
+    for path in (config, database):
+        path.chmod(0o644)
     warned = run(config, "doctor", "--local")
-    assert f"config secrets: problem: {config} is readable by others" in warned.output
-    assert f"fix: chmod 600 {config}" in warned.output and "s3cr" not in warned.output
-    config.chmod(0o600)
-    assert "config secrets" not in run(config, "doctor", "--local").output
+    for name, path in (("config", config), ("database", database)):
+        assert f"{name} secrets: problem: {path} is readable by others" in warned.output
+        assert f"fix: chmod 600 {path}" in warned.output
+    assert "s3cr" not in warned.output
+    for path in (config, database):
+        path.chmod(0o600)
+    assert "secrets" not in run(config, "doctor", "--local").output
 
 
 def test_a_debug_traceback_shows_no_password(tmp_path: Path) -> None:

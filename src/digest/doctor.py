@@ -68,8 +68,7 @@ def run_checks(
         yield Check("config", False, str(exc), "correct the file at the place named")
         return
     yield Check("config", True, str(config.path) if config.path else _no_config_file())
-    if (exposed := config_exposure(config)) is not None:
-        yield exposed
+    yield from secrets_exposed(config)
     yield _checked("data dir", check_data_dir, config)
     yield _checked("database", check_database, config)
     feeds = _feed_sources(config)
@@ -85,21 +84,22 @@ def _no_config_file() -> str:
     return f"no config file, built-in defaults; `digest init` writes {user_config_path()}"
 
 
-def config_exposure(config: Config) -> Check | None:
-    """A problem when the config file holds a password or token and others may read it."""
-    if config.path is None:
-        return None
+def secrets_exposed(config: Config) -> Iterator[Check]:
+    """A problem for the config file, and the database that keeps its feeds' URLs, when
+    a source URL holds a password or token and others may read the file."""
     holding = [s.name for s in config.sources if s.url and holds_secret(s.url)]
-    mode = config.path.stat().st_mode
-    if not holding or not mode & (stat.S_IRGRP | stat.S_IROTH):
-        return None
-    return Check(
-        "config secrets",
-        False,
-        f"{config.path} is readable by others (mode {stat.S_IMODE(mode):o}) and holds a"
-        f" password or token (source {holding[0]!r})",
-        f"chmod 600 {config.path}",
-    )
+    if not holding:
+        return
+    for name, path in (("config secrets", config.path), ("database secrets", config.db_path)):
+        mode = path.stat().st_mode if path is not None and path.exists() else 0
+        if mode & (stat.S_IRGRP | stat.S_IROTH):
+            yield Check(
+                name,
+                False,
+                f"{path} is readable by others (mode {stat.S_IMODE(mode):o}) and holds a"
+                f" password or token (source {holding[0]!r})",
+                f"chmod 600 {path}",
+            )
 
 
 def _checked(name: str, check: Callable[[Config], str], config: Config) -> Check:
