@@ -8,10 +8,11 @@ import logging
 import os
 import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from ipaddress import ip_network
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import (
@@ -72,6 +73,46 @@ def web_url(value: str) -> str:
     return parsed.url
 
 
+ENV_PREFIX = "env:"  # a header or cookie value read from this environment variable
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an HTTP token (RFC 9110)
+_NOT_HEADER_VALUE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+_MANAGED_HEADERS = frozenset({"host", "content-length", "transfer-encoding", "connection"})
+
+
+class _Secret(_Section):
+    """A secret named by the config, kept in the environment or in a file, never in it."""
+
+    def _one_place(self, env: str | None, file: Path | None, key: str) -> None:
+        if (env is None) == (file is None):
+            raise ValueError(f"give {key}_env (an environment variable) or {key}_file, one of them")
+
+
+class BasicAuth(_Secret):
+    type: Literal["basic"]
+    username: str
+    password_env: str | None = None
+    password_file: Path | None = None
+
+    @model_validator(mode="after")
+    def _password_somewhere(self) -> BasicAuth:
+        self._one_place(self.password_env, self.password_file, "password")
+        return self
+
+
+class BearerAuth(_Secret):
+    type: Literal["bearer"]
+    token_env: str | None = None
+    token_file: Path | None = None
+
+    @model_validator(mode="after")
+    def _token_somewhere(self) -> BearerAuth:
+        self._one_place(self.token_env, self.token_file, "token")
+        return self
+
+
+SourceAuth = Annotated[BasicAuth | BearerAuth, Field(discriminator="type")]
+
+
 class SourceConfig(_Section):
     name: str
     kind: Literal["feed", "file"]
@@ -79,6 +120,34 @@ class SourceConfig(_Section):
     path: Path | None = None
     format: str | None = None  # force an importer for a file source
     topic: str | None = None  # default topic for this source's items
+    # a private feed: sent only to the host of `url` (see fetch/access.py)
+    auth: SourceAuth | None = None
+    headers: dict[str, str] = Field(default_factory=dict)  # values may be "env:NAME"
+    cookies: dict[str, str] = Field(default_factory=dict)  # values may be "env:NAME"
+    user_agent: str | None = None  # instead of [fetch] user_agent, for this feed
+
+    @field_validator("headers", "cookies")
+    @classmethod
+    def _sendable(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, text in value.items():
+            if not _HEADER_NAME.fullmatch(name):
+                raise ValueError(f"{name!r} is not a valid header or cookie name")
+            if name.lower() in _MANAGED_HEADERS:
+                raise ValueError(f"{name!r} is set by digest itself")
+            if _NOT_HEADER_VALUE.search(text):
+                raise ValueError(f"the value of {name!r} holds a line break or control character")
+        return value
+
+    @field_validator("user_agent")
+    @classmethod
+    def _one_line(cls, value: str | None) -> str | None:
+        if value is not None and _NOT_HEADER_VALUE.search(value):
+            raise ValueError("holds a line break or control character")
+        return value
+
+    @property
+    def is_private(self) -> bool:
+        return bool(self.auth or self.headers or self.cookies)
 
     @field_validator("url")
     @classmethod
@@ -91,6 +160,8 @@ class SourceConfig(_Section):
             raise ValueError("a feed source needs url")
         if self.kind == "file" and not self.path:
             raise ValueError("a file source needs path")
+        if self.kind == "file" and (self.is_private or self.user_agent):
+            raise ValueError("auth, headers, cookies and user_agent are for feed sources")
         return self
 
 
@@ -377,9 +448,7 @@ def _resolve_paths(config: Config, base: Path) -> Config:
         p = p.expanduser()
         return p if p.is_absolute() else (base / p).resolve()
 
-    sources = [
-        s.model_copy(update={"path": resolve(s.path)}) if s.path else s for s in config.sources
-    ]
+    sources = [_resolve_source_paths(s, resolve) for s in config.sources]
     email = config.email
     if email.ca_file:
         email = email.model_copy(update={"ca_file": resolve(email.ca_file)})
@@ -392,6 +461,16 @@ def _resolve_paths(config: Config, base: Path) -> Config:
     return config.model_copy(
         update={"digest": digest, "sources": sources, "email": email, "output": output, "log": log}
     )
+
+
+def _resolve_source_paths(source: SourceConfig, resolve: Callable[[Path], Path]) -> SourceConfig:
+    update: dict[str, object] = {"path": resolve(source.path)} if source.path else {}
+    auth = source.auth
+    if isinstance(auth, BasicAuth) and auth.password_file:
+        update["auth"] = auth.model_copy(update={"password_file": resolve(auth.password_file)})
+    if isinstance(auth, BearerAuth) and auth.token_file:
+        update["auth"] = auth.model_copy(update={"token_file": resolve(auth.token_file)})
+    return source.model_copy(update=update) if update else source
 
 
 def describe_validation_errors(exc: ValidationError, text: str, path: Path) -> str:

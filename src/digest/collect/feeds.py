@@ -26,6 +26,7 @@ from digest.collect.feedparts import feed_parts
 from digest.collect.importers.common import plain_text, storable
 from digest.config import FetchConfig, SourceConfig
 from digest.errors import DigestError, FetchError, SourceError, unit_bug
+from digest.fetch.access import PUBLIC, Access, access_hint, source_access
 from digest.fetch.client import Fetcher, FetchResult, check_status, describe_error
 from digest.lifecycle import Backoff, is_due, next_attempt_at
 from digest.models import FeedState, ItemKind, SavedItem, Stage, StageReport
@@ -88,17 +89,18 @@ class FeedEntries:
 # -- one feed --------------------------------------------------------------
 
 
-async def poll_feed(fetcher: Fetcher, state: FeedState) -> FeedPoll:
+async def poll_feed(fetcher: Fetcher, state: FeedState, access: Access = PUBLIC) -> FeedPoll:
     """Poll one feed conditionally; FetchError or SourceError when it cannot be read."""
     headers = {
+        **access.headers,
         "Accept": "application/atom+xml, application/rss+xml, application/feed+json,"
-        " application/xml;q=0.9, */*;q=0.8"
+        " application/xml;q=0.9, */*;q=0.8",
     }
     if state.etag:
         headers["If-None-Match"] = state.etag
     if state.last_modified:
         headers["If-Modified-Since"] = state.last_modified
-    result = await fetcher.get(state.url, headers, truncate=True)
+    result = await fetcher.get(state.url, headers, truncate=True, credentials=access.credentials)
     url = result.permanent_redirect or state.url
     if result.status == 304:
         etag = result.headers.get("etag") or state.etag
@@ -392,7 +394,16 @@ async def _collect_one(
 ) -> _Outcome:
     state = store.feed_state(source_id)
     try:
-        poll = await poll_feed(fetcher, state)
+        poll = await poll_feed(fetcher, state, source_access(source))
+    except FetchError as exc:
+        if exc.status in (401, 403) and exc.permanent:  # not a bot wall's challenge
+            exc = FetchError(
+                f"{exc.reason}; {access_hint(source)}",
+                url=exc.url,
+                permanent=True,
+                status=exc.status,
+            )
+        return _Outcome(failure=_record_failure(store, source_id, source, state, exc, config, now))
     except DigestError as exc:
         return _Outcome(failure=_record_failure(store, source_id, source, state, exc, config, now))
     except Exception as exc:  # a bug: this feed fails and is retried later, the others go on
