@@ -21,6 +21,7 @@ from digest.urls import for_display
 
 if TYPE_CHECKING:  # config pulls in pydantic: imported when a command needs it
     from digest.config import Config, ConfigLocation
+    from digest.store import Store
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -411,9 +412,15 @@ def sources_list() -> None:
 
 @sources.command("export")
 @click.option("--opml", "as_opml", is_flag=True, help="As OPML 2.0 (the one format so far).")
+@click.option(
+    "--include-secrets",
+    is_flag=True,
+    help="Keep user names and passwords in the feed URLs (a basic auth's too); off: left out.",
+)
 @common_options
-def sources_export(as_opml: bool) -> None:
-    """Print every feed source, configured and imported, as OPML."""
+def sources_export(as_opml: bool, include_secrets: bool) -> None:
+    """Print every feed source, configured and imported, as OPML (folders, categories and
+    site links kept: `digest import` reads it back)."""
     from digest.collect.feedlists import feeds_as_opml
     from digest.store import open_store
 
@@ -421,7 +428,73 @@ def sources_export(as_opml: bool) -> None:
         raise click.UsageError("say which format: --opml")
     cfg = config()
     with open_store(cfg.db_path) as store:
-        click.echo(feeds_as_opml(store, cfg.sources), nl=False)
+        click.echo(feeds_as_opml(store, cfg.sources, include_secrets=include_secrets), nl=False)
+
+
+@sources.command("add")
+@click.argument("url")
+@click.option("--name", help="Its name (default: the feed's host).")
+@click.option("--category", help="Its topic, also its OPML folder ('Tech/AI': two levels).")
+@common_options
+def sources_add(url: str, name: str | None, category: str | None) -> None:
+    """Add a feed: to the config file (its comments kept), or the store without one."""
+    from digest.clock import utc_now
+    from digest.collect.manage import add_feed
+
+    _manage(
+        lambda cfg, store: add_feed(cfg, store, url, name=name, category=category, now=utc_now())
+    )
+
+
+@sources.command("remove")
+@click.argument("name")
+@common_options
+def sources_remove(name: str) -> None:
+    """Stop collecting a source and stop listing it; the items it brought stay."""
+    from digest.clock import utc_now
+    from digest.collect.manage import remove_source
+
+    _manage(lambda cfg, store: remove_source(cfg, store, name, utc_now()))
+
+
+@sources.command("pause")
+@click.argument("name")
+@common_options
+def sources_pause(name: str) -> None:
+    """Stop collecting a source until `digest sources resume NAME`."""
+    from digest.collect.manage import set_paused
+
+    _manage(lambda cfg, store: set_paused(cfg, store, name, True))
+
+
+@sources.command("resume")
+@click.argument("name")
+@common_options
+def sources_resume(name: str) -> None:
+    """Collect a paused source again."""
+    from digest.collect.manage import set_paused
+
+    _manage(lambda cfg, store: set_paused(cfg, store, name, False))
+
+
+@sources.command("rename")
+@click.argument("old")
+@click.argument("new")
+@common_options
+def sources_rename(old: str, new: str) -> None:
+    """Give a source another name; its items and poll state go with it."""
+    from digest.collect.manage import rename_source
+
+    _manage(lambda cfg, store: rename_source(cfg, store, old, new))
+
+
+def _manage(change: Callable[[Config, Store], str]) -> None:
+    """Run one `digest sources` change and print what it did."""
+    from digest.store import open_store
+
+    cfg = config()
+    with open_store(cfg.db_path) as store:
+        click.echo(for_display(change(cfg, store)))
 
 
 @cli.command()

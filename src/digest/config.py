@@ -125,6 +125,7 @@ class SourceConfig(_Section):
     headers: dict[str, str] = Field(default_factory=dict)  # values may be "env:NAME"
     cookies: dict[str, str] = Field(default_factory=dict)  # values may be "env:NAME"
     user_agent: str | None = None  # instead of [fetch] user_agent, for this feed
+    paused: bool = False  # not collected (`digest sources pause|resume`); its items stay
 
     @field_validator("headers", "cookies")
     @classmethod

@@ -100,6 +100,7 @@ class Pipeline:
                 source,
             )
             for source in self.config.sources
+            if not source.paused
         ]
 
     async def collect(self) -> list[StageReport]:

@@ -93,12 +93,18 @@ def secrets_of(source: SourceConfig) -> list[str]:
     return [value for value in sent if value]
 
 
-def _authorization(source: SourceConfig) -> str:
+def basic_login(source: SourceConfig) -> tuple[str, str] | None:
+    """The user name and password of a basic `auth`, None for another kind or none."""
     auth = source.auth
-    if isinstance(auth, BasicAuth):
-        password = _secret(source, "auth.password", auth.password_env, auth.password_file)
-        pair = f"{auth.username}:{password}".encode()
-        return "Basic " + base64.b64encode(pair).decode("ascii")
+    if not isinstance(auth, BasicAuth):
+        return None
+    return auth.username, _secret(source, "auth.password", auth.password_env, auth.password_file)
+
+
+def _authorization(source: SourceConfig) -> str:
+    if (login := basic_login(source)) is not None:
+        return "Basic " + base64.b64encode(":".join(login).encode()).decode("ascii")
+    auth = source.auth
     assert isinstance(auth, BearerAuth)
     return "Bearer " + _secret(source, "auth.token", auth.token_env, auth.token_file)
 
