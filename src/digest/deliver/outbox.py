@@ -21,7 +21,7 @@ from pathlib import Path
 from digest.atomic import fsync_dir, write_atomic
 from digest.compose.digest import content_hash
 from digest.config import Config
-from digest.deliver.atom import update_feed
+from digest.deliver.atom import FeedIds, found_ids, new_tag, update_feed
 from digest.deliver.html import render_email
 from digest.deliver.mail import DeliveryUnknown, SmtpReplyError, send_email
 from digest.errors import DeliveryError, bugs_recorded
@@ -276,6 +276,7 @@ def _deliver_feed(job: _Job, outcome: DeliveryOutcome) -> None:
             job.markdown,
             updated=record.created_at,
             allowed_urls=job.allowed_urls,
+            ids=_feed_ids(job),
         )
     except OSError as exc:
         outcome.failures.append(f"cannot write feed in {job.config.digests_dir}: {exc}")
@@ -285,6 +286,17 @@ def _deliver_feed(job: _Job, outcome: DeliveryOutcome) -> None:
         return
     if changed:
         outcome.delivered.append("feed")
+
+
+def _feed_ids(job: _Job) -> FeedIds:
+    """The feed's and the week's ids, minted at their first delivery (or taken over from
+    the feed file as an older digest wrote it) and stored."""
+    store, now, label = job.store, job.now, job.period.label
+    found = found_ids(job.config)
+    tag = store.minted_id("tag", new_tag(job.config, now), now)
+    feed = store.minted_id("feed", found.feed or tag, now)
+    entry = store.minted_id(f"week:{label}", found.entries.get(label) or f"{tag}/{label}", now)
+    return FeedIds(feed, entry)
 
 
 def _deliver_email(job: _Job, outcome: DeliveryOutcome) -> None:

@@ -317,6 +317,15 @@ def m023a_source_management(db: Database) -> None:
     )
 
 
+@migrations(name="m023b_feed_ids")
+def m023b_feed_ids(db: Database) -> None:
+    # The Atom feed's ids, each minted once (a tag: URI, or the id an older feed file
+    # already gave) and stored, so that setting [output] public_url changes none of them.
+    db.execute(
+        "CREATE TABLE feed_ids (key TEXT PRIMARY KEY, id TEXT NOT NULL, created_at TEXT NOT NULL)"
+    )
+
+
 def _rebuild_with_autoincrement(db: Database, table: str) -> None:
     conn = db.conn
     (create,) = conn.execute(
