@@ -17,7 +17,7 @@ from digest.collect.feedlists import imported_feed_sources
 from digest.collect.feeds import collect_feeds
 from digest.collect.inbox import collect_file_source
 from digest.compose.backlog import backlog_for, linkable_urls
-from digest.compose.digest import Backlog, Provenance, compose
+from digest.compose.digest import Backlog, Provenance, digest_context, reader_view, render_digest
 from digest.compose.stories import TEXT_CHARS
 from digest.compose.topics import offline_sections
 from digest.compose.unread import without_unresolved
@@ -55,6 +55,17 @@ class RunResult:
     def needs_attention(self) -> bool:
         """A configured delivery failed, or the model was unreachable for notes."""
         return bool(self.delivery and self.delivery.failures) or bool(self.model_unreachable)
+
+
+@dataclass(frozen=True)
+class Composed:
+    """A period's digest as the store stands: its markdown, its items and backlog, and a
+    hash of what a reader sees in it (compose.digest.reader_view)."""
+
+    markdown: str
+    items: list[Item]
+    backlog: Backlog
+    reader_view: str
 
 
 class Pipeline:
@@ -161,9 +172,7 @@ class Pipeline:
 
     # -- compose and deliver -----------------------------------------------
 
-    async def compose_digest(
-        self, period: Period, summarizer: Summarizer
-    ) -> tuple[str, list[Item], Backlog]:
+    async def compose_digest(self, period: Period, summarizer: Summarizer) -> Composed:
         """The period's markdown as the store stands, with its items and backlog."""
         items = self.store.items_saved_between(period.start, period.end, text_chars=TEXT_CHARS)
         week_summary = await self.notes.week_summary(period, items, summarizer)
@@ -171,7 +180,7 @@ class Pipeline:
         backlog = backlog_for(self.store, self.config, period)
         zone = self.config.digest.zone
         sections = offline_sections(items) if self.config.llm.provider == "offline" else None
-        markdown = compose(
+        context = digest_context(
             period,
             items,
             week_summary,
@@ -180,26 +189,29 @@ class Pipeline:
             provenance=provenance,
             sections=sections,
         )
-        return for_display(markdown), items, backlog  # the digest goes everywhere: no secrets
+        markdown = for_display(render_digest(context))  # the digest goes everywhere: no secrets
+        return Composed(markdown, items, backlog, reader_view(context))
 
     async def compose_draft(self, period: Period, summarizer: Summarizer) -> Path:
         """Rewrite the period's digest file only: the log and mail get the weekly revision."""
-        markdown, _, _ = await self.compose_digest(period, summarizer)
-        return write_draft(self.config, period, markdown)
+        composed = await self.compose_digest(period, summarizer)
+        return write_draft(self.config, period, composed.markdown)
 
     async def compose_and_deliver(
         self, period: Period, summarizer: Summarizer, sleep: Sleep = time.sleep
     ) -> DeliveryOutcome:
-        markdown, items, backlog = await self.compose_digest(period, summarizer)
+        composed = await self.compose_digest(period, summarizer)
+        items = composed.items
         outcome = deliver_digest(
             self.store,
             self.config,
             period,
-            markdown,
+            composed.markdown,
             self.clock(),
-            allowed_urls=[for_display(url) for url in linkable_urls(items, backlog)],
+            allowed_urls=[for_display(url) for url in linkable_urls(items, composed.backlog)],
             sleep=sleep,
             empty=not items,
+            reader_view=composed.reader_view,
         )
         self._write_item_notes(period, items, outcome)
         return outcome

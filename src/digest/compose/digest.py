@@ -7,12 +7,14 @@ written, because the content hash of the result decides whether a delivery is ne
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections import Counter
 from collections.abc import Container, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import date, timedelta
 from functools import cache
+from typing import Any
 from urllib.parse import quote, urlsplit
 from zoneinfo import ZoneInfo
 
@@ -112,8 +114,47 @@ def compose(
     provenance: Provenance | None = None,
     sections: Mapping[int, str] | None = None,
 ) -> str:
-    """The digest of `period`: heading, the week's summary, the items grouped by topic,
-    then the backlog sections that have items, then the provenance footer if given.
+    """The digest of `period` as markdown: see digest_context."""
+    context = digest_context(
+        period,
+        items,
+        week_summary,
+        zone=zone,
+        backlog=backlog,
+        provenance=provenance,
+        sections=sections,
+    )
+    return render_digest(context)
+
+
+def render_digest(context: Mapping[str, Any]) -> str:
+    return _template().render(**context)
+
+
+def reader_view(context: Mapping[str, Any]) -> str:
+    """A hash of what a reader of the digest sees (items, notes, sections, the week's
+    summary, the backlog), not of how it is rendered nor of the footer's costs: the log
+    takes a new revision only when this changes."""
+    shown = {key: value for key, value in context.items() if key not in NOT_SEEN}
+    text = json.dumps(shown, default=asdict, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+NOT_SEEN = frozenset({"footer"})  # what a model cost; the items and their notes are seen
+
+
+def digest_context(
+    period: Period,
+    items: Sequence[Item],
+    week_summary: WeekSummary,
+    *,
+    zone: ZoneInfo,
+    backlog: Backlog = Backlog(),
+    provenance: Provenance | None = None,
+    sections: Mapping[int, str] | None = None,
+) -> dict[str, Any]:
+    """What the digest template renders: heading, the week's summary, the items grouped by
+    topic, then the backlog sections that have items, then the provenance footer if given.
 
     A WeekSummary is checked against `items`: citations of other ids are dropped, and so is
     a statement left citing nothing; links and URLs in its text are removed, and citations
@@ -128,15 +169,15 @@ def compose(
     year_ago = _unique(backlog.year_ago)
     shown = {item.key for item in year_ago}
     unread = [item for item in backlog.unread if item.key not in shown][: backlog.unread_limit]
-    return _template().render(
-        label=period.label,
-        period_range=format_period(period, zone),
-        week_summary=_week_text(week_summary, unique, topics),
-        topics=topics,
-        unread=[_backlog_entry(item, zone) for item in unread],
-        year_ago=[_backlog_entry(item, zone) for item in year_ago],
-        footer=footer_lines(provenance, unique) if provenance else [],
-    )
+    return {
+        "label": period.label,
+        "period_range": format_period(period, zone),
+        "week_summary": _week_text(week_summary, unique, topics),
+        "topics": topics,
+        "unread": [_backlog_entry(item, zone) for item in unread],
+        "year_ago": [_backlog_entry(item, zone) for item in year_ago],
+        "footer": footer_lines(provenance, unique) if provenance else [],
+    }
 
 
 def _backlog_entry(item: Item, zone: ZoneInfo) -> BacklogEntry:

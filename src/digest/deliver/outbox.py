@@ -110,10 +110,16 @@ class _Job:
     allowed_urls: Collection[str]
     now: datetime
     sleep: Sleep
+    reader_view: str | None = None  # what a reader sees (compose.digest.reader_view)
 
     @property
     def digest_hash(self) -> str:
         return content_hash(self.markdown)
+
+    @property
+    def log_key(self) -> str:
+        """What the log's records are keyed by: a revision is logged when it changes."""
+        return self.reader_view or self.digest_hash
 
 
 def deliver_digest(
@@ -126,26 +132,29 @@ def deliver_digest(
     allowed_urls: Collection[str] = (),
     sleep: Sleep = time.sleep,
     empty: bool = False,
+    reader_view: str | None = None,
 ) -> DeliveryOutcome:
     """Write the digest file, then deliver each channel at most once per content.
 
     `allowed_urls` are the stored URLs the HTML (email, feed) may link to; other links
     keep their text only. Per-channel failures are recorded and listed in the outcome,
     never raised; only a digest file that cannot be written raises DeliveryError. An
-    `empty` week goes to the feed and the mail only with digest.publish_empty; a week is
-    mailed once, when it is over, unless email.send = "every_revision".
+    `empty` week goes to the log, the feed and the mail only with digest.publish_empty; a
+    week is mailed once, when it is over, unless email.send = "every_revision". The log
+    takes a revision only when `reader_view` (what a reader sees) changed, not when only
+    the rendering did.
     """
-    job = _Job(store, config, period, markdown, allowed_urls, now, sleep)
+    job = _Job(store, config, period, markdown, allowed_urls, now, sleep, reader_view)
     path = digest_path(config, period)
     changed = _write_digest_file(path, markdown)
     revision = store.record_digest(period.label, job.digest_hash, str(path), now)
     outcome = DeliveryOutcome(period.label, path, revision, ["file"] if changed else [])
-    _isolated(_deliver_log, job, outcome)
     if empty and not config.digest.publish_empty:
         outcome.held.append(
-            f"{period.label} is empty: not put in the feed or mailed (digest.publish_empty)"
+            f"{period.label} is empty: not logged, put in the feed or mailed (digest.publish_empty)"
         )
         return outcome
+    _isolated(_deliver_log, job, outcome)
     _isolated(_deliver_feed, job, outcome)
     if config.email.enabled:
         held = _why_not_mailed(job)
@@ -247,12 +256,15 @@ def _write_digest_file(path: Path, markdown: str) -> bool:
 
 def _deliver_log(job: _Job, outcome: DeliveryOutcome) -> None:
     store, label, digest_hash = job.store, job.period.label, job.digest_hash
-    record = store.delivery(label, "log", digest_hash)
-    if record is not None and record.status == "sent":
+    if _logged(store, label, job.log_key):
+        return
+    if _logged(store, label, digest_hash):  # logged by a digest that keyed the log so
+        record = store.begin_delivery(label, "log", job.log_key, job.now)
+        store.finish_delivery(record.id, "sent", job.now)
         return
     revision = store.digest_revision(label, digest_hash)
     assert revision is not None, "record_digest runs before the channels"
-    record = store.begin_delivery(label, "log", digest_hash, job.now)
+    record = store.begin_delivery(label, "log", job.log_key, job.now)
     log_path = job.config.log_path
     try:
         append_log(log_path, log_entry(label, revision, digest_hash, job.markdown))
@@ -263,6 +275,11 @@ def _deliver_log(job: _Job, outcome: DeliveryOutcome) -> None:
         return
     store.finish_delivery(record.id, "sent", job.now)
     outcome.delivered.append("log")
+
+
+def _logged(store: Store, label: str, key: str) -> bool:
+    record = store.delivery(label, "log", key)
+    return record is not None and record.status == "sent"
 
 
 def _deliver_feed(job: _Job, outcome: DeliveryOutcome) -> None:
