@@ -192,6 +192,7 @@ def _run_stages(
     only_period: bool = False,
     retry_fetch: bool = False,
     retry_notes: bool = False,
+    refresh: bool = False,
 ) -> None:
     from digest.clock import utc_now
     from digest.pipeline import NotesScope, run
@@ -199,7 +200,7 @@ def _run_stages(
 
     cfg = config()
     period = _period(cfg, week, utc_now())
-    notes = NotesScope(only_period=only_period, retry=retry_notes)
+    notes = NotesScope(only_period=only_period, retry=retry_notes, refresh=refresh)
     with stage_progress() as progress:
         result = run(
             cfg,
@@ -328,11 +329,42 @@ def extract(retry: bool) -> None:
     is_flag=True,
     help="Ask the model again for items whose note attempts ran out (llm.max_attempts).",
 )
+@WEEK
+@click.option(
+    "--refresh",
+    is_flag=True,
+    help="With --week: renew that week's notes made with another prompt (llm.prompt_file)"
+    " or model; a prompt change otherwise applies to new notes only.",
+)
+@click.option(
+    "--dry-run", is_flag=True, help="Only estimate the calls, tokens and cost; nothing is sent."
+)
 @common_options
 @locked
-def summarize(retry: bool) -> None:
-    """Write notes for items that have none, or whose text changed."""
-    _run_stages("summarize", (Stage.NOTES,), None, retry_notes=retry)
+def summarize(retry: bool, week: str | None, refresh: bool, dry_run: bool) -> None:
+    """Write notes for items that have none, or whose text changed (with --week: that
+    week's items only)."""
+    if refresh and week is None:
+        raise click.UsageError("--refresh renews one week's notes: give --week")
+    if dry_run:
+        from digest.clock import utc_now
+        from digest.pipeline import estimate_run
+
+        cfg = config()
+        period = _period(cfg, week, utc_now())
+        for line in estimate_run(
+            cfg, period, only_period=week is not None, refresh=refresh
+        ).lines():
+            click.echo(line)
+        return
+    _run_stages(
+        "summarize",
+        (Stage.NOTES,),
+        week,
+        only_period=week is not None,
+        retry_notes=retry,
+        refresh=refresh,
+    )
 
 
 @cli.command()
@@ -495,6 +527,25 @@ def _manage(change: Callable[[Config, Store], str]) -> None:
     cfg = config()
     with open_store(cfg.db_path) as store:
         click.echo(for_display(change(cfg, store)))
+
+
+@cli.group()
+@common_options
+def prompts() -> None:
+    """Your own prompts: [llm] prompt_file and summary_prompt_file."""
+
+
+@prompts.command("export")
+@click.argument("folder", type=click.Path(path_type=Path, file_okay=False))
+@common_options
+def prompts_export(folder: Path) -> None:
+    """Write the built-in prompts into FOLDER as Jinja templates to start from (note.md.j2
+    for [llm] prompt_file, week.md.j2 for summary_prompt_file); existing files are kept."""
+    from digest.notes.prompts import STARTERS
+    from digest.starters import export_starters
+
+    for line in export_starters("digest.notes", "starters", STARTERS, folder):
+        click.echo(line)
 
 
 @cli.command()

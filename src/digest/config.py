@@ -229,6 +229,10 @@ class LLMConfig(_Section):
     max_attempts: int = Field(2, ge=1, le=10)
     # "auto": max_completion_tokens for reasoning models (o1, o3, o4, gpt-5…), else max_tokens
     token_limit_param: Literal["auto", "max_tokens", "max_completion_tokens"] = "auto"
+    # Jinja templates of what the model is asked (`digest prompts export DIR`; the variables
+    # are NOTE_PROMPT_VARIABLES and WEEK_PROMPT_VARIABLES); None: the built-in prompts
+    prompt_file: Path | None = None
+    summary_prompt_file: Path | None = None
 
     def price(self, model: str) -> ModelPrice | None:
         return self.prices.get(model) or DEFAULT_PRICES.get(model)
@@ -240,6 +244,14 @@ class LLMConfig(_Section):
     @property
     def effective_base_url(self) -> str | None:
         return self.base_url or os.environ.get("OPENAI_BASE_URL") or None
+
+
+# What a prompt file may use (docs in notes/prompts.py); `text` and `notes` are the data,
+# placed between two delimiter lines the model is told to treat as data only.
+NOTE_PROMPT_VARIABLES = frozenset(
+    {"title", "url", "site", "kind", "basis", "language", "known_tags", "text"}
+)
+WEEK_PROMPT_VARIABLES = frozenset({"language", "count", "notes"})
 
 
 class OfflineConfig(_Section):
@@ -418,7 +430,9 @@ def parse_config(text: str, path: Path) -> Config:
     except ValidationError as exc:
         raise ConfigError(describe_validation_errors(exc, text, path)) from exc
     config._path = path  # private: not a key the file may set
-    return _resolve_paths(config, path.resolve().parent)
+    resolved = _resolve_paths(config, path.resolve().parent)
+    _check_prompt_files(resolved)
+    return resolved
 
 
 def default_config_text(data_dir: Path) -> str:
@@ -459,9 +473,59 @@ def _resolve_paths(config: Config, base: Path) -> Config:
         output = output.model_copy(update={"notes_dir": resolve(output.notes_dir)})
     if log.file:
         log = log.model_copy(update={"file": resolve(log.file)})
+    files = {
+        key: resolve(value)
+        for key in ("prompt_file", "summary_prompt_file")
+        if (value := getattr(config.llm, key)) is not None
+    }
+    llm = config.llm.model_copy(update=files)
     return config.model_copy(
-        update={"digest": digest, "sources": sources, "email": email, "output": output, "log": log}
+        update={
+            "digest": digest,
+            "sources": sources,
+            "email": email,
+            "output": output,
+            "log": log,
+            "llm": llm,
+        }
     )
+
+
+def check_template(path: Path, key: str, variables: frozenset[str] | None) -> str:
+    """The text of the Jinja template at `path`, read and parsed; ConfigError naming the
+    key and the file (and line) when it cannot be read, does not parse, or uses a variable
+    it is not given (`variables`; None: any)."""
+    import jinja2
+    import jinja2.meta
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"config error: {key}: cannot read {path}: {exc}") from exc
+    try:
+        ast = jinja2.Environment().parse(text)
+    except jinja2.TemplateSyntaxError as exc:
+        raise ConfigError(f"config error: {path}:{exc.lineno}: {key}: {exc.message}") from exc
+    unknown = sorted(jinja2.meta.find_undeclared_variables(ast) - (variables or set()))
+    if variables is not None and unknown:
+        line = next(
+            (n for n, t in enumerate(text.splitlines(), 1) if re.search(rf"\b{unknown[0]}\b", t)),
+            None,
+        )
+        where = f"{path}:{line}" if line else str(path)
+        known = ", ".join(sorted(variables))
+        raise ConfigError(
+            f"config error: {where}: {key}: unknown variable {unknown[0]!r}; known: {known}"
+        )
+    return text
+
+
+def _check_prompt_files(config: Config) -> None:
+    llm = config.llm
+    if llm.prompt_file is not None:
+        check_template(llm.prompt_file, "llm.prompt_file", NOTE_PROMPT_VARIABLES)
+    if llm.summary_prompt_file is not None:
+        check_template(llm.summary_prompt_file, "llm.summary_prompt_file", WEEK_PROMPT_VARIABLES)
 
 
 def _resolve_source_paths(source: SourceConfig, resolve: Callable[[Path], Path]) -> SourceConfig:

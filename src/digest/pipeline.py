@@ -148,11 +148,16 @@ class Pipeline:
     # -- notes -------------------------------------------------------------
 
     async def make_notes(
-        self, summarizer: Summarizer, period: Period | None = None, *, only_period: bool = False
+        self,
+        summarizer: Summarizer,
+        period: Period | None = None,
+        *,
+        only_period: bool = False,
+        refresh: bool = False,
     ) -> StageReport:
         """Notes for the items that need one (see NotesStage.due), made concurrently."""
         report = StageReport(Stage.NOTES)
-        due = self.notes.due(summarizer, period, only_period=only_period)
+        due = self.notes.due(summarizer, period, only_period=only_period, refresh=refresh)
         known_tags = self.notes.known_tags()
         await run_together(
             self._counted(
@@ -266,13 +271,15 @@ def note_request(item: Item, known_tags: Sequence[str]) -> NoteRequest:
     )
 
 
-def estimate_run(config: Config, period: Period, *, only_period: bool = True) -> Estimate:
+def estimate_run(
+    config: Config, period: Period, *, only_period: bool = True, refresh: bool = False
+) -> Estimate:
     """What a run for `period` would spend on the LLM, from the store as it is (no writes,
     no API key needed)."""
     with open_store(config.db_path) as store:
         notes = NotesStage(store, config, utc_now, note_request)
         summarizer = notes.summarizer(on_call=lambda call: None, need_key=False)
-        return notes.estimate(summarizer, period, only_period=only_period)
+        return notes.estimate(summarizer, period, only_period=only_period, refresh=refresh)
 
 
 def resolve_period(config: Config, week: str | None, now: datetime) -> Period:
@@ -302,6 +309,7 @@ class NotesScope:
 
     only_period: bool = False
     retry: bool = False
+    refresh: bool = False  # renew the period's notes made with another prompt file
 
 
 async def _run_stages(
@@ -323,7 +331,9 @@ async def _run_stages(
         if Stage.NOTES in stages:
             if scope.retry:
                 pipeline.store.retry_notes()
-            report = await pipeline.make_notes(summarizer, period, only_period=scope.only_period)
+            report = await pipeline.make_notes(
+                summarizer, period, only_period=scope.only_period, refresh=scope.refresh
+            )
             result.reports.append(report)
         if Stage.DRAFT in stages:
             result.path = await pipeline.compose_draft(period, summarizer)
