@@ -548,6 +548,26 @@ def prompts_export(folder: Path) -> None:
         click.echo(line)
 
 
+@cli.group()
+@common_options
+def templates() -> None:
+    """Your own templates: [output] templates_dir."""
+
+
+@templates.command("export")
+@click.argument("folder", type=click.Path(path_type=Path, file_okay=False))
+@common_options
+def templates_export(folder: Path) -> None:
+    """Write the built-in templates into FOLDER to start from: digest.md.j2 (the markdown
+    digest) and mail.html.j2 (the email's HTML part), each listing the variables it gets;
+    existing files are kept. Point [output] templates_dir at the folder."""
+    from digest.compose.usertemplates import BUILT_IN
+    from digest.starters import export_starters
+
+    for line in export_starters("digest.compose", "templates", BUILT_IN, folder):
+        click.echo(line)
+
+
 @cli.command()
 @click.argument("url")
 @click.option("--title", help="Title to show for the link.")

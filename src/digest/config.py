@@ -286,6 +286,15 @@ class EmailConfig(_Section):
 class OutputConfig(_Section):
     public_url: str = ""  # where <data_dir>/digests/ is served; long emails link there
     notes_dir: Path | None = None  # one markdown note per item (Obsidian-style); None: off
+    # digest.md.j2 and mail.html.j2 here replace the built-in ones (`digest templates export`)
+    templates_dir: Path | None = None
+
+    @field_validator("templates_dir")
+    @classmethod
+    def _no_file(cls, value: Path | None) -> Path | None:
+        if value is not None and value.is_file():
+            raise ValueError(f"must be a folder, not the file {str(value)!r}")
+        return value
 
     @field_validator("public_url")
     @classmethod
@@ -471,6 +480,8 @@ def _resolve_paths(config: Config, base: Path) -> Config:
     output, log = config.output, config.log
     if output.notes_dir:
         output = output.model_copy(update={"notes_dir": resolve(output.notes_dir)})
+    if output.templates_dir:
+        output = output.model_copy(update={"templates_dir": resolve(output.templates_dir)})
     if log.file:
         log = log.model_copy(update={"file": resolve(log.file)})
     files = {

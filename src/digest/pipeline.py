@@ -66,6 +66,7 @@ class Composed:
     items: list[Item]
     backlog: Backlog
     reader_view: str
+    problems: list[str] = field(default_factory=list)  # a template of yours that failed
 
 
 class Pipeline:
@@ -194,12 +195,16 @@ class Pipeline:
             provenance=provenance,
             sections=sections,
         )
-        markdown = for_display(render_digest(context))  # the digest goes everywhere: no secrets
-        return Composed(markdown, items, backlog, reader_view(context))
+        rendered = render_digest(context, self.config.output.templates_dir)
+        markdown = for_display(rendered.text)  # the digest goes everywhere: no secrets
+        problems = [rendered.problem] if rendered.problem else []
+        return Composed(markdown, items, backlog, reader_view(context), problems)
 
     async def compose_draft(self, period: Period, summarizer: Summarizer) -> Path:
         """Rewrite the period's digest file only: the log and mail get the weekly revision."""
         composed = await self.compose_digest(period, summarizer)
+        for problem in composed.problems:
+            log.warning("%s", problem)
         return write_draft(self.config, period, composed.markdown)
 
     async def compose_and_deliver(
@@ -218,6 +223,7 @@ class Pipeline:
             empty=not items,
             reader_view=composed.reader_view,
         )
+        outcome.failures.extend(composed.problems)
         self._write_item_notes(period, items, outcome)
         return outcome
 

@@ -14,6 +14,7 @@ from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import date, timedelta
 from functools import cache
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 from zoneinfo import ZoneInfo
@@ -22,6 +23,7 @@ import jinja2
 
 from digest.compose.stories import same_stories
 from digest.compose.unread import reason, unread_line
+from digest.compose.usertemplates import Rendered, render
 from digest.lifecycle import why_no_note
 from digest.models import (
     Item,
@@ -124,11 +126,19 @@ def compose(
         provenance=provenance,
         sections=sections,
     )
-    return render_digest(context)
+    return render_digest(context).text
 
 
-def render_digest(context: Mapping[str, Any]) -> str:
-    return _template().render(**context)
+def render_digest(context: Mapping[str, Any], templates_dir: Path | None = None) -> Rendered:
+    """The digest's markdown: from `templates_dir`'s digest.md.j2 if there is one (the
+    built-in one when it fails, with the failure), else from the built-in template."""
+    return render(
+        "digest.md.j2",
+        context,
+        templates_dir,
+        lambda: _template().render(**context),
+        filters=MD_FILTERS,
+    )
 
 
 def reader_view(context: Mapping[str, Any]) -> str:
@@ -511,5 +521,8 @@ def _template() -> jinja2.Template:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    environment.filters.update(md_line=md_line, md_text=md_text, md_url=md_url, md_block=md_block)
+    environment.filters.update(MD_FILTERS)
     return environment.get_template("digest.md.j2")
+
+
+MD_FILTERS = {"md_line": md_line, "md_text": md_text, "md_url": md_url, "md_block": md_block}

@@ -22,7 +22,7 @@ from digest.atomic import fsync_dir, write_atomic
 from digest.compose.digest import content_hash
 from digest.config import Config
 from digest.deliver.atom import FeedIds, found_ids, new_tag, update_feed
-from digest.deliver.html import render_email
+from digest.deliver.html import MailTemplate, render_email
 from digest.deliver.mail import DeliveryUnknown, SmtpReplyError, send_email
 from digest.errors import DeliveryError, bugs_recorded
 from digest.lifecycle import backoff_delay
@@ -334,6 +334,8 @@ def _send_recorded(job: _Job, outcome: DeliveryOutcome) -> None:
     store, label, digest_hash = job.store, job.period.label, job.digest_hash
     message_id = message_id_for(label, digest_hash)
     record = store.begin_delivery(label, "email", digest_hash, job.now)
+    full_copy = full_copy_location(job.config, job.period)
+    template = MailTemplate(job.config.output.templates_dir, job.period, full_copy)
     try:
         message = render_email(
             job.markdown,
@@ -341,13 +343,16 @@ def _send_recorded(job: _Job, outcome: DeliveryOutcome) -> None:
             period=job.period,
             message_id=message_id,
             allowed_urls=job.allowed_urls,
-            full_copy=full_copy_location(job.config, job.period),
+            full_copy=full_copy,
             date=job.now,
+            template=template,
         )
     except DeliveryError as exc:
         store.finish_delivery(record.id, "failed", job.now, error=str(exc))
         outcome.failures.append(str(exc))
         return
+    if template.problem:  # sent with the built-in HTML part: reported, exit 3
+        outcome.failures.append(template.problem)
     status, error = _send_with_retries(job, message)
     store.finish_delivery(record.id, status, job.now, error=error, message_id=message_id)
     if error is None:
