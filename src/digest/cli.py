@@ -89,7 +89,7 @@ class DigestGroup(click.Group):
 def _fail(ctx: click.Context, error: DigestError) -> None:
     """The error's lines on stderr (a traceback too with --debug) and exit code 1."""
     if ctx.ensure_object(Settings).debug:
-        traceback.print_exc()
+        click.echo(for_display(traceback.format_exc()), err=True, nl=False)
     for line in str(error).splitlines():
         click.echo(for_display(f"digest: {line}"), err=True)
     ctx.exit(1)
@@ -447,7 +447,8 @@ def sources_list() -> None:
 @click.option(
     "--include-secrets",
     is_flag=True,
-    help="Keep user names and passwords in the feed URLs (a basic auth's too); off: left out.",
+    help="Keep the feeds' passwords and tokens (shown as *** without it), and put a basic"
+    " auth's login into its feed's URL.",
 )
 @common_options
 def sources_export(as_opml: bool, include_secrets: bool) -> None:
@@ -763,4 +764,8 @@ def export(week: str | None, fmt: str) -> None:
 
 
 def main() -> None:
-    cli(prog_name="digest")
+    try:
+        cli(prog_name="digest")
+    except Exception:  # a bug: its traceback, as Python would print it, less any password
+        sys.stderr.write(for_display(traceback.format_exc()))
+        sys.exit(1)

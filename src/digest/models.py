@@ -7,6 +7,7 @@ from datetime import datetime
 from enum import StrEnum
 
 from digest.lifecycle import WALLS, ItemKind, ItemState, NoteBasis, gave_up
+from digest.urls import for_display
 
 __all__ = ["ItemKind", "ItemState", "NoteBasis"]  # defined with the lifecycle they are part of
 
@@ -34,6 +35,16 @@ class Rejected:
 
     line: int | None
     text: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class FileReading:
+    """How a file is read: its format, whether its content made that clear (a clear reading
+    is kept as the file grows), and why, in words for the import report."""
+
+    format: str
+    clear: bool
     reason: str
 
 
@@ -152,7 +163,8 @@ class Item:
 
     @property
     def display_title(self) -> str:
-        return self.title or self.page_title or self.url or (self.context or "")[:80]
+        shown_url = for_display(self.url) if self.url else None  # the title of last resort
+        return self.title or self.page_title or shown_url or (self.context or "")[:80]
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from digest.fetch.access import basic_login
 from digest.models import Rejected
 from digest.store import Store
 from digest.store.records import ImportedFeed, SourceListing
-from digest.urls import normalize_url
+from digest.urls import for_display, normalize_url
 
 OPML = FEED_LIST_FORMATS[0]
 ORIGIN = "opml"
@@ -120,9 +120,9 @@ def feeds_as_opml(
     store: Store, declared: Sequence[SourceConfig], *, include_secrets: bool = False
 ) -> str:
     """Every feed source, configured then imported (paused ones too), as an OPML 2.0
-    document. User names and passwords are left out of the URLs unless `include_secrets`,
-    which also puts a basic `auth`'s login into its feed's URL (tokens, headers and
-    cookies have no place in OPML)."""
+    document. Passwords and tokens in the URLs are shown as `***` unless
+    `include_secrets`, which also puts a basic `auth`'s login into its feed's URL (tokens,
+    headers and cookies have no place in OPML)."""
     configured = [
         Feed(s.name, _exported_url(s, include_secrets), s.topic)
         for s in declared
@@ -131,7 +131,7 @@ def feeds_as_opml(
     imported = [
         Feed(
             row.name,
-            _without_login(row.url) if not include_secrets else row.url,
+            row.url if include_secrets else for_display(row.url),
             row.topic,
             row.html_url,
         )
@@ -143,7 +143,7 @@ def feeds_as_opml(
 def _exported_url(source: SourceConfig, include_secrets: bool) -> str:
     url = source.url or ""
     if not include_secrets:
-        return _without_login(url)
+        return for_display(url)
     if (login := basic_login(source)) is not None:
         user, password = login
         parts = urlsplit(_without_login(url))
