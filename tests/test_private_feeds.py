@@ -13,6 +13,7 @@ import pytest
 
 from digest.collect.feeds import collect_feeds
 from digest.config import Config, FetchConfig, SourceConfig, parse_config
+from digest.doctor import run_checks
 from digest.errors import ConfigError
 from digest.fetch.access import same_site, source_access
 from digest.fetch.client import Fetcher
@@ -227,3 +228,23 @@ def test_access_settings_on_a_file_source_are_refused(tmp_path: Path) -> None:
 
     with pytest.raises(ConfigError, match="auth, headers, cookies and user_agent are for feed"):
         parse_config(text, tmp_path / "digest.toml")
+
+
+def test_doctor_asks_a_private_feed_with_its_login_and_names_the_setting_on_401(
+    server: LoopbackServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server.routes["/feed"] = wanting("authorization", f"Bearer {TOKEN}")  # type: ignore[assignment]
+    config = tmp_path / "digest.toml"
+    config.write_text(
+        '[digest]\ndata_dir = "data"\n[fetch]\nallow_private_addresses = true\n'
+        f'[[sources]]\nname = "private"\nkind = "feed"\nurl = "{server.url("/feed")}"\n'
+        'auth = { type = "bearer", token_env = "FEED_TOKEN" }\n'
+    )
+
+    monkeypatch.setenv("FEED_TOKEN", TOKEN)
+    answered = [check.line() for check in run_checks(config)]
+    monkeypatch.setenv("FEED_TOKEN", "wrong")
+    refused = [check.line() for check in run_checks(config) if not check.ok]
+
+    assert "network: ok (DNS resolves every feed host; feed 'private' answered)" in answered
+    assert refused[0].endswith("fix: check [[sources]] 'private' auth: the token in $FEED_TOKEN")
