@@ -233,3 +233,19 @@ def test_opml_export_leaves_secrets_out_unless_asked(
 
     assert plain[0].url == rig.feed("blog")
     assert secret[0].url == rig.feed("blog").replace("http://", "http://me:p%40ss%20word@")
+
+
+def test_without_a_config_file_an_added_feed_is_kept_in_the_store(tmp_path: Path) -> None:
+    runner = CliRunner()  # no --config, none in the (isolated) home: built-in defaults
+
+    added = runner.invoke(cli, ["sources", "add", "https://feeds.example/rss", "--name", "Ex"])
+    listed = runner.invoke(cli, ["sources", "list"])
+    paused = runner.invoke(cli, ["sources", "pause", "Ex"])
+
+    assert added.exit_code == 0, added.output
+    assert "no config file, so it is kept in the store" in added.output
+    (row,) = [line.split() for line in listed.output.splitlines()[1:]]
+    assert row[:3] == ["Ex", "feed", "cli"] and row[-1] == "https://feeds.example/rss"
+    assert paused.exit_code == 0
+    assert "paused" in runner.invoke(cli, ["sources", "list"]).output
+    assert not (tmp_path / "config").exists()

@@ -193,4 +193,6 @@ def _set_key(table: Any, key: str, value: object) -> None:
         table[key] = value
     else:
         keys = [k.key for k, _ in table.value.body if k is not None]
+        # tomlkit's public API appends after the table's trailing comments, which belong
+        # to what follows; its container inserts after a key (tested: test_sources_manage)
         table.value._insert_after(keys[-1], key, value)
