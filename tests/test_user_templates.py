@@ -15,6 +15,7 @@ from click.testing import CliRunner, Result
 
 from digest.cli import cli
 from digest.config import Config
+from digest.deliver.html import markdown_to_html
 from digest.deliver.outbox import deliver_digest
 from digest.periods import parse_week
 from digest.store import Store
@@ -170,3 +171,19 @@ def test_a_broken_mail_template_sends_the_built_in_and_says_so(
         f"template error: {path}:2: division by zero; the built-in mail.html.j2 was used"
     ]
     assert ">Digest for 2026-W47</h1>" in part(handler.messages()[0], "text/html")
+
+
+def test_without_a_mail_template_of_yours_the_built_in_html_is_unchanged(
+    tmp_path: Path, store: Store, sink: tuple[Sink, int]
+) -> None:
+    handler, port = sink
+    config = mail_config(tmp_path, port)  # a templates_dir without mail.html.j2
+    period = parse_week("2026-W47", ZoneInfo("UTC"))
+
+    deliver_digest(store, config, period, MARKDOWN, NOW, allowed_urls={"https://kept.example/"})
+
+    html = part(handler.messages()[0], "text/html")
+    built_in = markdown_to_html(
+        MARKDOWN, title="Your digest, 16–22 Nov 2026", allowed_urls={"https://kept.example/"}
+    )
+    assert html == built_in

@@ -25,7 +25,7 @@ from markdown_it.token import Token
 from markupsafe import Markup
 
 from digest.compose.digest import format_period, md_url
-from digest.compose.usertemplates import render
+from digest.compose.usertemplates import is_overridden, render
 from digest.config import EmailConfig
 from digest.errors import DeliveryError
 from digest.models import Period
@@ -38,11 +38,14 @@ ALLOWED_TAGS = frozenset(
 USER_TAGS = ALLOWED_TAGS | {
     "div", "span", "table", "thead", "tbody", "tr", "td", "th", "hr", "h4", "small", "b", "i",
 }  # fmt: skip
+_SIDES = ("", "-top", "-right", "-bottom", "-left")
 SAFE_STYLES = frozenset(
     {"color", "background-color", "font-family", "font-size", "font-weight", "font-style"}
-    | {"line-height", "text-align", "text-decoration", "margin", "padding", "border"}
-    | {"border-bottom", "border-top", "border-left", "max-width", "width", "display"}
+    | {"line-height", "text-align", "text-decoration", "max-width", "width", "display"}
+    | {"overflow-wrap", "white-space", "vertical-align", "border-collapse"}
+    | {f"{box}{side}" for box in ("margin", "padding", "border") for side in _SIDES}
 )
+MAIL_TEMPLATE = "mail.html.j2"
 # Gmail clips an HTML body past ~102 KB; stay well below, counted as sent (encoded).
 MAX_HTML_PART_BYTES = 90_000
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
@@ -99,6 +102,8 @@ class MailTemplate:
 
     def page(self, markdown: str, title: str, allowed_urls: Iterable[str]) -> str:
         body = html_fragment(markdown, allowed_urls)
+        if not is_overridden(self.templates_dir, MAIL_TEMPLATE):
+            return _page(title, body)
         zone = self.period.start.tzinfo
         context = {
             "title": title,
@@ -110,7 +115,7 @@ class MailTemplate:
             "markdown": markdown,
             "full_copy": self.full_copy,
         }
-        rendered = render("mail.html.j2", context, self.templates_dir, lambda: body, html=True)
+        rendered = render(MAIL_TEMPLATE, context, self.templates_dir, lambda: body, html=True)
         self.problem = self.problem or rendered.problem
         return _page(title, body if rendered.problem else sanitised(rendered.text))
 
