@@ -36,7 +36,10 @@ class SourcesStore(ItemsStore):
                 "SELECT id, url, path FROM sources WHERE name = ?", (name,)
             ).fetchone()
             if row is not None:  # declared again after `digest sources remove`
-                conn.execute("UPDATE sources SET removed_at = NULL WHERE id = ?", (row["id"],))
+                conn.execute(
+                    "UPDATE sources SET removed_at = NULL WHERE id = ? AND removed_at IS NOT NULL",
+                    (row["id"],),
+                )
             if row is None:
                 cursor = conn.execute(
                     "INSERT INTO sources (name, kind, url, path, created_at) VALUES (?, ?, ?, ?, ?)",
