@@ -127,6 +127,18 @@ def test_the_week_prompt_file_carries_the_notes(rig: Rig) -> None:
     assert "[1] Paged attention" in week[0]
 
 
+def test_a_changed_week_prompt_writes_the_week_summary_again(rig: Rig) -> None:
+    rig.run("now", "--week", rig.week)
+    rig.run("now", "--week", rig.week)
+    asked_once = len([text for text in rig.texts("user") if "WEEK-WORDS" in text])
+    (rig.root / "prompts" / "week.md.j2").write_text(WEEK_PROMPT.replace("WEEK-", "NEW-WEEK-"))
+
+    rig.run("now", "--week", rig.week)
+
+    assert asked_once == 1
+    assert "NEW-WEEK-WORDS" in rig.texts("user")[-1]
+
+
 def test_refresh_needs_a_week(rig: Rig) -> None:
     result = rig.run("summarize", "--refresh")
 

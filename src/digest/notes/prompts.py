@@ -79,8 +79,19 @@ def prompt_version(config: LLMConfig) -> str:
     version = f"{PROMPT_VERSION}:{config.language}"
     if config.prompt_file is None:
         return version
-    text = _template_text(config.prompt_file, "llm.prompt_file")
-    return f"{version}{PROMPT_FILE_MARK}{hashlib.sha256(text.encode()).hexdigest()[:12]}"
+    return f"{version}{PROMPT_FILE_MARK}{_hash(config.prompt_file, 'llm.prompt_file')}"
+
+
+def week_prompt_mark(config: LLMConfig) -> str:
+    """What the summary prompt file adds to the week summary's key ("" without one): a
+    changed file writes the summary again."""
+    if config.summary_prompt_file is None:
+        return ""
+    return f"{PROMPT_FILE_MARK}{_hash(config.summary_prompt_file, 'llm.summary_prompt_file')}"
+
+
+def _hash(path: Path, key: str) -> str:
+    return hashlib.sha256(_template_text(path, key).encode()).hexdigest()[:12]
 
 
 def note_instructions(config: LLMConfig, request: NoteRequest, delimiter: str) -> str:

@@ -42,6 +42,7 @@ from digest.notes import (
     note_cache_key,
 )
 from digest.notes.costs import call_cost
+from digest.notes.prompts import week_prompt_mark
 from digest.store import Store
 from digest.text import looks_english, surely_english
 
@@ -266,7 +267,7 @@ class NotesStage:
         if not noted:
             return WeekSummary(())
         basis = json.dumps([(i, title, note.summary, note.tags) for i, title, note in noted])
-        text = f"week {period.label}\n{basis}"
+        text = f"week {period.label}{week_prompt_mark(self.config.llm)}\n{basis}"
         key = note_cache_key(text, summarizer, model=summarizer.summary_model)
         if (cached := self._cached_week(key)) is not None:
             return cached
