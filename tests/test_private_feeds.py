@@ -248,3 +248,21 @@ def test_doctor_asks_a_private_feed_with_its_login_and_names_the_setting_on_401(
 
     assert "network: ok (DNS resolves every feed host; feed 'private' answered)" in answered
     assert refused[0].endswith("fix: check [[sources]] 'private' auth: the token in $FEED_TOKEN")
+
+
+def test_a_feed_that_sets_a_cookie_on_a_redirect_gets_it_back(
+    server: LoopbackServer, store: Store, tmp_path: Path
+) -> None:
+    def handler(request: Request) -> Response:
+        if "visited=yes" in request.headers.get("cookie", ""):
+            return Response(200, RSS, content_type="application/rss+xml")
+        return Response(
+            302, headers={"Location": "/feed?welcome", "Set-Cookie": "visited=yes; Path=/"}
+        )
+
+    server.routes["/feed"] = handler
+
+    report = collect(store, source(tmp_path, server.url("/feed"), ""))
+
+    assert (report.done, report.failures) == (1, [])
+    assert [("cookie" in hit.headers) for hit in server.hits("/feed")] == [False, True]
