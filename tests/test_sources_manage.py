@@ -249,3 +249,13 @@ def test_without_a_config_file_an_added_feed_is_kept_in_the_store(tmp_path: Path
     assert paused.exit_code == 0
     assert "paused" in runner.invoke(cli, ["sources", "list"]).output
     assert not (tmp_path / "config").exists()
+
+
+def test_a_polled_feed_gives_its_site_to_the_opml_export(rig: Rig) -> None:
+    before = parse_opml(rig.run("sources", "export", "--opml").output)
+    rig.run("collect")
+
+    after = parse_opml(rig.run("sources", "export", "--opml").output)
+
+    assert before[0] == Feed("Blog", rig.feed("blog"))
+    assert after[0] == Feed("Blog", rig.feed("blog"), html_url=rig.server.url("/"))

@@ -123,8 +123,9 @@ def feeds_as_opml(
     document. Passwords and tokens in the URLs are shown as `***` unless
     `include_secrets`, which also puts a basic `auth`'s login into its feed's URL (tokens,
     headers and cookies have no place in OPML)."""
+    sites = store.site_links()
     configured = [
-        Feed(s.name, _exported_url(s, include_secrets), s.topic)
+        Feed(s.name, _exported_url(s, include_secrets), s.topic, sites.get(s.name))
         for s in declared
         if s.kind == "feed" and s.url
     ]

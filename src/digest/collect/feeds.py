@@ -74,6 +74,7 @@ class FeedPoll:
     unusable_links: tuple[str, ...] = ()  # a few of their links, as given, for the report
     truncated: bool = False  # larger than fetch.max_bytes: the entries before the cap read
     merged: int = 0  # entries saved as one with another entry (same link, no guid/enclosure)
+    site: str | None = None  # the feed's own web page (its htmlUrl in OPML)
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,7 @@ class FeedEntries:
     skipped: int = 0
     merged: int = 0
     unusable_links: tuple[str, ...] = ()  # the first few links that were not web links
+    site: str | None = None  # the feed's own web page, when it names one
 
 
 # -- one feed --------------------------------------------------------------
@@ -121,6 +123,7 @@ async def poll_feed(fetcher: Fetcher, state: FeedState, access: Access = PUBLIC)
         unusable_links=parsed.unusable_links,
         merged=parsed.merged,
         truncated=result.truncated,
+        site=parsed.site,
     )
 
 
@@ -144,13 +147,15 @@ def parse_feed_in_parts(result: FetchResult) -> FeedEntries:
     items: list[SavedItem] = []
     skipped = merged = 0
     unusable: tuple[str, ...] = ()
+    site = None
     for part in feed_parts(result.content, FEED_PART_BYTES):
         parsed = parse_feed(replace(result, content=part))
         items += parsed.items
         skipped += parsed.skipped
         merged += parsed.merged
         unusable = (*unusable, *parsed.unusable_links)[:UNUSABLE_LINKS_SHOWN]
-    return FeedEntries(items, skipped, merged, unusable)
+        site = site or parsed.site
+    return FeedEntries(items, skipped, merged, unusable, site)
 
 
 def parse_feed(result: FetchResult) -> FeedEntries:
@@ -181,7 +186,8 @@ def _parse_xml_feed(result: FetchResult) -> FeedEntries:
         reason = describe_error(problem) if problem else "no RSS, Atom or JSON Feed found"
         raise SourceError(f"feed {result.url!r}: not a feed ({reason})")
     identities = [_entry_identity(entry, result.final_url) for entry in parsed.entries]
-    return _keyed(items, identities, [entry.get("link") for entry in parsed.entries])
+    keyed = _keyed(items, identities, [entry.get("link") for entry in parsed.entries])
+    return replace(keyed, site=_absolute_link(parsed.feed.get("link"), result.final_url))
 
 
 def strip_declarations(body: bytes) -> bytes:
@@ -233,7 +239,8 @@ def _parse_json_feed(body: bytes, base: str) -> FeedEntries:
         raw.get("url") or raw.get("external_url") if isinstance(raw, dict) else None
         for raw in raw_items
     ]
-    return _keyed(items, identities, links)
+    keyed = _keyed(items, identities, links)
+    return replace(keyed, site=_absolute_link(document.get("home_page_url"), base))
 
 
 # -- entries that share one link -------------------------------------------------------
@@ -422,6 +429,7 @@ async def _collect_one(
         now=now,
         gone=poll.gone,
         skipped=None if poll.not_modified else poll.skipped,
+        site=poll.site,
     )
     info = _news(source, state, poll, saved.redated)
     if left:

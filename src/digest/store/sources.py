@@ -92,6 +92,11 @@ class SourcesStore(ItemsStore):
         )
         return [ImportedFeed(**row) for row in map(dict, rows)]
 
+    def site_links(self) -> dict[str, str]:
+        """Each feed source's web page, by name, where its feed or OPML list named one."""
+        rows = self._query("SELECT name, html_url FROM sources WHERE html_url IS NOT NULL")
+        return {row["name"]: row["html_url"] for row in rows}
+
     def managed_source(self, name: str) -> ManagedSource | None:
         """The named source as `digest sources` commands change it; None if there is none
         (or it was removed)."""
@@ -145,16 +150,28 @@ class SourcesStore(ItemsStore):
         now: datetime,
         gone: bool = False,
         skipped: int | None = None,
+        site: str | None = None,
     ) -> SaveReport:
         """A feed's entries and its new cache validators, committed together; `skipped`
-        (entries without a link) when the feed was read, None when it was not modified."""
+        (entries without a link) when the feed was read, None when it was not modified;
+        `site`, the feed's web page, when it names one."""
         with self.write() as conn:
             report = self.save_items(source_id, entries, now)
             conn.execute(
                 "UPDATE sources SET fetch_url = ?, etag = ?, last_modified = ?, status = ?,"
                 " last_error = NULL, failures = 0, next_attempt_at = NULL, last_checked_at = ?,"
-                " skipped_entries = coalesce(?, skipped_entries) WHERE id = ?",
-                (url, etag, last_modified, "gone" if gone else "ok", iso(now), skipped, source_id),
+                " skipped_entries = coalesce(?, skipped_entries),"
+                " html_url = coalesce(?, html_url) WHERE id = ?",
+                (
+                    url,
+                    etag,
+                    last_modified,
+                    "gone" if gone else "ok",
+                    iso(now),
+                    skipped,
+                    site,
+                    source_id,
+                ),
             )
         return report
 
