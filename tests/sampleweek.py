@@ -153,8 +153,9 @@ def run_week(tmp_path: Path, server: LoopbackServer, shapes: Sequence[str]) -> W
             reports = await pipeline.collect()
             reports.append(await pipeline.fetch_and_extract())
             reports.append(await pipeline.make_notes(summarizer))
-            markdown, items, backlog = await pipeline.compose_digest(period, summarizer)
-            return markdown, sorted(linkable_urls(items, backlog)), reports
+            composed = await pipeline.compose_digest(period, summarizer)
+            urls = sorted(linkable_urls(composed.items, composed.backlog))
+            return composed.markdown, urls, reports
 
         markdown, urls, reports = asyncio.run(run())
     mail = markdown_to_html(markdown, title=f"Digest {WEEK}", allowed_urls=urls)

@@ -28,6 +28,8 @@ from digest.compose.digest import (
     Provenance,
     compose,
     content_hash,
+    digest_context,
+    reader_view,
 )
 from digest.compose.unread import pretend_note
 from digest.models import (
@@ -436,3 +438,16 @@ def test_notes_without_a_link_are_notes_in_the_footer_never_pages_not_fetched() 
         "*Notes: 1 extractive summary (offline, no LLM).*\n\n"
         "*Not summarised: 1 item not fetched yet.*\n"
     )
+
+
+def test_the_reader_view_ignores_the_footer_and_follows_the_notes() -> None:
+    item = make_item(1, "https://a.example/", note=Note("First note."))
+    renoted = make_item(1, "https://a.example/", note=Note("Another note."))
+    costs = Provenance(notes=(ModelUsage("gpt-4o-mini", "p1", 3, Usage(100, 10, 0.01)),))
+
+    def view(items: list[Item], provenance: Provenance | None) -> str:
+        context = digest_context(PERIOD, items, NO_SUMMARY, zone=ZONE, provenance=provenance)
+        return reader_view(context)
+
+    assert view([item], None) == view([item], costs)
+    assert view([item], None) != view([renoted], None)

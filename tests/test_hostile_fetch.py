@@ -241,7 +241,7 @@ def test_a_password_in_a_url_is_sent_only_when_the_caller_says_so(
 
     async def run() -> None:
         async with Fetcher(settings()) as fetcher:
-            await fetcher.get(url, credentials=credentials)
+            await fetcher.get(url, userinfo=credentials)
 
     asyncio.run(run())
     [request] = server.hits("/private")

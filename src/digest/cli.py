@@ -192,6 +192,7 @@ def _run_stages(
     only_period: bool = False,
     retry_fetch: bool = False,
     retry_notes: bool = False,
+    refresh: bool = False,
 ) -> None:
     from digest.clock import utc_now
     from digest.pipeline import NotesScope, run
@@ -199,7 +200,7 @@ def _run_stages(
 
     cfg = config()
     period = _period(cfg, week, utc_now())
-    notes = NotesScope(only_period=only_period, retry=retry_notes)
+    notes = NotesScope(only_period=only_period, retry=retry_notes, refresh=refresh)
     with stage_progress() as progress:
         result = run(
             cfg,
@@ -328,11 +329,42 @@ def extract(retry: bool) -> None:
     is_flag=True,
     help="Ask the model again for items whose note attempts ran out (llm.max_attempts).",
 )
+@WEEK
+@click.option(
+    "--refresh",
+    is_flag=True,
+    help="With --week: renew that week's notes made with another prompt (llm.prompt_file)"
+    " or model; a prompt change otherwise applies to new notes only.",
+)
+@click.option(
+    "--dry-run", is_flag=True, help="Only estimate the calls, tokens and cost; nothing is sent."
+)
 @common_options
 @locked
-def summarize(retry: bool) -> None:
-    """Write notes for items that have none, or whose text changed."""
-    _run_stages("summarize", (Stage.NOTES,), None, retry_notes=retry)
+def summarize(retry: bool, week: str | None, refresh: bool, dry_run: bool) -> None:
+    """Write notes for items that have none, or whose text changed (with --week: that
+    week's items only)."""
+    if refresh and week is None:
+        raise click.UsageError("--refresh renews one week's notes: give --week")
+    if dry_run:
+        from digest.clock import utc_now
+        from digest.pipeline import estimate_run
+
+        cfg = config()
+        period = _period(cfg, week, utc_now())
+        for line in estimate_run(
+            cfg, period, only_period=week is not None, refresh=refresh
+        ).lines():
+            click.echo(line)
+        return
+    _run_stages(
+        "summarize",
+        (Stage.NOTES,),
+        week,
+        only_period=week is not None,
+        retry_notes=retry,
+        refresh=refresh,
+    )
 
 
 @cli.command()
@@ -415,11 +447,13 @@ def sources_list() -> None:
 @click.option(
     "--include-secrets",
     is_flag=True,
-    help="Keep the feeds' passwords and tokens (shown as *** without it).",
+    help="Keep the feeds' passwords and tokens (shown as *** without it), and put a basic"
+    " auth's login into its feed's URL.",
 )
 @common_options
 def sources_export(as_opml: bool, include_secrets: bool) -> None:
-    """Print every feed source, configured and imported, as OPML."""
+    """Print every feed source, configured and imported, as OPML (folders, categories and
+    site links kept: `digest import` reads it back)."""
     from digest.collect.feedlists import feeds_as_opml
     from digest.store import open_store
 
@@ -427,7 +461,112 @@ def sources_export(as_opml: bool, include_secrets: bool) -> None:
         raise click.UsageError("say which format: --opml")
     cfg = config()
     with open_store(cfg.db_path) as store:
-        click.echo(feeds_as_opml(store, cfg.sources, include_secrets), nl=False)
+        click.echo(feeds_as_opml(store, cfg.sources, include_secrets=include_secrets), nl=False)
+
+
+@sources.command("add")
+@click.argument("url")
+@click.option("--name", help="Its name (default: the feed's host).")
+@click.option("--category", help="Its topic, also its OPML folder ('Tech/AI': two levels).")
+@common_options
+def sources_add(url: str, name: str | None, category: str | None) -> None:
+    """Add a feed: to the config file (its comments kept), or the store without one."""
+    from digest.clock import utc_now
+    from digest.collect.manage import add_feed
+
+    _manage(
+        lambda cfg, store: add_feed(cfg, store, url, name=name, category=category, now=utc_now())
+    )
+
+
+@sources.command("remove")
+@click.argument("name")
+@common_options
+def sources_remove(name: str) -> None:
+    """Stop collecting a source and stop listing it; the items it brought stay."""
+    from digest.clock import utc_now
+    from digest.collect.manage import remove_source
+
+    _manage(lambda cfg, store: remove_source(cfg, store, name, utc_now()))
+
+
+@sources.command("pause")
+@click.argument("name")
+@common_options
+def sources_pause(name: str) -> None:
+    """Stop collecting a source until `digest sources resume NAME`."""
+    from digest.collect.manage import set_paused
+
+    _manage(lambda cfg, store: set_paused(cfg, store, name, True))
+
+
+@sources.command("resume")
+@click.argument("name")
+@common_options
+def sources_resume(name: str) -> None:
+    """Collect a paused source again."""
+    from digest.collect.manage import set_paused
+
+    _manage(lambda cfg, store: set_paused(cfg, store, name, False))
+
+
+@sources.command("rename")
+@click.argument("old")
+@click.argument("new")
+@common_options
+def sources_rename(old: str, new: str) -> None:
+    """Give a source another name; its items and poll state go with it."""
+    from digest.collect.manage import rename_source
+
+    _manage(lambda cfg, store: rename_source(cfg, store, old, new))
+
+
+def _manage(change: Callable[[Config, Store], str]) -> None:
+    """Run one `digest sources` change and print what it did."""
+    from digest.store import open_store
+
+    cfg = config()
+    with open_store(cfg.db_path) as store:
+        click.echo(for_display(change(cfg, store)))
+
+
+@cli.group()
+@common_options
+def prompts() -> None:
+    """Your own prompts: [llm] prompt_file and summary_prompt_file."""
+
+
+@prompts.command("export")
+@click.argument("folder", type=click.Path(path_type=Path, file_okay=False))
+@common_options
+def prompts_export(folder: Path) -> None:
+    """Write the built-in prompts into FOLDER as Jinja templates to start from (note.md.j2
+    for [llm] prompt_file, week.md.j2 for summary_prompt_file); existing files are kept."""
+    from digest.notes.prompts import STARTERS
+    from digest.starters import export_starters
+
+    for line in export_starters("digest.notes", "starters", STARTERS, folder):
+        click.echo(line)
+
+
+@cli.group()
+@common_options
+def templates() -> None:
+    """Your own templates: [output] templates_dir."""
+
+
+@templates.command("export")
+@click.argument("folder", type=click.Path(path_type=Path, file_okay=False))
+@common_options
+def templates_export(folder: Path) -> None:
+    """Write the built-in templates into FOLDER to start from: digest.md.j2 (the markdown
+    digest) and mail.html.j2 (the email's HTML part), each listing the variables it gets;
+    existing files are kept. Point [output] templates_dir at the folder."""
+    from digest.compose.usertemplates import BUILT_IN
+    from digest.starters import export_starters
+
+    for line in export_starters("digest.compose", "templates", BUILT_IN, folder):
+        click.echo(line)
 
 
 @cli.command()

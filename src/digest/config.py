@@ -8,11 +8,11 @@ import logging
 import os
 import re
 import tomllib
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from ipaddress import ip_network
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import (
@@ -84,6 +84,46 @@ def checked_template(value: str, fields: Collection[str]) -> str:
     return value
 
 
+ENV_PREFIX = "env:"  # a header or cookie value read from this environment variable
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an HTTP token (RFC 9110)
+_NOT_HEADER_VALUE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+_MANAGED_HEADERS = frozenset({"host", "content-length", "transfer-encoding", "connection"})
+
+
+class _Secret(_Section):
+    """A secret named by the config, kept in the environment or in a file, never in it."""
+
+    def _one_place(self, env: str | None, file: Path | None, key: str) -> None:
+        if (env is None) == (file is None):
+            raise ValueError(f"give {key}_env (an environment variable) or {key}_file, one of them")
+
+
+class BasicAuth(_Secret):
+    type: Literal["basic"]
+    username: str
+    password_env: str | None = None
+    password_file: Path | None = None
+
+    @model_validator(mode="after")
+    def _password_somewhere(self) -> BasicAuth:
+        self._one_place(self.password_env, self.password_file, "password")
+        return self
+
+
+class BearerAuth(_Secret):
+    type: Literal["bearer"]
+    token_env: str | None = None
+    token_file: Path | None = None
+
+    @model_validator(mode="after")
+    def _token_somewhere(self) -> BearerAuth:
+        self._one_place(self.token_env, self.token_file, "token")
+        return self
+
+
+SourceAuth = Annotated[BasicAuth | BearerAuth, Field(discriminator="type")]
+
+
 class SourceConfig(_Section):
     name: str
     kind: Literal["feed", "file"]
@@ -93,6 +133,35 @@ class SourceConfig(_Section):
     topic: str | None = None  # default topic for this source's items
     follow_symlinks: bool = False  # read files that symbolic links in the folder lead to
     max_file_mb: float = Field(64, gt=0, le=100_000)  # a larger file is reported and skipped
+    # a private feed: sent only to the host of `url` (see fetch/access.py)
+    auth: SourceAuth | None = None
+    headers: dict[str, str] = Field(default_factory=dict)  # values may be "env:NAME"
+    cookies: dict[str, str] = Field(default_factory=dict)  # values may be "env:NAME"
+    user_agent: str | None = None  # instead of [fetch] user_agent, for this feed
+    paused: bool = False  # not collected (`digest sources pause|resume`); its items stay
+
+    @field_validator("headers", "cookies")
+    @classmethod
+    def _sendable(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, text in value.items():
+            if not _HEADER_NAME.fullmatch(name):
+                raise ValueError(f"{name!r} is not a valid header or cookie name")
+            if name.lower() in _MANAGED_HEADERS:
+                raise ValueError(f"{name!r} is set by digest itself")
+            if _NOT_HEADER_VALUE.search(text):
+                raise ValueError(f"the value of {name!r} holds a line break or control character")
+        return value
+
+    @field_validator("user_agent")
+    @classmethod
+    def _one_line(cls, value: str | None) -> str | None:
+        if value is not None and _NOT_HEADER_VALUE.search(value):
+            raise ValueError("holds a line break or control character")
+        return value
+
+    @property
+    def is_private(self) -> bool:
+        return bool(self.auth or self.headers or self.cookies)
 
     @field_validator("url")
     @classmethod
@@ -105,6 +174,8 @@ class SourceConfig(_Section):
             raise ValueError("a feed source needs url")
         if self.kind == "file" and not self.path:
             raise ValueError("a file source needs path")
+        if self.kind == "file" and (self.is_private or self.user_agent):
+            raise ValueError("auth, headers, cookies and user_agent are for feed sources")
         return self
 
 
@@ -177,6 +248,10 @@ class LLMConfig(_Section):
     stage_timeout_s: float = Field(1800, gt=0, le=86_400)
     # "auto": max_completion_tokens for reasoning models (o1, o3, o4, gpt-5…), else max_tokens
     token_limit_param: Literal["auto", "max_tokens", "max_completion_tokens"] = "auto"
+    # Jinja templates of what the model is asked (`digest prompts export DIR`; the variables
+    # are NOTE_PROMPT_VARIABLES and WEEK_PROMPT_VARIABLES); None: the built-in prompts
+    prompt_file: Path | None = None
+    summary_prompt_file: Path | None = None
 
     def price(self, model: str) -> ModelPrice | None:
         return self.prices.get(model) or DEFAULT_PRICES.get(model)
@@ -188,6 +263,14 @@ class LLMConfig(_Section):
     @property
     def effective_base_url(self) -> str | None:
         return self.base_url or os.environ.get("OPENAI_BASE_URL") or None
+
+
+# What a prompt file may use (docs in notes/prompts.py); `text` and `notes` are the data,
+# placed between two delimiter lines the model is told to treat as data only.
+NOTE_PROMPT_VARIABLES = frozenset(
+    {"title", "url", "site", "kind", "basis", "language", "known_tags", "text"}
+)
+WEEK_PROMPT_VARIABLES = frozenset({"language", "count", "notes"})
 
 
 class OfflineConfig(_Section):
@@ -229,6 +312,15 @@ class EmailConfig(_Section):
 class OutputConfig(_Section):
     public_url: str = ""  # where <data_dir>/digests/ is served; long emails link there
     notes_dir: Path | None = None  # one markdown note per item (Obsidian-style); None: off
+    # digest.md.j2 and mail.html.j2 here replace the built-in ones (`digest templates export`)
+    templates_dir: Path | None = None
+
+    @field_validator("templates_dir")
+    @classmethod
+    def _no_file(cls, value: Path | None) -> Path | None:
+        if value is not None and value.is_file():
+            raise ValueError(f"must be a folder, not the file {str(value)!r}")
+        return value
 
     @field_validator("public_url")
     @classmethod
@@ -443,7 +535,9 @@ def parse_config(text: str, path: Path) -> Config:
     except ValidationError as exc:
         raise ConfigError(describe_validation_errors(exc, text, path)) from exc
     config._path = path  # private: not a key the file may set
-    return _resolve_paths(config, path.resolve().parent)
+    resolved = _resolve_paths(config, path.resolve().parent)
+    _check_prompt_files(resolved)
+    return resolved
 
 
 def default_config_text(data_dir: Path) -> str:
@@ -474,9 +568,7 @@ def _resolve_paths(config: Config, base: Path) -> Config:
         p = p.expanduser()
         return p if p.is_absolute() else (base / p).resolve()
 
-    sources = [
-        s.model_copy(update={"path": resolve(s.path)}) if s.path else s for s in config.sources
-    ]
+    sources = [_resolve_source_paths(s, resolve) for s in config.sources]
     email = config.email
     if email.ca_file:
         email = email.model_copy(update={"ca_file": resolve(email.ca_file)})
@@ -484,11 +576,73 @@ def _resolve_paths(config: Config, base: Path) -> Config:
     output, log = config.output, config.log
     if output.notes_dir:
         output = output.model_copy(update={"notes_dir": resolve(output.notes_dir)})
+    if output.templates_dir:
+        output = output.model_copy(update={"templates_dir": resolve(output.templates_dir)})
     if log.file:
         log = log.model_copy(update={"file": resolve(log.file)})
+    files = {
+        key: resolve(value)
+        for key in ("prompt_file", "summary_prompt_file")
+        if (value := getattr(config.llm, key)) is not None
+    }
+    llm = config.llm.model_copy(update=files)
     return config.model_copy(
-        update={"digest": digest, "sources": sources, "email": email, "output": output, "log": log}
+        update={
+            "digest": digest,
+            "sources": sources,
+            "email": email,
+            "output": output,
+            "log": log,
+            "llm": llm,
+        }
     )
+
+
+def check_template(path: Path, key: str, variables: frozenset[str] | None) -> str:
+    """The text of the Jinja template at `path`, read and parsed; ConfigError naming the
+    key and the file (and line) when it cannot be read, does not parse, or uses a variable
+    it is not given (`variables`; None: any)."""
+    import jinja2
+    import jinja2.meta
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"config error: {key}: cannot read {path}: {exc}") from exc
+    try:
+        ast = jinja2.Environment().parse(text)
+    except jinja2.TemplateSyntaxError as exc:
+        raise ConfigError(f"config error: {path}:{exc.lineno}: {key}: {exc.message}") from exc
+    unknown = sorted(jinja2.meta.find_undeclared_variables(ast) - (variables or set()))
+    if variables is not None and unknown:
+        line = next(
+            (n for n, t in enumerate(text.splitlines(), 1) if re.search(rf"\b{unknown[0]}\b", t)),
+            None,
+        )
+        where = f"{path}:{line}" if line else str(path)
+        known = ", ".join(sorted(variables))
+        raise ConfigError(
+            f"config error: {where}: {key}: unknown variable {unknown[0]!r}; known: {known}"
+        )
+    return text
+
+
+def _check_prompt_files(config: Config) -> None:
+    llm = config.llm
+    if llm.prompt_file is not None:
+        check_template(llm.prompt_file, "llm.prompt_file", NOTE_PROMPT_VARIABLES)
+    if llm.summary_prompt_file is not None:
+        check_template(llm.summary_prompt_file, "llm.summary_prompt_file", WEEK_PROMPT_VARIABLES)
+
+
+def _resolve_source_paths(source: SourceConfig, resolve: Callable[[Path], Path]) -> SourceConfig:
+    update: dict[str, object] = {"path": resolve(source.path)} if source.path else {}
+    auth = source.auth
+    if isinstance(auth, BasicAuth) and auth.password_file:
+        update["auth"] = auth.model_copy(update={"password_file": resolve(auth.password_file)})
+    if isinstance(auth, BearerAuth) and auth.token_file:
+        update["auth"] = auth.model_copy(update={"token_file": resolve(auth.token_file)})
+    return source.model_copy(update=update) if update else source
 
 
 def describe_validation_errors(exc: ValidationError, text: str, path: Path) -> str:

@@ -26,7 +26,7 @@ import openai
 from digest.clock import utc_now
 from digest.config import Config, SourceConfig, load_config, user_config_path
 from digest.deliver.mail import UNREACHABLE, check_server
-from digest.errors import DeliveryError, DigestError
+from digest.errors import DeliveryError, DigestError, FetchError
 from digest.store import open_store_read_only, schema_differences
 from digest.urls import holds_secret
 
@@ -282,14 +282,25 @@ def _unresolved_hosts(hosts: list[str], resolve: Resolver) -> dict[str, str]:
 
 
 def _fetch_one(config: Config, source: SourceConfig) -> str:
+    from digest.fetch.access import access_hint, source_access
     from digest.fetch.client import Fetcher, check_status
 
     async def fetch() -> None:
+        access = source_access(source)  # a private feed is asked with its login
         async with Fetcher(config.fetch) as fetcher:
-            check_status(await fetcher.get(source.url or "", credentials=True))
+            url = source.url or ""
+            check_status(
+                await fetcher.get(
+                    url, access.headers, credentials=access.credentials, userinfo=True
+                )
+            )
 
     try:
         asyncio.run(fetch())
+    except FetchError as exc:
+        login = exc.status in (401, 403) and exc.permanent
+        fix = access_hint(source) if login else "check the url, and that this machine can reach it"
+        raise Problem(f"feed {source.name!r}: {exc}", fix) from exc
     except DigestError as exc:
         raise Problem(
             f"feed {source.name!r}: {exc}", "check the url, and that this machine can reach it"

@@ -167,7 +167,8 @@ class BadSearch(DigestError):
 
 class FetchError(DigestError):
     """A fetch failed. `permanent` failures (404, 410, refused address) are given up sooner;
-    `retry_after` is the wait the server asked for, in seconds."""
+    `retry_after` is the wait the server asked for, in seconds; `status` the HTTP status
+    that failed it, if one did."""
 
     action = "fetch failed"
 
@@ -178,10 +179,12 @@ class FetchError(DigestError):
         url: str | None = None,
         permanent: bool = False,
         retry_after: float | None = None,
+        status: int | None = None,
     ):
         super().__init__(reason, url=url)
         self.permanent = permanent
         self.retry_after = retry_after
+        self.status = status
 
 
 class BlockedAddress(FetchError):

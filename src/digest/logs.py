@@ -71,7 +71,10 @@ class _OwnFileHandler(RotatingFileHandler):
 
 def config_secrets(config: Config) -> list[str]:
     """The secret values the config points at (they live in the environment)."""
-    return [secret for secret in (config.email.password, config.llm.api_key) if secret]
+    from digest.fetch.access import secrets_of
+
+    sources = [secret for source in config.sources for secret in secrets_of(source)]
+    return [secret for secret in (config.email.password, config.llm.api_key) if secret] + sources
 
 
 def configure_logging(

@@ -18,7 +18,13 @@ from digest.collect.feedlists import imported_feed_sources
 from digest.collect.feeds import collect_feeds
 from digest.collect.inbox import collect_file_source
 from digest.compose.backlog import backlog_for, linkable_urls
-from digest.compose.digest import Backlog, Provenance, compose
+from digest.compose.digest import (
+    Backlog,
+    Provenance,
+    digest_context,
+    reader_view,
+    render_digest,
+)
 from digest.compose.ranking import HISTORY, History, rank_items
 from digest.compose.rules import RulesOutcome, apply_rules, needs_whole_text, notes_skipped
 from digest.compose.stories import TEXT_CHARS
@@ -58,6 +64,18 @@ class RunResult:
     def needs_attention(self) -> bool:
         """A configured delivery failed, or the model was unreachable for notes."""
         return bool(self.delivery and self.delivery.failures) or bool(self.model_unreachable)
+
+
+@dataclass(frozen=True)
+class Composed:
+    """A period's digest as the store stands: its markdown, its items and backlog, and a
+    hash of what a reader sees in it (compose.digest.reader_view)."""
+
+    markdown: str
+    items: list[Item]
+    backlog: Backlog
+    reader_view: str
+    problems: list[str] = field(default_factory=list)  # a template of yours that failed
 
 
 class Pipeline:
@@ -105,6 +123,7 @@ class Pipeline:
                 source,
             )
             for source in self.config.sources
+            if not source.paused
         ]
 
     async def collect(self) -> list[StageReport]:
@@ -141,11 +160,16 @@ class Pipeline:
     # -- notes -------------------------------------------------------------
 
     async def make_notes(
-        self, summarizer: Summarizer, period: Period | None = None, *, only_period: bool = False
+        self,
+        summarizer: Summarizer,
+        period: Period | None = None,
+        *,
+        only_period: bool = False,
+        refresh: bool = False,
     ) -> StageReport:
         """Notes for the items that need one (see NotesStage.due), made concurrently."""
         report = StageReport(Stage.NOTES)
-        due = self.notes.due(summarizer, period, only_period=only_period)
+        due = self.notes.due(summarizer, period, only_period=only_period, refresh=refresh)
         known_tags = self.notes.known_tags()
         finished = [0]
         self.notes.start()
@@ -177,9 +201,7 @@ class Pipeline:
 
     # -- compose and deliver -----------------------------------------------
 
-    async def compose_digest(
-        self, period: Period, summarizer: Summarizer
-    ) -> tuple[str, list[Item], Backlog]:
+    async def compose_digest(self, period: Period, summarizer: Summarizer) -> Composed:
         """The period's markdown as the store stands, with its items and backlog."""
         week = ruled_week(self.store, self.config, period)
         items = week.shown
@@ -193,30 +215,38 @@ class Pipeline:
         )
         backlog = backlog_for(self.store, self.config, period)
         history = reader_history(self.store)
-        markdown = compose_week(
+        context = week_context(
             self.config, period, week, week_summary, history, backlog, provenance
         )
-        return for_display(markdown), items, backlog  # the digest goes everywhere: no secrets
+        rendered = render_digest(context, self.config.output.templates_dir)
+        markdown = for_display(rendered.text)  # the digest goes everywhere: no secrets
+        problems = [rendered.problem] if rendered.problem else []
+        return Composed(markdown, items, backlog, reader_view(context), problems)
 
     async def compose_draft(self, period: Period, summarizer: Summarizer) -> Path:
         """Rewrite the period's digest file only: the log and mail get the weekly revision."""
-        markdown, _, _ = await self.compose_digest(period, summarizer)
-        return write_draft(self.config, period, markdown)
+        composed = await self.compose_digest(period, summarizer)
+        for problem in composed.problems:
+            log.warning("%s", problem)
+        return write_draft(self.config, period, composed.markdown)
 
     async def compose_and_deliver(
         self, period: Period, summarizer: Summarizer, sleep: Sleep = time.sleep
     ) -> DeliveryOutcome:
-        markdown, items, backlog = await self.compose_digest(period, summarizer)
+        composed = await self.compose_digest(period, summarizer)
+        items = composed.items
         outcome = deliver_digest(
             self.store,
             self.config,
             period,
-            markdown,
+            composed.markdown,
             self.clock(),
-            allowed_urls=[for_display(url) for url in linkable_urls(items, backlog)],
+            allowed_urls=[for_display(url) for url in linkable_urls(items, composed.backlog)],
             sleep=sleep,
             empty=not items,
+            reader_view=composed.reader_view,
         )
+        outcome.failures.extend(composed.problems)
         self._write_item_notes(period, items, outcome)
         return outcome
 
@@ -267,7 +297,7 @@ def reader_history(store: Store) -> History:
     )
 
 
-def compose_week(
+def week_context(
     config: Config,
     period: Period,
     week: RulesOutcome,
@@ -275,14 +305,14 @@ def compose_week(
     history: History,
     backlog: Backlog,
     provenance: Provenance | None,
-) -> str:
-    """The digest's markdown: its sections (offline ones without a model), each ordered by the
-    reader's interests and history (compose.ranking)."""
+) -> dict[str, Any]:
+    """What the digest's template renders: its sections (offline ones without a model), each
+    ordered by the reader's interests and history (compose.ranking)."""
     feeds = {source.name for source in config.sources if source.kind == "feed"}
     offline = config.llm.provider == "offline"
     sections = offline_sections(week.shown, feeds) if offline else None
     ranking = rank_items(week.shown, config.interests, history, week.pinned)
-    return compose(
+    return digest_context(
         period,
         week.shown,
         week_summary,
@@ -320,13 +350,15 @@ def note_request(item: Item, known_tags: Sequence[str]) -> NoteRequest:
     )
 
 
-def estimate_run(config: Config, period: Period, *, only_period: bool = True) -> Estimate:
+def estimate_run(
+    config: Config, period: Period, *, only_period: bool = True, refresh: bool = False
+) -> Estimate:
     """What a run for `period` would spend on the LLM, from the store as it is (no writes,
     no API key needed)."""
     with open_store(config.db_path) as store:
         notes = NotesStage(store, config, utc_now, note_request, notes_offline(config))
         summarizer = notes.summarizer(on_call=lambda call: None, need_key=False)
-        return notes.estimate(summarizer, period, only_period=only_period)
+        return notes.estimate(summarizer, period, only_period=only_period, refresh=refresh)
 
 
 def resolve_period(config: Config, week: str | None, now: datetime) -> Period:
@@ -356,6 +388,7 @@ class NotesScope:
 
     only_period: bool = False
     retry: bool = False
+    refresh: bool = False  # renew the period's notes made with another prompt file
 
 
 async def _run_stages(
@@ -377,7 +410,9 @@ async def _run_stages(
         if Stage.NOTES in stages:
             if scope.retry:
                 pipeline.store.retry_notes()
-            report = await pipeline.make_notes(summarizer, period, only_period=scope.only_period)
+            report = await pipeline.make_notes(
+                summarizer, period, only_period=scope.only_period, refresh=scope.refresh
+            )
             result.reports.append(report)
         if Stage.DRAFT in stages:
             result.path = await pipeline.compose_draft(period, summarizer)

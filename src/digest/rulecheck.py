@@ -9,12 +9,12 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterator, Sequence
 
-from digest.compose.digest import Backlog, Provenance
+from digest.compose.digest import Backlog, Provenance, render_digest
 from digest.compose.ranking import History
 from digest.compose.rules import apply_rules, matches
 from digest.config import Config, RuleConfig
 from digest.models import Item, Period, WeekSummary
-from digest.pipeline import compose_week, reader_history, week_items
+from digest.pipeline import reader_history, week_context, week_items
 from digest.store import open_store
 
 SHOWN_MATCHES = 20
@@ -50,7 +50,8 @@ def _digest(
 ) -> str:
     week = apply_rules(rules, items)
     provenance = Provenance(muted=len(week.muted))
-    return compose_week(config, period, week, WeekSummary(()), history, Backlog(), provenance)
+    context = week_context(config, period, week, WeekSummary(()), history, Backlog(), provenance)
+    return render_digest(context, config.output.templates_dir).text
 
 
 def _changes(whole: str, without: str) -> Iterator[str]:

@@ -26,6 +26,7 @@ from digest.collect.feedparts import feed_parts
 from digest.collect.importers.common import plain_text, storable
 from digest.config import FetchConfig, SourceConfig
 from digest.errors import DigestError, FetchError, SourceError, unit_bug
+from digest.fetch.access import PUBLIC, Access, access_hint, source_access
 from digest.fetch.client import Fetcher, FetchResult, check_status, describe_error
 from digest.lifecycle import Backoff, is_due, next_attempt_at
 from digest.models import FeedState, ItemKind, SavedItem, Stage, StageReport
@@ -74,6 +75,7 @@ class FeedPoll:
     unusable_links: tuple[str, ...] = ()  # a few of their links, as given, for the report
     partial: str | None = None  # why only some entries were read (size cap, cut off)
     merged: int = 0  # entries saved as one with another entry (same link, no guid/enclosure)
+    site: str | None = None  # the feed's own web page (its htmlUrl in OPML)
 
 
 @dataclass(frozen=True)
@@ -84,22 +86,26 @@ class FeedEntries:
     skipped: int = 0
     merged: int = 0
     unusable_links: tuple[str, ...] = ()  # the first few links that were not web links
+    site: str | None = None  # the feed's own web page, when it names one
 
 
 # -- one feed --------------------------------------------------------------
 
 
-async def poll_feed(fetcher: Fetcher, state: FeedState) -> FeedPoll:
+async def poll_feed(fetcher: Fetcher, state: FeedState, access: Access = PUBLIC) -> FeedPoll:
     """Poll one feed conditionally; FetchError or SourceError when it cannot be read."""
     headers = {
+        **access.headers,
         "Accept": "application/atom+xml, application/rss+xml, application/feed+json,"
-        " application/xml;q=0.9, */*;q=0.8"
+        " application/xml;q=0.9, */*;q=0.8",
     }
     if state.etag:
         headers["If-None-Match"] = state.etag
     if state.last_modified:
         headers["If-Modified-Since"] = state.last_modified
-    result = await fetcher.get(state.url, headers, truncate=True, credentials=True)
+    result = await fetcher.get(
+        state.url, headers, truncate=True, credentials=access.credentials, userinfo=True
+    )
     url = result.permanent_redirect or state.url
     if result.status == 304:
         etag = result.headers.get("etag") or state.etag
@@ -126,6 +132,7 @@ async def poll_feed(fetcher: Fetcher, state: FeedState) -> FeedPoll:
         unusable_links=parsed.unusable_links,
         merged=parsed.merged,
         partial=partial and f"{partial}: only the {len(parsed.items)} whole entries before it read",
+        site=parsed.site,
     )
 
 
@@ -160,13 +167,15 @@ def parse_feed_in_parts(result: FetchResult) -> FeedEntries:
     items: list[SavedItem] = []
     skipped = merged = 0
     unusable: tuple[str, ...] = ()
+    site = None
     for part in feed_parts(result.content, FEED_PART_BYTES):
         parsed = parse_feed(replace(result, content=part))
         items += parsed.items
         skipped += parsed.skipped
         merged += parsed.merged
         unusable = (*unusable, *parsed.unusable_links)[:UNUSABLE_LINKS_SHOWN]
-    return FeedEntries(items, skipped, merged, unusable)
+        site = site or parsed.site
+    return FeedEntries(items, skipped, merged, unusable, site)
 
 
 def parse_feed(result: FetchResult) -> FeedEntries:
@@ -197,7 +206,8 @@ def _parse_xml_feed(result: FetchResult) -> FeedEntries:
         reason = describe_error(problem) if problem else "no RSS, Atom or JSON Feed found"
         raise SourceError(f"feed {result.url!r}: not a feed ({reason})")
     identities = [_entry_identity(entry, result.final_url) for entry in parsed.entries]
-    return _keyed(items, identities, [entry.get("link") for entry in parsed.entries])
+    keyed = _keyed(items, identities, [entry.get("link") for entry in parsed.entries])
+    return replace(keyed, site=_absolute_link(parsed.feed.get("link"), result.final_url))
 
 
 def strip_declarations(body: bytes) -> bytes:
@@ -258,7 +268,8 @@ def _parse_json_feed(body: bytes, base: str) -> FeedEntries:
         raw.get("url") or raw.get("external_url") if isinstance(raw, dict) else None
         for raw in raw_items
     ]
-    return _keyed(items, identities, links)
+    keyed = _keyed(items, identities, links)
+    return replace(keyed, site=_absolute_link(document.get("home_page_url"), base))
 
 
 # -- entries that share one link -------------------------------------------------------
@@ -421,7 +432,16 @@ async def _collect_one(
 ) -> _Outcome:
     state = store.feed_state(source_id)
     try:
-        poll = await poll_feed(fetcher, state)
+        poll = await poll_feed(fetcher, state, source_access(source))
+    except FetchError as exc:
+        if exc.status in (401, 403) and exc.permanent:  # not a bot wall's challenge
+            exc = FetchError(
+                f"{exc.reason}; {access_hint(source)}",
+                url=exc.url,
+                permanent=True,
+                status=exc.status,
+            )
+        return _Outcome(failure=_record_failure(store, source_id, source, state, exc, config, now))
     except DigestError as exc:
         return _Outcome(failure=_record_failure(store, source_id, source, state, exc, config, now))
     except Exception as exc:  # a bug: this feed fails and is retried later, the others go on
@@ -441,6 +461,7 @@ async def _collect_one(
         gone=poll.gone,
         skipped=None if poll.not_modified else poll.skipped,
         partial=poll.partial,
+        site=poll.site,
     )
     info = _news(source, state, poll, saved.redated)
     if left:

@@ -7,12 +7,15 @@ written, because the content hash of the result decides whether a delivery is ne
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections import Counter
 from collections.abc import Container, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import date, timedelta
 from functools import cache
+from pathlib import Path
+from typing import Any
 from urllib.parse import quote, urlsplit
 from zoneinfo import ZoneInfo
 
@@ -31,6 +34,7 @@ from digest.compose.ranking import Ranking
 from digest.compose.stories import same_stories
 from digest.compose.topics import ALSO_SAVED
 from digest.compose.unread import offline_stand_in, reason, saved_words, unread_line
+from digest.compose.usertemplates import Rendered, render
 from digest.lifecycle import why_no_note
 from digest.models import (
     Item,
@@ -129,8 +133,57 @@ def compose(
     sections: Mapping[int, str] | None = None,
     ranking: Ranking | None = None,
 ) -> str:
-    """The digest of `period`: heading, the week's summary, the items grouped by topic,
-    then the backlog sections that have items, then the provenance footer if given.
+    """The digest of `period` as markdown: see digest_context."""
+    context = digest_context(
+        period,
+        items,
+        week_summary,
+        zone=zone,
+        backlog=backlog,
+        provenance=provenance,
+        sections=sections,
+        ranking=ranking,
+    )
+    return render_digest(context).text
+
+
+def render_digest(context: Mapping[str, Any], templates_dir: Path | None = None) -> Rendered:
+    """The digest's markdown: from `templates_dir`'s digest.md.j2 if there is one (the
+    built-in one when it fails, with the failure), else from the built-in template."""
+    return render(
+        "digest.md.j2",
+        context,
+        templates_dir,
+        lambda: _template().render(**context),
+        filters=MD_FILTERS,
+    )
+
+
+def reader_view(context: Mapping[str, Any]) -> str:
+    """A hash of what a reader of the digest sees (items, notes, sections, the week's
+    summary, the backlog), not of how it is rendered nor of the footer's costs: the log
+    takes a new revision only when this changes."""
+    shown = {key: value for key, value in context.items() if key not in NOT_SEEN}
+    text = json.dumps(shown, default=asdict, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+NOT_SEEN = frozenset({"footer"})  # what a model cost; the items and their notes are seen
+
+
+def digest_context(
+    period: Period,
+    items: Sequence[Item],
+    week_summary: WeekSummary,
+    *,
+    zone: ZoneInfo,
+    backlog: Backlog = Backlog(),
+    provenance: Provenance | None = None,
+    sections: Mapping[int, str] | None = None,
+    ranking: Ranking | None = None,
+) -> dict[str, Any]:
+    """What the digest template renders: heading, the week's summary, the items grouped by
+    topic, then the backlog sections that have items, then the provenance footer if given.
 
     A WeekSummary is checked against `items`: citations of other ids are dropped, and so is
     a statement left citing nothing; links and URLs in its text are removed, and citations
@@ -149,17 +202,17 @@ def compose(
     year_ago = _unique(backlog.year_ago)
     shown = {item.key for item in year_ago}
     unread = [item for item in backlog.unread if item.key not in shown][: backlog.unread_limit]
-    return _template().render(
-        label=period.label,
-        period_range=format_period(period, zone),
-        week_summary=brief_text(topics, ranked)
+    return {
+        "label": period.label,
+        "period_range": format_period(period, zone),
+        "week_summary": brief_text(topics, ranked)
         if brief and unique
         else _week_text(week_summary, unique, topics),
-        topics=topics,
-        unread=[_backlog_entry(item, zone) for item in unread],
-        year_ago=[_backlog_entry(item, zone) for item in year_ago],
-        footer=footer_lines(_without_week(provenance, brief), unique) if provenance else [],
-    )
+        "topics": topics,
+        "unread": [_backlog_entry(item, zone) for item in unread],
+        "year_ago": [_backlog_entry(item, zone) for item in year_ago],
+        "footer": footer_lines(_without_week(provenance, brief), unique) if provenance else [],
+    }
 
 
 def _without_week(provenance: Provenance, brief: bool) -> Provenance:
@@ -594,7 +647,14 @@ def _template() -> jinja2.Template:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    environment.filters.update(
-        md_line=md_line, md_text=md_text, md_label=md_label, md_url=md_url, md_block=md_block
-    )
+    environment.filters.update(MD_FILTERS)
     return environment.get_template("digest.md.j2")
+
+
+MD_FILTERS = {
+    "md_line": md_line,
+    "md_text": md_text,
+    "md_label": md_label,
+    "md_url": md_url,
+    "md_block": md_block,
+}

@@ -22,8 +22,8 @@ from pathlib import Path
 from digest.atomic import fsync_dir, open_append, write_atomic
 from digest.compose.digest import content_hash
 from digest.config import Config
-from digest.deliver.atom import update_feed
-from digest.deliver.html import render_email
+from digest.deliver.atom import FeedIds, found_ids, new_tag, update_feed
+from digest.deliver.html import MailTemplate, render_email
 from digest.deliver.mail import DeliveryUnknown, SmtpReplyError, send_email
 from digest.errors import DeliveryError, bugs_recorded
 from digest.lifecycle import backoff_delay
@@ -111,10 +111,16 @@ class _Job:
     allowed_urls: Collection[str]
     now: datetime
     sleep: Sleep
+    reader_view: str | None = None  # what a reader sees (compose.digest.reader_view)
 
     @property
     def digest_hash(self) -> str:
         return content_hash(self.markdown)
+
+    @property
+    def log_key(self) -> str:
+        """What the log's records are keyed by: a revision is logged when it changes."""
+        return self.reader_view or self.digest_hash
 
 
 def deliver_digest(
@@ -127,26 +133,29 @@ def deliver_digest(
     allowed_urls: Collection[str] = (),
     sleep: Sleep = time.sleep,
     empty: bool = False,
+    reader_view: str | None = None,
 ) -> DeliveryOutcome:
     """Write the digest file, then deliver each channel at most once per content.
 
     `allowed_urls` are the stored URLs the HTML (email, feed) may link to; other links
     keep their text only. Per-channel failures are recorded and listed in the outcome,
     never raised; only a digest file that cannot be written raises DeliveryError. An
-    `empty` week goes to the feed and the mail only with digest.publish_empty; a week is
-    mailed once, when it is over, unless email.send = "every_revision".
+    `empty` week goes to the log, the feed and the mail only with digest.publish_empty; a
+    week is mailed once, when it is over, unless email.send = "every_revision". The log
+    takes a revision only when `reader_view` (what a reader sees) changed, not when only
+    the rendering did.
     """
-    job = _Job(store, config, period, markdown, allowed_urls, now, sleep)
+    job = _Job(store, config, period, markdown, allowed_urls, now, sleep, reader_view)
     path = digest_path(config, period)
     changed = _write_digest_file(path, markdown)
     revision = store.record_digest(period.label, job.digest_hash, str(path), now)
     outcome = DeliveryOutcome(period.label, path, revision, ["file"] if changed else [])
-    _isolated(_deliver_log, job, outcome)
     if empty and not config.digest.publish_empty:
         outcome.held.append(
-            f"{period.label} is empty: not put in the feed or mailed (digest.publish_empty)"
+            f"{period.label} is empty: not logged, put in the feed or mailed (digest.publish_empty)"
         )
         return outcome
+    _isolated(_deliver_log, job, outcome)
     _isolated(_deliver_feed, job, outcome)
     if config.email.enabled:
         held = _why_not_mailed(job)
@@ -254,12 +263,15 @@ def _write_digest_file(path: Path, markdown: str) -> bool:
 
 def _deliver_log(job: _Job, outcome: DeliveryOutcome) -> None:
     store, label, digest_hash = job.store, job.period.label, job.digest_hash
-    record = store.delivery(label, "log", digest_hash)
-    if record is not None and record.status == "sent":
+    if _logged(store, label, job.log_key):
+        return
+    if _logged(store, label, digest_hash):  # logged by a digest that keyed the log so
+        record = store.begin_delivery(label, "log", job.log_key, job.now)
+        store.finish_delivery(record.id, "sent", job.now)
         return
     revision = store.digest_revision(label, digest_hash)
     assert revision is not None, "record_digest runs before the channels"
-    record = store.begin_delivery(label, "log", digest_hash, job.now)
+    record = store.begin_delivery(label, "log", job.log_key, job.now)
     log_path = job.config.log_path
     try:
         append_log(log_path, log_entry(label, revision, digest_hash, job.markdown))
@@ -270,6 +282,11 @@ def _deliver_log(job: _Job, outcome: DeliveryOutcome) -> None:
         return
     store.finish_delivery(record.id, "sent", job.now)
     outcome.delivered.append("log")
+
+
+def _logged(store: Store, label: str, key: str) -> bool:
+    record = store.delivery(label, "log", key)
+    return record is not None and record.status == "sent"
 
 
 def _deliver_feed(job: _Job, outcome: DeliveryOutcome) -> None:
@@ -283,6 +300,7 @@ def _deliver_feed(job: _Job, outcome: DeliveryOutcome) -> None:
             job.markdown,
             updated=record.created_at,
             allowed_urls=job.allowed_urls,
+            ids=_feed_ids(job),
         )
     except OSError as exc:
         outcome.failures.append(f"cannot write feed in {job.config.digests_dir}: {exc}")
@@ -292,6 +310,17 @@ def _deliver_feed(job: _Job, outcome: DeliveryOutcome) -> None:
         return
     if changed:
         outcome.delivered.append("feed")
+
+
+def _feed_ids(job: _Job) -> FeedIds:
+    """The feed's and the week's ids, minted at their first delivery (or taken over from
+    the feed file as an older digest wrote it) and stored."""
+    store, now, label = job.store, job.now, job.period.label
+    found = found_ids(job.config)
+    tag = store.minted_id("tag", new_tag(job.config, now), now)
+    feed = store.minted_id("feed", found.feed or tag, now)
+    entry = store.minted_id(f"week:{label}", found.entries.get(label) or f"{tag}/{label}", now)
+    return FeedIds(feed, entry)
 
 
 def _deliver_email(job: _Job, outcome: DeliveryOutcome) -> None:
@@ -312,6 +341,8 @@ def _send_recorded(job: _Job, outcome: DeliveryOutcome) -> None:
     store, label, digest_hash = job.store, job.period.label, job.digest_hash
     message_id = message_id_for(label, digest_hash)
     record = store.begin_delivery(label, "email", digest_hash, job.now)
+    full_copy = full_copy_location(job.config, job.period)
+    template = MailTemplate(job.config.output.templates_dir, job.period, full_copy)
     render = functools.partial(
         render_email,
         job.markdown,
@@ -319,8 +350,9 @@ def _send_recorded(job: _Job, outcome: DeliveryOutcome) -> None:
         period=job.period,
         message_id=message_id,
         allowed_urls=job.allowed_urls,
-        full_copy=full_copy_location(job.config, job.period),
+        full_copy=full_copy,
         date=job.now,
+        template=template,
     )
     try:
         message = render()
@@ -328,6 +360,8 @@ def _send_recorded(job: _Job, outcome: DeliveryOutcome) -> None:
         store.finish_delivery(record.id, "failed", job.now, error=str(exc))
         outcome.failures.append(str(exc))
         return
+    if template.problem:  # sent with the built-in HTML part: reported, exit 3
+        outcome.failures.append(template.problem)
     status, error = _send_with_retries(job, message, lambda: render(small=True))
     store.finish_delivery(record.id, status, job.now, error=error, message_id=message_id)
     if status == "sent":

@@ -43,6 +43,7 @@ from digest.notes import (
 )
 from digest.notes.costs import call_cost
 from digest.notes.judging import stems
+from digest.notes.prompts import week_prompt_mark
 from digest.store import Store
 
 log = logging.getLogger("digest")
@@ -110,18 +111,24 @@ class NotesStage:
     # -- notes -------------------------------------------------------------
 
     def due(
-        self, summarizer: Summarizer, period: Period | None, *, only_period: bool = False
+        self,
+        summarizer: Summarizer,
+        period: Period | None,
+        *,
+        only_period: bool = False,
+        refresh: bool = False,
     ) -> list[Item]:
         """Items with no note or a stand-in, items whose text changed, and, among the items of
         `period`, those noted by another model or prompt version (re-noted lazily: only when
-        a digest needs them). With `only_period`, only the items of `period`."""
+        a digest needs them; with `refresh`, a changed prompt file counts too). With
+        `only_period`, only the items of `period`."""
         due = {
             item.id: item for item in self.store.note_candidates() if lifecycle.due_for_note(item)
         }
         if period is not None:
             model, prompt_version = summarizer.model, summarizer.prompt_version
             for item in self.store.items_saved_between(period.start, period.end):
-                if lifecycle.renote_for_model(item, model, prompt_version):
+                if lifecycle.renote_for_model(item, model, prompt_version, refresh=refresh):
                     due.setdefault(item.id, item)
             if only_period:
                 due = {i: item for i, item in due.items() if lifecycle.in_week(item, period)}
@@ -297,7 +304,7 @@ class NotesStage:
         if not noted:
             return WeekSummary(())
         basis = json.dumps([(i, title, note.summary, note.tags) for i, title, note in noted])
-        text = f"week {period.label}\n{basis}"
+        text = f"week {period.label}{week_prompt_mark(self.config.llm)}\n{basis}"
         key = note_cache_key(text, summarizer, model=summarizer.summary_model)
         if (cached := self._cached_week(key)) is not None:
             return cached
@@ -395,14 +402,19 @@ class NotesStage:
     # -- the estimate of a run ---------------------------------------------------
 
     def estimate(
-        self, summarizer: Summarizer, period: Period, *, only_period: bool = False
+        self,
+        summarizer: Summarizer,
+        period: Period,
+        *,
+        only_period: bool = False,
+        refresh: bool = False,
     ) -> Estimate:
         """The calls, tokens and worst-case cost of noting what is pending now (the items of
         `period` alone with `only_period`), and of the week summary; from the store alone:
         nothing is collected, fetched, called or written."""
         llm = self.config.llm
         known_tags = self.known_tags()
-        due = self.due(summarizer, period, only_period=only_period)
+        due = self.due(summarizer, period, only_period=only_period, refresh=refresh)
         due = [item for item in due if not self.offline_only(item)]
         cached, missing = 0, []
         for items in self.by_text(summarizer, due, known_tags):

@@ -304,6 +304,30 @@ def m014_file_held_tail(db: Database) -> None:
     db.execute("ALTER TABLE file_states ADD COLUMN held INTEGER NOT NULL DEFAULT 0")
 
 
+@migrations(name="m023a_source_management")
+def m023a_source_management(db: Database) -> None:
+    # `digest sources pause|remove` for sources kept in the database (the config's own are
+    # paused or removed in the config file). A removed source keeps its row, so that its
+    # items keep their source; `html_url` is the site of a feed, kept from an OPML list.
+    _execute_each(
+        db,
+        """
+        ALTER TABLE sources ADD COLUMN paused INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE sources ADD COLUMN removed_at TEXT;
+        ALTER TABLE sources ADD COLUMN html_url TEXT
+        """,
+    )
+
+
+@migrations(name="m023b_feed_ids")
+def m023b_feed_ids(db: Database) -> None:
+    # The Atom feed's ids, each minted once (a tag: URI, or the id an older feed file
+    # already gave) and stored, so that setting [output] public_url changes none of them.
+    db.execute(
+        "CREATE TABLE feed_ids (key TEXT PRIMARY KEY, id TEXT NOT NULL, created_at TEXT NOT NULL)"
+    )
+
+
 def _rebuild_with_autoincrement(db: Database, table: str) -> None:
     conn = db.conn
     (create,) = conn.execute(
