@@ -548,4 +548,6 @@ print("peak_mb", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     assert "items 2000" in lines
     assert any("line longer than 64 KB: the rest (" in line for line in lines)
     figures = dict(line.split() for line in lines if line.startswith(("cpu", "peak_mb")))
-    assert float(figures["cpu"]) < 10 and float(figures["peak_mb"]) < 150, figures
+    # read whole, it took over a gigabyte; streamed, 62 MB in the benchmark (docs/benchmarks.md)
+    # and up to 200 MB seen in the suite on a loaded machine
+    assert float(figures["cpu"]) < 10 and float(figures["peak_mb"]) < 300, done.stdout

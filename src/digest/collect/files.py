@@ -216,17 +216,25 @@ def encoding_of(data: bytes, path: Path) -> str:
 
 
 # Characters no text holds: NUL and the other C0 controls but tab, the line ends, form feed
-# and escape. A file is binary when they and bytes that are not UTF-8 are BINARY_SHARE of its
-# start or more (compressed data, such as a photo, is mostly bytes of the second kind); else a
-# line holding one is skipped and reported, as is one holding bytes its encoding could not read.
+# and escape. A file is binary when they are BINARY_SHARE of its start, or when they are
+# common (SOME_CONTROLS) and, with the bytes that are not UTF-8, make BINARY_SHARE: compressed
+# data such as a photo is mostly bytes of the second kind, while a text in a legacy 8-bit
+# encoding (cp1251, latin-1) has no controls at all. Else a line holding one is skipped and
+# reported, as is one holding bytes its encoding could not read.
 _CONTROL = re.compile("[\x00-\x08\x0e-\x1a\x1c-\x1f]")
 BINARY_SHARE = 0.3
+SOME_CONTROLS = 0.05
 
 
 def _mostly_binary(head: bytes) -> bool:
     text = head.decode("utf-8", errors="replace")
-    odd = len(_CONTROL.findall(text)) + text.count("\ufffd")
-    return bool(text) and odd >= BINARY_SHARE * len(text)
+    if not text:
+        return False
+    controls = len(_CONTROL.findall(text))
+    odd = controls + text.count("\ufffd")
+    return controls >= BINARY_SHARE * len(text) or (
+        controls >= SOME_CONTROLS * len(text) and odd >= BINARY_SHARE * len(text)
+    )
 
 
 def line_problem(line: str, *, undecodable: bool = True) -> str | None:
