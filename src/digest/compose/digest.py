@@ -69,6 +69,7 @@ class Entry:
     points: tuple[str, ...]
     also: tuple[tuple[str, str], ...] = ()  # (site, url) of the same story elsewhere
     links: tuple[tuple[str, str], ...] = ()  # (name, url) of the links in a post's text
+    unread_page: bool = False  # a link whose page has not been read: its note is not the page's
 
 
 @dataclass
@@ -122,7 +123,7 @@ def compose(
     the main sections, citing their most central items."""
     unique = _unique(items)
     sections = sections or {}
-    topics = group_by_topic(*_one_entry_per_story(unique), sections=sections)
+    topics = week_topics(unique, sections)
     if sections and week_summary.model == "offline":
         week_summary = overview(sections, unique)
     year_ago = _unique(backlog.year_ago)
@@ -137,6 +138,11 @@ def compose(
         year_ago=[_backlog_entry(item, zone) for item in year_ago],
         footer=footer_lines(provenance, unique) if provenance else [],
     )
+
+
+def week_topics(items: Sequence[Item], sections: Mapping[int, str] | None = None) -> list[Topic]:
+    """The digest's topics in order, one entry per story: what `compose` lists."""
+    return group_by_topic(*_one_entry_per_story(_unique(items)), sections=sections)
 
 
 def _backlog_entry(item: Item, zone: ZoneInfo) -> BacklogEntry:
@@ -255,10 +261,12 @@ def _entry(item: Item) -> Entry:
     if note is None:  # no note yet: the user's own words, and why the page is not read
         context = without_lead(_collapse(item.context or ""), title) or None
         failed = item.state is ItemState.FAILED
-        return Entry(title, item.url, context, _unread_marker(item) if failed else None, ())
+        marker = _unread_marker(item) if failed else None
+        return Entry(title, item.url, context, marker, (), unread_page=True)
     summary = without_lead(model_text(note.summary), title) or None
     points = tuple(point for point in map(model_text, note.key_points) if point)
-    return Entry(title, item.url, summary, _note_marker(item), points)
+    unread = note.basis is NoteBasis.SAVED_CONTEXT
+    return Entry(title, item.url, summary, _note_marker(item), points, unread_page=unread)
 
 
 def _title(item: Item) -> str:
