@@ -11,14 +11,15 @@ import tempfile
 from pathlib import Path
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Replace `path` with `text` so that readers see the old file or the new one, never half."""
+def write_atomic(path: Path, text: str | bytes) -> None:
+    """Replace `path` with `text` (bytes as they are) so that readers see the old file or the
+    new one, never half."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         os.fchmod(fd, _mode_for(path))  # mkstemp makes it 0600 whatever the umask
         with os.fdopen(fd, "wb") as tmp:
-            tmp.write(text.encode("utf-8"))
+            tmp.write(text.encode("utf-8") if isinstance(text, str) else text)
             tmp.flush()
             os.fsync(tmp.fileno())
         os.replace(tmp_name, path)

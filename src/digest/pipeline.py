@@ -9,15 +9,16 @@ from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from digest import lifecycle
+from digest.audio.script import Script, week_script
 from digest.clock import REAL_WAITS, Clock, Progress, Waits, no_progress, utc_now
 from digest.collect.feedlists import imported_feed_sources
 from digest.collect.feeds import collect_feeds
 from digest.collect.inbox import collect_file_source
 from digest.compose.backlog import backlog_for, linkable_urls
-from digest.compose.digest import Backlog, Provenance, compose
+from digest.compose.digest import Backlog, Provenance, compose, format_period, week_topics
 from digest.compose.stories import TEXT_CHARS
 from digest.compose.topics import offline_sections
 from digest.compose.unread import without_unresolved
@@ -37,6 +38,13 @@ from digest.tasks import isolated, run_together
 from digest.urls import for_display
 
 log = logging.getLogger("digest")
+
+
+class Composed(NamedTuple):
+    markdown: str
+    items: list[Item]
+    backlog: Backlog
+    sections: dict[int, str] | None  # the offline sections, when the notes are offline
 
 
 @dataclass
@@ -160,10 +168,8 @@ class Pipeline:
 
     # -- compose and deliver -----------------------------------------------
 
-    async def compose_digest(
-        self, period: Period, summarizer: Summarizer
-    ) -> tuple[str, list[Item], Backlog]:
-        """The period's markdown as the store stands, with its items and backlog."""
+    async def compose_digest(self, period: Period, summarizer: Summarizer) -> Composed:
+        """The period's markdown as the store stands, with its items, backlog and sections."""
         items = self.store.items_saved_between(period.start, period.end, text_chars=TEXT_CHARS)
         week_summary = await self.notes.week_summary(period, items, summarizer)
         provenance = Provenance(self.notes.notes_usage(period), self.notes.week_usage)
@@ -179,17 +185,18 @@ class Pipeline:
             provenance=provenance,
             sections=sections,
         )
-        return for_display(markdown), items, backlog  # the digest goes everywhere: no secrets
+        # the digest goes everywhere: no secrets
+        return Composed(for_display(markdown), items, backlog, sections)
 
     async def compose_draft(self, period: Period, summarizer: Summarizer) -> Path:
         """Rewrite the period's digest file only: the log and mail get the weekly revision."""
-        markdown, _, _ = await self.compose_digest(period, summarizer)
-        return write_draft(self.config, period, markdown)
+        composed = await self.compose_digest(period, summarizer)
+        return write_draft(self.config, period, composed.markdown)
 
     async def compose_and_deliver(
         self, period: Period, summarizer: Summarizer, sleep: Sleep = time.sleep
     ) -> DeliveryOutcome:
-        markdown, items, backlog = await self.compose_digest(period, summarizer)
+        markdown, items, backlog, sections = await self.compose_digest(period, summarizer)
         outcome = deliver_digest(
             self.store,
             self.config,
@@ -199,9 +206,21 @@ class Pipeline:
             allowed_urls=[for_display(url) for url in linkable_urls(items, backlog)],
             sleep=sleep,
             empty=not items,
+            audio=self._script(period, items, sections) if self.config.audio.enabled else None,
         )
         self._write_item_notes(period, items, outcome)
         return outcome
+
+    def _script(self, period: Period, items: list[Item], sections: dict[int, str] | None) -> Script:
+        """The week for the ear: the digest's topics in its order (the same items)."""
+        audio = self.config.audio
+        return week_script(
+            period.label,
+            format_period(period, self.config.digest.zone),
+            week_topics(items, sections),
+            max_minutes=audio.max_minutes,
+            words_per_minute=audio.words_per_minute,
+        )
 
     def _write_item_notes(
         self, period: Period, items: list[Item], outcome: DeliveryOutcome
@@ -320,7 +339,10 @@ async def _run_stages(
             delivery = result.delivery
             result.reports.append(
                 StageReport(
-                    Stage.DELIVER, len(delivery.delivered), delivery.failures, delivery.held
+                    Stage.DELIVER,
+                    len(delivery.delivered),
+                    delivery.failures,
+                    [*delivery.held, *delivery.info],
                 )
             )
     finally:

@@ -64,6 +64,11 @@ def _feed_base(config: Config) -> str:
     return config.output.public_url.rstrip("/") or f"file://{config.digests_dir}"
 
 
+def entry_id(config: Config, period: Period) -> str:
+    """The week's id in the feed (the podcast feed's guid for the same week too)."""
+    return _uuid_urn(f"{_feed_base(config)}/{period.label}")
+
+
 def _uuid_urn(name: str) -> str:
     return uuid.uuid5(uuid.NAMESPACE_URL, name).urn
 
@@ -76,7 +81,7 @@ def _entry(
     allowed_urls: Collection[str],
 ) -> ET.Element:
     entry = ET.Element(f"{{{ATOM}}}entry")
-    _sub(entry, "id", _uuid_urn(f"{_feed_base(config)}/{period.label}"))
+    _sub(entry, "id", entry_id(config, period))
     _sub(entry, "title", f"Digest for {period.label}")
     _sub(entry, "updated", _rfc3339(updated))
     link = config.output.public_url.rstrip("/") + f"/{period.label}.md"

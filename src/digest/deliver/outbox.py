@@ -19,11 +19,13 @@ from email.message import EmailMessage
 from pathlib import Path
 
 from digest.atomic import fsync_dir, write_atomic
-from digest.compose.digest import content_hash
+from digest.audio.script import Script
+from digest.compose.digest import content_hash, format_period
 from digest.config import Config
 from digest.deliver.atom import update_feed
 from digest.deliver.html import render_email
 from digest.deliver.mail import DeliveryUnknown, SmtpReplyError, send_email
+from digest.deliver.podcast import episode_link, publish_episode
 from digest.errors import DeliveryError, bugs_recorded
 from digest.lifecycle import backoff_delay
 from digest.models import Period
@@ -42,6 +44,7 @@ class DeliveryOutcome:
     delivered: list[str] = field(default_factory=list)  # channels delivered this time
     failures: list[str] = field(default_factory=list)
     held: list[str] = field(default_factory=list)  # channels left out on purpose, and why
+    info: list[str] = field(default_factory=list)  # what a channel made: time and size
 
 
 # -- files -------------------------------------------------------------------
@@ -110,6 +113,7 @@ class _Job:
     allowed_urls: Collection[str]
     now: datetime
     sleep: Sleep
+    audio: Script | None = None  # the week's script, when [audio] is enabled
 
     @property
     def digest_hash(self) -> str:
@@ -126,6 +130,7 @@ def deliver_digest(
     allowed_urls: Collection[str] = (),
     sleep: Sleep = time.sleep,
     empty: bool = False,
+    audio: Script | None = None,
 ) -> DeliveryOutcome:
     """Write the digest file, then deliver each channel at most once per content.
 
@@ -133,9 +138,10 @@ def deliver_digest(
     keep their text only. Per-channel failures are recorded and listed in the outcome,
     never raised; only a digest file that cannot be written raises DeliveryError. An
     `empty` week goes to the feed and the mail only with digest.publish_empty; a week is
-    mailed once, when it is over, unless email.send = "every_revision".
+    mailed once, when it is over, unless email.send = "every_revision". `audio` is the
+    week's script, spoken into the podcast before the mail (which then links the episode).
     """
-    job = _Job(store, config, period, markdown, allowed_urls, now, sleep)
+    job = _Job(store, config, period, markdown, allowed_urls, now, sleep, audio)
     path = digest_path(config, period)
     changed = _write_digest_file(path, markdown)
     revision = store.record_digest(period.label, job.digest_hash, str(path), now)
@@ -147,6 +153,8 @@ def deliver_digest(
         )
         return outcome
     _isolated(_deliver_feed, job, outcome)
+    if audio is not None:
+        _isolated(_deliver_podcast, job, outcome)
     if config.email.enabled:
         held = _why_not_mailed(job)
         if held:
@@ -287,6 +295,34 @@ def _deliver_feed(job: _Job, outcome: DeliveryOutcome) -> None:
         outcome.delivered.append("feed")
 
 
+def _deliver_podcast(job: _Job, outcome: DeliveryOutcome) -> None:
+    """Speak the week into its episode and the podcast feed, once per revision."""
+    store, label, digest_hash = job.store, job.period.label, job.digest_hash
+    assert job.audio is not None, "called only with a script"
+    record = store.delivery(label, "podcast", digest_hash)
+    if record is not None and record.status == "sent":
+        return
+    revision = store.digest_record(label, digest_hash)
+    assert revision is not None, "record_digest runs before the channels"
+    record = store.begin_delivery(label, "podcast", digest_hash, job.now)
+    dates = format_period(job.period, job.config.digest.zone)
+    try:
+        published = publish_episode(
+            job.config, job.period, job.audio, dates=dates, updated=revision.created_at
+        )
+    except DeliveryError as exc:
+        error = str(exc)
+    except OSError as exc:
+        error = f"audio: cannot write in {job.config.digests_dir}: {exc.strerror or exc}"
+    else:
+        store.finish_delivery(record.id, "sent", job.now)
+        outcome.delivered.append("podcast")
+        outcome.info.append(published.report())
+        return
+    store.finish_delivery(record.id, "failed", job.now, error=error)
+    outcome.failures.append(error)
+
+
 def _deliver_email(job: _Job, outcome: DeliveryOutcome) -> None:
     store, label = job.store, job.period.label
     record = store.delivery(label, "email", job.digest_hash)
@@ -305,13 +341,17 @@ def _send_recorded(job: _Job, outcome: DeliveryOutcome) -> None:
     store, label, digest_hash = job.store, job.period.label, job.digest_hash
     message_id = message_id_for(label, digest_hash)
     record = store.begin_delivery(label, "email", digest_hash, job.now)
+    markdown, allowed_urls = job.markdown, list(job.allowed_urls)
+    if listen := episode_link(job.config, job.period):
+        markdown = f"{markdown.rstrip()}\n\n{listen.markdown}\n"
+        allowed_urls += listen.urls
     try:
         message = render_email(
-            job.markdown,
+            markdown,
             config=job.config.email,
             period=job.period,
             message_id=message_id,
-            allowed_urls=job.allowed_urls,
+            allowed_urls=allowed_urls,
             full_copy=full_copy_location(job.config, job.period),
             date=job.now,
         )

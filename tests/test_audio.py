@@ -1,0 +1,141 @@
+"""The audio edition through the CLI: a real espeak-ng episode, the podcast feed, the mail."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import feedparser
+import miniaudio
+import pytest
+from click.testing import CliRunner, Result
+from mutagen.id3 import ID3
+
+from digest.cli import cli
+from loopback import serving
+from mailrig import Sink
+from test_audio_script import URL_OR_MARKDOWN
+from test_end_to_end import RSS_ENTRIES, WEEK, serve_site, write_config
+
+NO_ESPEAK = shutil.which("espeak-ng") is None
+
+
+@dataclass
+class AudioRig:
+    config: Path
+    data: Path
+
+    def run(self, *args: str) -> Result:
+        return CliRunner().invoke(cli, [*args, "--config", str(self.config)])
+
+    @property
+    def digests(self) -> Path:
+        return self.data / "digests"
+
+
+@pytest.fixture
+def audio_rig(tmp_path: Path) -> Iterator[AudioRig]:
+    with serving() as server:
+        serve_site(server, RSS_ENTRIES)
+        config = write_config(tmp_path, server, "[audio]\nenabled = true\n")
+        yield AudioRig(config, tmp_path / "data")
+
+
+def sections_of(markdown: str) -> list[str]:
+    backlog = {"Still unread from earlier weeks", "One year ago"}
+    headings = re.findall(r"(?m)^## (.+)$", markdown)
+    return [heading.replace("\\", "") for heading in headings if heading not in backlog]
+
+
+@pytest.mark.skipif(NO_ESPEAK, reason="espeak-ng is not installed (.ci/run installs it)")
+def test_now_narrates_the_week_into_an_mp3_with_a_chapter_per_section(audio_rig: AudioRig) -> None:
+    result = audio_rig.run("now", "--week", WEEK)
+
+    assert result.exit_code == 0, result.output
+    mp3 = audio_rig.digests / f"{WEEK}.mp3"
+    script = (audio_rig.digests / f"{WEEK}.audio.txt").read_text()
+    decoded = miniaudio.decode_file(str(mp3), nchannels=1)
+    expected_s = len(script.split()) / 150 * 60
+    assert 0.7 * expected_s <= decoded.duration <= 1.3 * expected_s
+    tags = ID3(mp3)
+    chapters = sorted(tags.getall("CHAP"), key=lambda chap: chap.start_time)
+    toc = tags.getall("CTOC")[0]
+    assert toc.child_element_ids == [chap.element_id for chap in chapters]
+    titles = [chap.sub_frames["TIT2"].text[0] for chap in chapters]
+    assert titles == sections_of((audio_rig.digests / f"{WEEK}.md").read_text())
+    assert chapters[-1].end_time == pytest.approx(decoded.duration * 1000, abs=100)
+    assert not URL_OR_MARKDOWN.search(script)
+    assert re.search(
+        r"audio: 2026-W47\.mp3, [\d.]+ min, [\d.]+ MB, [\d.]+ s of synthesis", (result.output)
+    )
+
+
+@pytest.mark.skipif(NO_ESPEAK, reason="espeak-ng is not installed (.ci/run installs it)")
+def test_the_podcast_feed_has_the_episode_once_with_its_size_and_the_atom_id(
+    audio_rig: AudioRig,
+) -> None:
+    assert audio_rig.run("now", "--week", WEEK).exit_code == 0
+    mp3 = audio_rig.digests / f"{WEEK}.mp3"
+    written = mp3.stat().st_mtime_ns
+
+    assert audio_rig.run("now", "--week", WEEK).exit_code == 0  # same content: not spoken again
+
+    podcast = feedparser.parse(str(audio_rig.digests / "podcast.xml"))
+    atom = feedparser.parse(str(audio_rig.digests / "feed.xml"))
+    assert not podcast.bozo, podcast.bozo_exception
+    (episode,) = podcast.entries
+    (enclosure,) = episode.enclosures
+    assert int(enclosure.length) == mp3.stat().st_size
+    assert enclosure.type == "audio/mpeg"
+    assert enclosure.href == mp3.as_uri()
+    assert episode.id == atom.entries[0].id
+    assert re.fullmatch(r"\d\d:\d\d:\d\d", episode.itunes_duration)
+    assert mp3.stat().st_mtime_ns == written
+    with sqlite3.connect(audio_rig.data / "digest.db") as db:
+        rows = db.execute("SELECT status FROM deliveries WHERE channel = 'podcast'").fetchall()
+    assert rows == [("sent",)]
+
+
+@pytest.mark.skipif(NO_ESPEAK, reason="espeak-ng is not installed (.ci/run installs it)")
+def test_the_mail_links_the_episode_when_the_digests_are_served(
+    tmp_path: Path, sink: tuple[Sink, int]
+) -> None:
+    handler, port = sink
+    extra = (
+        '[audio]\nenabled = true\n[output]\npublic_url = "https://me.example/digests"\n'
+        f'[email]\nenabled = true\nhost = "127.0.0.1"\nport = {port}\nsecurity = "none"\n'
+        'send = "every_revision"\n'
+    )
+    with serving() as server:
+        serve_site(server, RSS_ENTRIES)
+        result = CliRunner().invoke(
+            cli, ["now", "--week", WEEK, "--config", str(write_config(tmp_path, server, extra))]
+        )
+
+    assert result.exit_code == 0, result.output
+    (message,) = handler.messages()
+    html = next(part for part in message.walk() if part.get_content_type() == "text/html")
+    body = html.get_payload(decode=True)
+    assert isinstance(body, bytes)
+    assert f'href="https://me.example/digests/{WEEK}.mp3"' in body.decode()
+
+
+def test_with_no_voice_the_digest_is_written_the_run_says_so_and_exits_3(tmp_path: Path) -> None:
+    with serving() as server:
+        serve_site(server, RSS_ENTRIES)
+        extra = '[audio]\nenabled = true\nespeak = "/nonexistent/espeak-ng"\n'
+        config = write_config(tmp_path, server, extra)
+        result = CliRunner().invoke(cli, ["now", "--week", WEEK, "--config", str(config)])
+
+    assert result.exit_code == 3, result.output
+    digests = tmp_path / "data" / "digests"
+    assert result.stdout.splitlines()[-1] == str(digests / f"{WEEK}.md")
+    assert (digests / f"{WEEK}.md").is_file()
+    assert (digests / f"{WEEK}.audio.txt").is_file()  # the script is there to read
+    assert not (digests / f"{WEEK}.mp3").exists()
+    said = [line for line in result.output.splitlines() if "no voice installed" in line]
+    assert len(said) == 1 and "'/nonexistent/espeak-ng' ([audio] espeak)" in said[0]
