@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import shutil
 import sqlite3
@@ -139,3 +141,36 @@ def test_with_no_voice_the_digest_is_written_the_run_says_so_and_exits_3(tmp_pat
     assert not (digests / f"{WEEK}.mp3").exists()
     said = [line for line in result.output.splitlines() if "no voice installed" in line]
     assert len(said) == 1 and "'/nonexistent/espeak-ng' ([audio] espeak)" in said[0]
+
+
+def test_a_piper_voice_that_is_not_there_is_named_and_the_digest_is_written(
+    tmp_path: Path,
+) -> None:
+    with serving() as server:
+        serve_site(server, RSS_ENTRIES)
+        config = write_config(tmp_path, server, '[audio]\nenabled = true\nvoice = "gone.onnx"\n')
+        result = CliRunner().invoke(cli, ["now", "--week", WEEK, "--config", str(config)])
+
+    assert result.exit_code == 3, result.output
+    assert (tmp_path / "data" / "digests" / f"{WEEK}.md").is_file()
+    assert f"audio: no Piper voice at {tmp_path / 'gone.onnx'} ([audio] voice)" in result.output
+
+
+PIPER_VOICE = os.environ.get("DIGEST_TEST_PIPER_VOICE", "")
+
+
+@pytest.mark.skipif(
+    not PIPER_VOICE, reason="set DIGEST_TEST_PIPER_VOICE to a Piper .onnx to speak with Piper"
+)
+def test_a_piper_voice_speaks_the_week_with_its_chapters(audio_rig: AudioRig) -> None:
+    with audio_rig.config.open("a") as config:
+        config.write(f"voice = {json.dumps(PIPER_VOICE)}\n")  # under [audio], the last table
+
+    result = audio_rig.run("now", "--week", WEEK)
+
+    assert result.exit_code == 0, result.output
+    mp3 = audio_rig.digests / f"{WEEK}.mp3"
+    assert miniaudio.decode_file(str(mp3), nchannels=1).duration > 10
+    assert "(Piper (" in result.output
+    titles = [chap.sub_frames["TIT2"].text[0] for chap in ID3(mp3).getall("CHAP")]
+    assert sorted(titles) == sorted(sections_of((audio_rig.digests / f"{WEEK}.md").read_text()))
