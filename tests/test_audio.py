@@ -174,3 +174,19 @@ def test_a_piper_voice_speaks_the_week_with_its_chapters(audio_rig: AudioRig) ->
     assert "(Piper (" in result.output
     titles = [chap.sub_frames["TIT2"].text[0] for chap in ID3(mp3).getall("CHAP")]
     assert sorted(titles) == sorted(sections_of((audio_rig.digests / f"{WEEK}.md").read_text()))
+
+
+def test_doctor_names_the_voice_or_says_there_is_none(tmp_path: Path) -> None:
+    config = tmp_path / "digest.toml"
+    config.write_text(
+        '[digest]\ndata_dir = "data"\n[audio]\nenabled = true\nespeak = "/none/espeak"\n'
+    )
+
+    result = CliRunner().invoke(cli, ["doctor", "--local", "--config", str(config)])
+
+    assert result.exit_code == 1
+    (line,) = [line for line in result.output.splitlines() if line.startswith("audio:")]
+    assert line.startswith("audio: problem: no voice installed: espeak-ng not found as")
+    assert line.endswith(
+        "fix: apt-get install espeak-ng, or set [audio] voice to a Piper voice model"
+    )
