@@ -91,3 +91,41 @@ def test_spoken_text_keeps_no_markdown_or_symbols(text: str) -> None:
     said = spoken(f"[link](https://x.example/p?q=1) {text} www.example.org/x")
 
     assert not re.search(r"https?:|www\.|[*`#\[\]<>→%&$_\n]", said)
+
+
+texts = st.text(alphabet=st.sampled_from("ab1 .,*_`#[]()<>→%&$/-:\n"), max_size=80)
+
+
+@given(
+    st.lists(
+        st.tuples(texts, st.lists(st.tuples(texts, st.none() | texts, st.booleans()), max_size=4)),
+        max_size=4,
+    ),
+    st.floats(min_value=0.1, max_value=5),
+)
+def test_any_week_makes_a_script_within_its_minutes_with_no_markdown(
+    sections: list[tuple[str, list[tuple[str, str | None, bool]]]], max_minutes: float
+) -> None:
+    topics = [
+        Topic(name, [entry(t, note, unread_page=unread) for t, note, unread in items])
+        for name, items in sections
+    ]
+
+    script = week_script(WEEK, DATES, topics, max_minutes=max_minutes, words_per_minute=150)
+
+    assert script.chapters[0].title == OPENING_CHAPTER
+    assert all(chapter.title for chapter in script.chapters)
+    assert not re.search(r"https?:|www\.|[*`#\[\]<>→%&$_]", script.text)
+    heard = sum(1 for _, items in sections for _, _, unread in items if not unread)
+    assert script.left_out <= heard
+    if script.left_out:
+        assert script.words <= max(max_minutes * 150, 60)  # the opening and closing are said
+
+
+def test_a_chapter_is_titled_as_the_digest_names_its_section_and_said_aloud() -> None:
+    script = week_script(
+        WEEK, DATES, [Topic("C++ & Rust", [entry("T", "N.")])], max_minutes=5, words_per_minute=150
+    )
+
+    assert script.chapters[1].title == "C++ & Rust"
+    assert script.chapters[1].text.startswith("First, C plus plus and Rust: 1 item.")

@@ -130,10 +130,11 @@ def week_script(
     heard = [Topic(topic.name, [e for e in topic.entries if not e.unread_page]) for topic in topics]
     heard = [topic for topic in heard if topic.entries]
     unread = sum(len(topic.entries) for topic in topics) - sum(len(t.entries) for t in heard)
-    # the opening of every section, and room for the closing that names what was left out
+    # words left once the opening is said and room is kept for the closing (what was left out)
     room = int(max_minutes * words_per_minute) - len(_opening(dates, heard).split()) - 40
     kept: list[Topic] = []
-    for topic in heard:
+    for index, topic in enumerate(heard):
+        room -= len(_section_opening(index, len(heard), topic).split())
         fits: list[Entry] = []
         for entry in topic.entries:
             room -= len(_item(len(fits), entry.title, entry.summary).split())
@@ -158,7 +159,7 @@ def _opening(dates: str, topics: Sequence[Topic]) -> str:
     count = sum(len(topic.entries) for topic in topics)
     if not count:
         return f"{week} Nothing to read aloud."
-    names = [spoken(topic.name) for topic in topics]
+    names = [_name(index, topic) for index, topic in enumerate(topics)]
     listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
     sections = "one section" if len(names) == 1 else f"{len(names)} sections"
     return f"{week} {_count(count, 'item')}, in {sections}: {listed}."
@@ -169,12 +170,18 @@ def _section(index: int, total: int, topic: Topic) -> Chapter:
     paragraphs.extend(
         _item(number, entry.title, entry.summary) for number, entry in enumerate(topic.entries)
     )
-    return Chapter(spoken(topic.name) or topic.name, "\n\n".join(paragraphs))
+    title = " ".join(topic.name.split()) or f"Section {index + 1}"  # as the digest shows it
+    return Chapter(title, "\n\n".join(paragraphs))
+
+
+def _name(index: int, topic: Topic) -> str:
+    """The section's name as said; one made of symbols alone is called by its number."""
+    return spoken(topic.name) or f"Section {index + 1}"
 
 
 def _section_opening(index: int, total: int, topic: Topic) -> str:
     opener = "Finally" if index == total - 1 and total > 1 else _ORDINAL_OPENERS[min(index, 4)]
-    return f"{opener}, {spoken(topic.name)}: {_count(len(topic.entries), 'item').lower()}."
+    return f"{opener}, {_name(index, topic)}: {_count(len(topic.entries), 'item').lower()}."
 
 
 def _item(number: int, title: str, summary: str | None) -> str:
