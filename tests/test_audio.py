@@ -9,7 +9,9 @@ import shutil
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import feedparser
 import miniaudio
@@ -17,10 +19,16 @@ import pytest
 from click.testing import CliRunner, Result
 from mutagen.id3 import ID3
 
+from digest.audio.script import week_script
 from digest.cli import cli
+from digest.compose.digest import Topic
+from digest.config import AudioConfig, Config, DigestSection
+from digest.deliver.podcast import podcast_path, publish_episode
+from digest.errors import DeliveryError
+from digest.periods import parse_week
 from loopback import serving
 from mailrig import Sink
-from test_audio_script import URL_OR_MARKDOWN
+from test_audio_script import DATES, URL_OR_MARKDOWN, entry
 from test_end_to_end import RSS_ENTRIES, WEEK, serve_site, write_config
 
 NO_ESPEAK = shutil.which("espeak-ng") is None
@@ -190,3 +198,56 @@ def test_doctor_names_the_voice_or_says_there_is_none(tmp_path: Path) -> None:
     assert line.endswith(
         "fix: apt-get install espeak-ng, or set [audio] voice to a Piper voice model"
     )
+
+
+# -- the podcast feed across weeks -------------------------------------------------------------
+
+
+def podcast_config(tmp_path: Path) -> Config:
+    return Config(digest=DigestSection(data_dir=tmp_path / "data"), audio=AudioConfig(enabled=True))
+
+
+def publish(config: Config, label: str, note: str, hour: int) -> None:
+    script = week_script(
+        label,
+        DATES,
+        [Topic("Serving", [entry("A title", note)])],
+        max_minutes=5,
+        words_per_minute=150,
+    )
+    period = parse_week(label, ZoneInfo("UTC"))
+    publish_episode(
+        config, period, script, dates=DATES, updated=datetime(2026, 11, 23, hour, tzinfo=UTC)
+    )
+
+
+@pytest.mark.skipif(NO_ESPEAK, reason="espeak-ng is not installed (.ci/run installs it)")
+def test_a_new_revision_replaces_its_week_in_the_podcast_and_keeps_the_others(
+    tmp_path: Path,
+) -> None:
+    config = podcast_config(tmp_path)
+    publish(config, "2026-W46", "Short.", 1)
+    publish(config, "2026-W47", "Short.", 2)
+
+    publish(config, "2026-W46", "A longer note, spoken for a little longer than the first.", 3)
+
+    feed = feedparser.parse(str(podcast_path(config)))
+    assert [entry.title.split(",")[0] for entry in feed.entries] == [
+        "Digest for 2026-W46",  # its new revision is the newest
+        "Digest for 2026-W47",
+    ]
+    for week in feed.entries:
+        label = week.title.split(" ")[2].rstrip(",")
+        size = (config.digests_dir / f"{label}.mp3").stat().st_size
+        assert int(week.enclosures[0].length) == size
+
+
+@pytest.mark.skipif(NO_ESPEAK, reason="espeak-ng is not installed (.ci/run installs it)")
+def test_a_podcast_feed_that_cannot_be_read_is_left_as_it_is(tmp_path: Path) -> None:
+    config = podcast_config(tmp_path)
+    config.digests_dir.mkdir(parents=True)
+    podcast_path(config).write_text("<rss><channel><item>half")
+
+    with pytest.raises(DeliveryError, match="podcast.xml: not readable as a podcast feed"):
+        publish(config, "2026-W47", "Short.", 1)
+    assert podcast_path(config).read_text() == "<rss><channel><item>half"
