@@ -104,6 +104,8 @@ def test_the_podcast_feed_has_the_episode_once_with_its_size_and_the_atom_id(
     assert enclosure.href == mp3.as_uri()
     assert episode.id == atom.entries[0].id
     assert re.fullmatch(r"\d\d:\d\d:\d\d", episode.itunes_duration)
+    chapters = [chapter.title for chapter in episode.psc_chapters.chapters]
+    assert chapters == sections_of((audio_rig.digests / f"{WEEK}.md").read_text())
     assert mp3.stat().st_mtime_ns == written
     with sqlite3.connect(audio_rig.data / "digest.db") as db:
         rows = db.execute("SELECT status FROM deliveries WHERE channel = 'podcast'").fetchall()
