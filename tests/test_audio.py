@@ -80,7 +80,7 @@ def test_now_narrates_the_week_into_an_mp3_with_a_chapter_per_section(audio_rig:
     assert chapters[-1].end_time == pytest.approx(decoded.duration * 1000, abs=100)
     assert not URL_OR_MARKDOWN.search(script)
     assert re.search(
-        r"audio: 2026-W47\.mp3, [\d.]+ min, [\d.]+ MB, [\d.]+ s of synthesis", (result.output)
+        r"audio: 2026-W47\.mp3, [\d.]+ min, [\d.]+ MB, [\d.]+ CPU s of synthesis", (result.output)
     )
 
 

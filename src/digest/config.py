@@ -217,7 +217,7 @@ class AudioConfig(_Section):
     espeak: str = "espeak-ng"  # the espeak-ng program: a name on PATH or an absolute path
     espeak_voice: str = "en-us"
     words_per_minute: int = Field(150, ge=80, le=400)
-    max_minutes: float = Field(20, gt=0, le=600)
+    max_minutes: float = Field(20, gt=0, le=240)
     bitrate_kbps: Literal[32, 40, 48, 56, 64] = 48  # mono speech
     timeout_s: float = Field(900, gt=0)  # one chapter's synthesis is stopped past this
 

@@ -44,40 +44,40 @@ class Episode:
 def record_episode(script: Script, voice: Voice, path: Path, *, bitrate_kbps: int) -> Episode:
     """Speak `script` with `voice` into the MP3 at `path` (written atomically)."""
     started = _cpu_s()
-    pcm, rate, chapters = _speak(script, voice)
-    mp3 = _encode(pcm, rate, bitrate_kbps)
-    duration_s = len(pcm) / 2 / rate
+    mp3, duration_s, chapters = _speak(script, voice, bitrate_kbps)
     data = _tagged(mp3, script, chapters, duration_s)
     write_atomic(path, data)
     return Episode(path, len(data), duration_s, chapters, voice.name, _cpu_s() - started)
 
 
-def _speak(script: Script, voice: Voice) -> tuple[bytes, int, tuple[ChapterMark, ...]]:
-    """The chapters' audio one after the other, a pause between them, and where each lies."""
-    pieces: list[bytes] = []
+def _speak(
+    script: Script, voice: Voice, bitrate_kbps: int
+) -> tuple[bytes, float, tuple[ChapterMark, ...]]:
+    """The chapters spoken one after the other, a pause after each, encoded as they come
+    (one chapter's audio in memory at a time): the MP3, its seconds, where each chapter lies."""
+    mp3 = bytearray()
     marks: list[ChapterMark] = []
-    at, rate = 0, 0  # at: bytes so far
+    encoder, seconds = None, 0.0
     for chapter in script.chapters:
         frames, rate = voice.speak(chapter.text)
-        frames += bytes(2 * int(PAUSE_S * rate))
-        start = at
-        at += len(frames)
-        pieces.append(frames)
-        marks.append(ChapterMark(chapter.title, _ms(start, rate), _ms(at, rate)))
-    return b"".join(pieces), rate, tuple(marks)
+        frames += bytes(2 * round(PAUSE_S * rate))
+        if encoder is None:  # the voice's rate is known once it has spoken
+            encoder = _encoder(rate, bitrate_kbps)
+        mp3 += encoder.encode(frames)
+        start, seconds = seconds, seconds + len(frames) / 2 / rate
+        marks.append(ChapterMark(chapter.title, round(start * 1000), round(seconds * 1000)))
+    if encoder is not None:
+        mp3 += encoder.flush()
+    return bytes(mp3), seconds, tuple(marks)
 
 
-def _ms(offset_bytes: int, rate: int) -> int:
-    return round(offset_bytes / 2 / rate * 1000)
-
-
-def _encode(pcm: bytes, rate: int, bitrate_kbps: int) -> bytes:
+def _encoder(rate: int, bitrate_kbps: int) -> lameenc.Encoder:
     encoder = lameenc.Encoder()
     encoder.set_bit_rate(bitrate_kbps)
     encoder.set_in_sample_rate(rate)
     encoder.set_channels(1)
     encoder.set_quality(2)  # 2: near-best; the cost is small next to the synthesis
-    return bytes(encoder.encode(pcm) + encoder.flush())
+    return encoder
 
 
 def _tagged(

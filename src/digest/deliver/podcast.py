@@ -42,7 +42,7 @@ class Published:
         minutes = episode.duration_s / 60
         return (
             f"audio: {episode.path.name}, {minutes:.1f} min, {episode.size / 1e6:.1f} MB,"
-            f" {episode.synthesis_s:.1f} s of synthesis ({episode.voice})"
+            f" {episode.synthesis_s:.1f} CPU s of synthesis ({episode.voice})"
         )
 
 
