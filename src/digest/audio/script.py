@@ -170,7 +170,7 @@ def _section(index: int, total: int, topic: Topic) -> Chapter:
     paragraphs.extend(
         _item(number, entry.title, entry.summary) for number, entry in enumerate(topic.entries)
     )
-    title = " ".join(topic.name.split()) or f"Section {index + 1}"  # as the digest shows it
+    title = for_display(" ".join(topic.name.split())) or f"Section {index + 1}"  # as shown
     return Chapter(title, "\n\n".join(paragraphs))
 
 
