@@ -19,8 +19,9 @@ from digest.errors import LinkRefused
 PRIVATE_MODE = 0o600
 
 
-def write_atomic(path: Path, text: str, *, private: bool = False) -> None:
-    """Replace `path` with `text` so that readers see the old file or the new one, never half.
+def write_atomic(path: Path, text: str | bytes, *, private: bool = False) -> None:
+    """Replace `path` with `text` (bytes as they are) so that readers see the old file or the
+    new one, never half.
 
     The new file is made with O_EXCL beside it and renamed over `path`: nothing is
     truncated in place, and a symbolic link at `path` is LinkRefused, not replaced."""
@@ -31,7 +32,7 @@ def write_atomic(path: Path, text: str, *, private: bool = False) -> None:
         mode = PRIVATE_MODE if private else _mode_for(path)
         os.fchmod(fd, mode)  # mkstemp makes it 0600 whatever the umask
         with os.fdopen(fd, "wb") as tmp:
-            tmp.write(text.encode("utf-8"))
+            tmp.write(text.encode("utf-8") if isinstance(text, str) else text)
             tmp.flush()
             os.fsync(tmp.fileno())
         os.replace(tmp_name, path)

@@ -328,6 +328,19 @@ class OutputConfig(_Section):
         return web_url(value) if value else value
 
 
+class AudioConfig(_Section):
+    """The audio edition: the week narrated offline, an MP3 with chapters, a podcast feed."""
+
+    enabled: bool = False
+    voice: Path | None = None  # a Piper voice model (.onnx, its .json beside it); None: espeak-ng
+    espeak: str = "espeak-ng"  # the espeak-ng program: a name on PATH or an absolute path
+    espeak_voice: str = "en-us"
+    words_per_minute: int = Field(150, ge=80, le=400)
+    max_minutes: float = Field(20, gt=0, le=240)
+    bitrate_kbps: Literal[32, 40, 48, 56, 64] = 48  # mono speech
+    timeout_s: float = Field(900, gt=0)  # one chapter's synthesis is stopped past this
+
+
 class LogConfig(_Section):
     file: Path | None = None  # None: stderr (journald); else a rotating file
     max_bytes: int = Field(1_000_000, ge=10_000, le=1_000_000_000)
@@ -422,6 +435,7 @@ class Config(_Section):
     email: EmailConfig = EmailConfig()
     schedule: ScheduleConfig = ScheduleConfig()
     output: OutputConfig = OutputConfig()
+    audio: AudioConfig = AudioConfig()
     log: LogConfig = LogConfig()
     _path: Path | None = PrivateAttr(None)  # the file it came from, if any
 
@@ -573,7 +587,7 @@ def _resolve_paths(config: Config, base: Path) -> Config:
     if email.ca_file:
         email = email.model_copy(update={"ca_file": resolve(email.ca_file)})
     digest = config.digest.model_copy(update={"data_dir": resolve(config.digest.data_dir)})
-    output, log = config.output, config.log
+    output, log, audio = config.output, config.log, config.audio
     if output.notes_dir:
         output = output.model_copy(update={"notes_dir": resolve(output.notes_dir)})
     if output.templates_dir:
@@ -586,6 +600,8 @@ def _resolve_paths(config: Config, base: Path) -> Config:
         if (value := getattr(config.llm, key)) is not None
     }
     llm = config.llm.model_copy(update=files)
+    if audio.voice:
+        audio = audio.model_copy(update={"voice": resolve(audio.voice)})
     return config.model_copy(
         update={
             "digest": digest,
@@ -594,6 +610,7 @@ def _resolve_paths(config: Config, base: Path) -> Config:
             "output": output,
             "log": log,
             "llm": llm,
+            "audio": audio,
         }
     )
 

@@ -1,6 +1,7 @@
 """`digest doctor`: is this installation able to run? One line per check, with the fix.
 
-Checks the config, the data folder, the database, the sources, the network (DNS for
+Checks the config, the data folder, the database, the sources, the voice of the audio
+edition when it is enabled, the network (DNS for
 every feed host, and one feed), the LLM endpoint and the SMTP server, each with our
 own timeouts. It writes nothing: the data folder is checked with access(2), the
 database is opened read-only (never created or migrated), no mail is sent. The config
@@ -23,6 +24,7 @@ from urllib.parse import urlsplit
 
 import openai
 
+from digest.audio.voices import NoVoice, voice_for
 from digest.clock import utc_now
 from digest.config import Config, SourceConfig, load_config, user_config_path
 from digest.deliver.mail import UNREACHABLE, check_server
@@ -73,6 +75,8 @@ def run_checks(
     yield _checked("database", check_database, config)
     feeds = _feed_sources(config)
     yield from check_sources(config, feeds)
+    if config.audio.enabled:
+        yield _checked("audio", check_audio, config)
     if local:
         return
     yield from check_network(config, feeds, resolve)
@@ -354,6 +358,17 @@ def _llm_fix(exc: openai.APIError) -> str:
     if isinstance(exc, openai.APIConnectionError | openai.APITimeoutError):
         return "check [llm] base_url and that the server is up"
     return "see the server's message; `digest now` falls back to offline notes meanwhile"
+
+
+def check_audio(config: Config) -> str:
+    """A voice that can speak the audio edition (a Piper model is loaded, nothing spoken)."""
+    try:
+        return f"{voice_for(config.audio).name} speaks the audio edition"
+    except NoVoice as exc:
+        raise Problem(
+            str(exc).removeprefix("audio: "),
+            "apt-get install espeak-ng, or set [audio] voice to a Piper voice model",
+        ) from exc
 
 
 def check_smtp(config: Config) -> str:

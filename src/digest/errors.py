@@ -26,7 +26,8 @@
     │       └── BudgetReached   llm.budget_usd is spent: no new calls this run
     └── DeliveryError           mail or file delivery failed (fix: what to do): retry later
         ├── DeliveryUnknown     (deliver.mail) dropped after the message was sent: never resend
-        └── SmtpReplyError      (deliver.mail) the server answered an error code; 4xx is transient
+        ├── SmtpReplyError      (deliver.mail) the server answered an error code; 4xx is transient
+        └── NoVoice             (audio.voices) nothing can speak: install espeak-ng or a voice
 
 Outside the tree, on purpose: doctor.Problem (a failed check and its fix, caught by doctor
 itself), collect.importers.common.TimeError (a ValueError a parser turns into a Rejected

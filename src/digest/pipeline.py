@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from digest import lifecycle
+from digest.audio.script import Script, week_script
 from digest.clock import REAL_WAITS, Clock, Progress, Waits, no_progress, utc_now
 from digest.collect.feedlists import imported_feed_sources
 from digest.collect.feeds import collect_feeds
@@ -21,7 +22,9 @@ from digest.compose.backlog import backlog_for, linkable_urls
 from digest.compose.digest import (
     Backlog,
     Provenance,
+    Topic,
     digest_context,
+    format_period,
     reader_view,
     render_digest,
 )
@@ -75,6 +78,7 @@ class Composed:
     items: list[Item]
     backlog: Backlog
     reader_view: str
+    topics: list[Topic]  # its sections as listed, for the audio edition
     problems: list[str] = field(default_factory=list)  # a template of yours that failed
 
 
@@ -221,7 +225,7 @@ class Pipeline:
         rendered = render_digest(context, self.config.output.templates_dir)
         markdown = for_display(rendered.text)  # the digest goes everywhere: no secrets
         problems = [rendered.problem] if rendered.problem else []
-        return Composed(markdown, items, backlog, reader_view(context), problems)
+        return Composed(markdown, items, backlog, reader_view(context), context["topics"], problems)
 
     async def compose_draft(self, period: Period, summarizer: Summarizer) -> Path:
         """Rewrite the period's digest file only: the log and mail get the weekly revision."""
@@ -245,10 +249,22 @@ class Pipeline:
             sleep=sleep,
             empty=not items,
             reader_view=composed.reader_view,
+            audio=self._script(period, composed.topics) if self.config.audio.enabled else None,
         )
         outcome.failures.extend(composed.problems)
         self._write_item_notes(period, items, outcome)
         return outcome
+
+    def _script(self, period: Period, topics: Sequence[Topic]) -> Script:
+        """The week for the ear: the digest's topics in its order (the same items)."""
+        audio = self.config.audio
+        return week_script(
+            period.label,
+            format_period(period, self.config.digest.zone),
+            topics,
+            max_minutes=audio.max_minutes,
+            words_per_minute=audio.words_per_minute,
+        )
 
     def _write_item_notes(
         self, period: Period, items: list[Item], outcome: DeliveryOutcome
@@ -422,7 +438,10 @@ async def _run_stages(
             delivery = result.delivery
             result.reports.append(
                 StageReport(
-                    Stage.DELIVER, len(delivery.delivered), delivery.failures, delivery.held
+                    Stage.DELIVER,
+                    len(delivery.delivered),
+                    delivery.failures,
+                    [*delivery.held, *delivery.info],
                 )
             )
     finally:

@@ -85,6 +85,7 @@ class Entry:
     also: tuple[tuple[str, str], ...] = ()  # (site, url) of the same story elsewhere
     links: tuple[tuple[str, str], ...] = ()  # (name, url) of the links in a post's text
     why: str | None = None  # why the ranking put it where it is: "matches your interest 'x'"
+    unread_page: bool = False  # a link whose page has not been read: its note is not the page's
 
 
 @dataclass
@@ -328,10 +329,12 @@ def _entry(item: Item) -> Entry:
             else ""
         )
         context = without_lead(saved, title, title_opens_text=True) or None
-        return Entry(title, item.url, context, _unread_entry_marker(item, context), ())
+        marker = _unread_entry_marker(item, context)
+        return Entry(title, item.url, context, marker, (), unread_page=True)
     summary = without_lead(model_text(note.summary), title) or None
     points = tuple(point for point in map(model_text, note.key_points) if point)
-    return Entry(title, item.url, summary, _note_marker(item), points)
+    unread = note.basis is NoteBasis.SAVED_CONTEXT
+    return Entry(title, item.url, summary, _note_marker(item), points, unread_page=unread)
 
 
 def _post_entry(item: Item) -> Entry:

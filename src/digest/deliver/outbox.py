@@ -20,11 +20,13 @@ from email.message import EmailMessage
 from pathlib import Path
 
 from digest.atomic import fsync_dir, open_append, write_atomic
-from digest.compose.digest import content_hash
+from digest.audio.script import Script
+from digest.compose.digest import content_hash, format_period
 from digest.config import Config
 from digest.deliver.atom import FeedIds, found_ids, new_tag, update_feed
 from digest.deliver.html import MailTemplate, render_email
 from digest.deliver.mail import DeliveryUnknown, SmtpReplyError, send_email
+from digest.deliver.podcast import episode_link, publish_episode
 from digest.errors import DeliveryError, bugs_recorded
 from digest.lifecycle import backoff_delay
 from digest.models import Period
@@ -43,6 +45,7 @@ class DeliveryOutcome:
     delivered: list[str] = field(default_factory=list)  # channels delivered this time
     failures: list[str] = field(default_factory=list)
     held: list[str] = field(default_factory=list)  # channels left out on purpose, and why
+    info: list[str] = field(default_factory=list)  # what a channel made: time and size
 
 
 # -- files -------------------------------------------------------------------
@@ -112,6 +115,7 @@ class _Job:
     now: datetime
     sleep: Sleep
     reader_view: str | None = None  # what a reader sees (compose.digest.reader_view)
+    audio: Script | None = None  # the week's script, when [audio] is enabled
 
     @property
     def digest_hash(self) -> str:
@@ -134,6 +138,7 @@ def deliver_digest(
     sleep: Sleep = time.sleep,
     empty: bool = False,
     reader_view: str | None = None,
+    audio: Script | None = None,
 ) -> DeliveryOutcome:
     """Write the digest file, then deliver each channel at most once per content.
 
@@ -143,9 +148,10 @@ def deliver_digest(
     `empty` week goes to the log, the feed and the mail only with digest.publish_empty; a
     week is mailed once, when it is over, unless email.send = "every_revision". The log
     takes a revision only when `reader_view` (what a reader sees) changed, not when only
-    the rendering did.
+    the rendering did. `audio` is the week's script, spoken into the podcast before the
+    mail (which then links the episode).
     """
-    job = _Job(store, config, period, markdown, allowed_urls, now, sleep, reader_view)
+    job = _Job(store, config, period, markdown, allowed_urls, now, sleep, reader_view, audio)
     path = digest_path(config, period)
     changed = _write_digest_file(path, markdown)
     revision = store.record_digest(period.label, job.digest_hash, str(path), now)
@@ -157,6 +163,8 @@ def deliver_digest(
         return outcome
     _isolated(_deliver_log, job, outcome)
     _isolated(_deliver_feed, job, outcome)
+    if audio is not None:
+        _isolated(_deliver_podcast, job, outcome)
     if config.email.enabled:
         held = _why_not_mailed(job)
         if held:
@@ -323,6 +331,39 @@ def _feed_ids(job: _Job) -> FeedIds:
     return FeedIds(feed, entry)
 
 
+def _deliver_podcast(job: _Job, outcome: DeliveryOutcome) -> None:
+    """Speak the week into its episode and the podcast feed, once per revision."""
+    store, label, digest_hash = job.store, job.period.label, job.digest_hash
+    assert job.audio is not None, "called only with a script"
+    record = store.delivery(label, "podcast", digest_hash)
+    if record is not None and record.status == "sent":
+        return
+    revision = store.digest_record(label, digest_hash)
+    assert revision is not None, "record_digest runs before the channels"
+    record = store.begin_delivery(label, "podcast", digest_hash, job.now)
+    dates = format_period(job.period, job.config.digest.zone)
+    try:
+        published = publish_episode(
+            job.config,
+            job.period,
+            job.audio,
+            dates=dates,
+            updated=revision.created_at,
+            guid=_feed_ids(job).entry,
+        )
+    except DeliveryError as exc:
+        error = str(exc)
+    except OSError as exc:
+        error = f"audio: cannot write in {job.config.digests_dir}: {exc.strerror or exc}"
+    else:
+        store.finish_delivery(record.id, "sent", job.now)
+        outcome.delivered.append("podcast")
+        outcome.info.append(published.report())
+        return
+    store.finish_delivery(record.id, "failed", job.now, error=error)
+    outcome.failures.append(error)
+
+
 def _deliver_email(job: _Job, outcome: DeliveryOutcome) -> None:
     store, label = job.store, job.period.label
     record = store.delivery(label, "email", job.digest_hash)
@@ -343,13 +384,17 @@ def _send_recorded(job: _Job, outcome: DeliveryOutcome) -> None:
     record = store.begin_delivery(label, "email", digest_hash, job.now)
     full_copy = full_copy_location(job.config, job.period)
     template = MailTemplate(job.config.output.templates_dir, job.period, full_copy)
+    markdown, allowed_urls = job.markdown, list(job.allowed_urls)
+    if listen := episode_link(job.config, job.period):
+        markdown = f"{markdown.rstrip()}\n\n{listen.markdown}\n"
+        allowed_urls += listen.urls
     render = functools.partial(
         render_email,
-        job.markdown,
+        markdown,
         config=job.config.email,
         period=job.period,
         message_id=message_id,
-        allowed_urls=job.allowed_urls,
+        allowed_urls=allowed_urls,
         full_copy=full_copy,
         date=job.now,
         template=template,
