@@ -165,7 +165,7 @@ def test_a_page_not_read_says_why_and_when_instead_of_a_pretend_note() -> None:
         PERIOD, [unread_item(pretend)], WeekSummary(()), zone=ZONE, provenance=provenance
     )
     assert (
-        "  read the appendix first *(page not read yet: host unreachable;"
+        "  Read the appendix first. *(page not read yet: host unreachable;"
         " to be tried again later)*\n"
     ) in markdown
     assert "extractive summar" not in markdown

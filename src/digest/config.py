@@ -338,7 +338,7 @@ class AudioConfig(_Section):
     words_per_minute: int = Field(150, ge=80, le=400)
     max_minutes: float = Field(20, gt=0, le=240)
     bitrate_kbps: Literal[32, 40, 48, 56, 64] = 48  # mono speech
-    timeout_s: float = Field(900, gt=0)  # one chapter's synthesis is stopped past this
+    timeout_s: float = Field(900, gt=0, le=86_400)  # one chapter's synthesis is stopped past this
 
 
 class LogConfig(_Section):
@@ -389,8 +389,8 @@ class RuleConfig(_Section):
     words: list[str] = Field(default_factory=list)  # whole words or phrases, in title or text
     regex: str | None = None  # searched in the title and text (Python syntax; (?i) for case)
     language: list[str] = Field(default_factory=list)  # the page's language: "en", "de"…
-    min_words: int | None = Field(None, ge=0)
-    max_words: int | None = Field(None, ge=0)
+    min_words: int | None = Field(None, ge=0, le=10_000_000)
+    max_words: int | None = Field(None, ge=0, le=10_000_000)
     mute: bool = False  # kept and searchable, left out of the digest (and noted offline)
     skip_notes: bool = False  # noted offline: no model call is spent on it
     pin: bool = False  # first in its section, and in "Must read"

@@ -172,7 +172,8 @@ def _logical_lines(numbered: Iterator[tuple[int, str]]) -> Iterator[tuple[int, s
 
 
 def _opens_link(line: str) -> bool:
-    return line.rfind("[") > line.rfind("]")
+    """A `[` left open, outside a heading: a heading never takes the next line into it."""
+    return line.rfind("[") > line.rfind("]") and not _HEADING.match(line)
 
 
 def _read_line(
