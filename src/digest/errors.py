@@ -13,6 +13,7 @@
     ├── ImportFormatError       a file's format is unknown or forced wrongly: tell the user
     ├── FetchError              a page could not be fetched (url; permanent, retry_after):
     │   │                       record against the item, retry with backoff (lifecycle)
+    │   ├── NoNetwork           no name resolves at all: stop fetching, nothing recorded
     │   ├── BlockedAddress      a scheme or address the guard refuses: given up sooner
     │   │   └── AddressRefused  (fetch.guard) raised in the transport, which knows no URL
     │   └── SkippedContent      binary: closed after its first bytes, never fetched again
@@ -164,6 +165,10 @@ class FetchError(DigestError):
         super().__init__(reason, url=url)
         self.permanent = permanent
         self.retry_after = retry_after
+
+
+class NoNetwork(FetchError):
+    """Names do not resolve at all: the network is down, and no page's fault."""
 
 
 class BlockedAddress(FetchError):

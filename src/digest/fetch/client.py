@@ -22,9 +22,15 @@ import httpx
 
 from digest.clock import REAL_WAITS, Waits, utc_now
 from digest.config import FetchConfig
-from digest.errors import BlockedAddress, FetchError, SkippedContent
+from digest.errors import BlockedAddress, FetchError, NoNetwork, SkippedContent
 from digest.extract.sniff import SNIFF_BYTES, is_probably_binary, parse_content_type, sniff_binary
-from digest.fetch.guard import AddressPolicy, AddressRefused, GuardedTransport, UnresolvedHost
+from digest.fetch.guard import (
+    AddressPolicy,
+    AddressRefused,
+    GuardedTransport,
+    Resolver,
+    UnresolvedHost,
+)
 from digest.retry_after import retry_after_s
 from digest.urls import BadURL, parse_url
 
@@ -99,6 +105,7 @@ class Fetcher:
         self.monotonic = waits.monotonic
         self.sleep = waits.sleep
         self.policy = AddressPolicy(config.allow_private_addresses)
+        self.resolver = Resolver(waits.lookup)
         self.deadline_s = config.timeout_s  # wall clock for one fetch, redirects included
         self._slots = asyncio.Semaphore(config.concurrency)
         self._host_slots: dict[str, asyncio.Semaphore] = {}
@@ -116,7 +123,7 @@ class Fetcher:
         ssl_context = httpx.create_ssl_context(trust_env=False)  # loading CAs is slow: share it
         self._clients = [
             httpx.AsyncClient(
-                transport=GuardedTransport(self.policy, limits, ssl_context),
+                transport=GuardedTransport(self.policy, limits, ssl_context, self.resolver),
                 timeout=httpx.Timeout(self.config.timeout_s),
                 headers={"User-Agent": self.config.user_agent, "Accept-Encoding": ACCEPT_ENCODING},
                 follow_redirects=False,
@@ -160,13 +167,14 @@ class Fetcher:
         seen, hop_url, permanent = {url}, url, True
         for hops in range(self.config.max_redirects + 1):
             host = _checked_host(hop_url)
-            if (why := self._unresolved.get(host)) is not None:
-                raise FetchError(why, url=url)
+            self._check_reachable(url, host)
             # the host's slot first: a queue for one busy host must not hold global slots
             async with self._host_slot(host):
+                self._check_reachable(url, host)  # again, each time after a wait
                 await self._space_out(host)
-                self._check_held_off(url, host)
                 async with self._slots:
+                    self._check_reachable(url, host)
+                    self._check_held_off(url, host)
                     hop, spent = await self._hop(
                         hop_url, host, headers, budget, sink, (skip_binary, truncate)
                     )
@@ -190,6 +198,18 @@ class Fetcher:
         if slot is None:
             slot = self._host_slots[host] = asyncio.Semaphore(self.config.per_host_concurrency)
         return slot
+
+    @property
+    def offline(self) -> str | None:
+        """Why no name resolves, when the fetches so far found that out; else None."""
+        return self.resolver.offline
+
+    def _check_reachable(self, url: str, host: str) -> None:
+        """NoNetwork once names do not resolve at all; the host's DNS failure, if it had one."""
+        if (offline := self.resolver.offline) is not None:
+            raise NoNetwork(offline, url=url)
+        if (why := self._unresolved.get(host)) is not None:
+            raise FetchError(why, url=url)
 
     def _check_held_off(self, url: str, host: str) -> None:
         left = self._held_off.get(host, 0.0) - self.monotonic()
