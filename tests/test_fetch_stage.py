@@ -236,6 +236,7 @@ def test_a_host_that_does_not_resolve_is_no_verdict_on_the_network(
 # -- the process pool --------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_big_batch_is_extracted_in_worker_processes_and_leaves_no_files(
     rig: Rig, server: LoopbackServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -269,6 +270,7 @@ main()
 """
 
 
+@pytest.mark.slow
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="the pool is used only with two cores")
 def test_a_big_batch_is_extracted_in_process_when_the_workers_cannot_start(
     rig: Rig, server: LoopbackServer, tmp_path: Path
@@ -471,6 +473,7 @@ def test_successful_rechecks_do_not_count_towards_giving_up_after_a_404(
     assert not item.gave_up
 
 
+@pytest.mark.slow
 def test_a_dead_extraction_worker_fails_only_its_page_and_the_pool_is_replaced(
     rig: Rig, server: LoopbackServer
 ) -> None:
