@@ -42,28 +42,29 @@ def offline_sections(items: Sequence[Item]) -> dict[int, str]:
     if len(loose) < MIN_ITEMS:
         return {}
     texts = [f"{item.display_title}\n{story_text(item)}"[:EMBEDDED_CHARS] for item in loose]
+    bags = [words(text) for text in texts]  # read once, for the vectors and the names
     count = min(MAX_SECTIONS, max(MIN_SECTIONS, round(len(loose) / SECTION_ITEMS)))
-    vectors = features(texts)
+    vectors = features(texts, bags)
     labels = cluster(vectors, count)
-    names = section_names(texts, labels)
-    centres = {label: vectors[[n for n, x in enumerate(labels) if x == label]].mean(axis=0)
-               for label in set(labels)}  # fmt: skip
-    closeness = [float(vectors[n] @ centres[label]) for n, label in enumerate(labels)]
+    names = section_names(bags, labels)
+    members = _members(np.array(labels), max(labels) + 1)
+    centres = (members @ vectors) / members.sum(axis=1, keepdims=True)  # each section's mean
+    closeness = np.einsum("ij,ij->i", vectors, centres[labels]).tolist()
     order = sorted(range(len(loose)), key=lambda n: (labels[n], -closeness[n], n))
     return {loose[n].id: names[labels[n]] for n in order}
 
 
-def features(texts: Sequence[str]) -> np.ndarray[Any, Any]:
+def features(texts: Sequence[str], bags: Sequence[Sequence[str]]) -> np.ndarray[Any, Any]:
     """What a text is about: its embedding (centred on the week's, so that what all items
     share does not count) beside its TF-IDF vector over the words two or more texts use;
     unit length, the two halves weighted alike."""
     meaning = embed(texts)
     meaning = _unit(meaning - meaning.mean(axis=0))
-    return np.hstack([meaning, _word_vectors(texts)]) / math.sqrt(2)
+    return np.hstack([meaning, _word_vectors(bags)]) / math.sqrt(2)
 
 
-def _word_vectors(texts: Sequence[str]) -> np.ndarray[Any, Any]:
-    bags = [Counter(words(text)) for text in texts]
+def _word_vectors(texts: Sequence[Sequence[str]]) -> np.ndarray[Any, Any]:
+    bags = [Counter(text) for text in texts]
     frequency = Counter(word for bag in bags for word in bag)
     vocabulary = {word: n for n, word in enumerate(w for w, df in frequency.items() if df >= 2)}
     matrix = np.zeros((len(texts), max(1, len(vocabulary))))
@@ -75,14 +76,31 @@ def _word_vectors(texts: Sequence[str]) -> np.ndarray[Any, Any]:
     return _unit(matrix)
 
 
+def _members(labels: np.ndarray[Any, Any], count: int) -> np.ndarray[Any, Any]:
+    """count × items, 1 where the item is in the section: a product with it sums each section
+    in one pass, where picking each section's rows out would copy the whole matrix again."""
+    members: np.ndarray[Any, Any] = (labels == np.arange(count)[:, None]).astype(np.float64)
+    return members
+
+
 def _unit(matrix: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     return matrix / np.where(norms == 0, 1.0, norms)
 
 
 def embed(texts: Sequence[str]) -> np.ndarray[Any, Any]:
-    """Unit-length embeddings, one row per text."""
-    return _unit(np.asarray(_model().embed(list(texts), norm=True), dtype=np.float64))
+    """Unit-length embeddings, one row per text: the mean of its tokens' WordLlama vectors,
+    as WordLlama.embed gives, pooled text by text (its own pooling pads every text of a
+    batch to the longest and multiplies the padding through: most of compose's time)."""
+    model = _model()
+    table = model.embedding
+    encodings = model.tokenizer.encode_batch(list(texts), add_special_tokens=False)
+    pooled = np.zeros((len(texts), table.shape[1]), dtype=np.float32)
+    for row, encoding in enumerate(encodings):
+        ids = np.clip(np.asarray(encoding.ids, dtype=np.int64), 0, len(table) - 1)
+        if len(ids):
+            pooled[row] = table[ids].mean(axis=0)
+    return _unit(pooled.astype(np.float64))
 
 
 @cache
@@ -91,7 +109,9 @@ def _model() -> Any:
 
     logging.getLogger("kmeans_logger").setLevel(logging.WARNING)
     folder = Path(wordllama.__file__).parent
-    return wordllama.WordLlama.load(cache_dir=folder, disable_download=True)
+    model = wordllama.WordLlama.load(cache_dir=folder, disable_download=True)
+    model.tokenizer.no_padding()  # embed() pools each text alone
+    return model
 
 
 def cluster(vectors: np.ndarray[Any, Any], count: int) -> list[int]:
@@ -128,17 +148,18 @@ def _kmeans(
         if np.array_equal(nearest, labels):
             break  # converged: the centres would not move again
         labels = nearest
-        for k in range(count):
-            members = vectors[labels == k]
-            if len(members):
-                centre = members.sum(axis=0)
-                matrix[k] = centre / (np.linalg.norm(centre) or 1.0)
-    return labels, float(np.sum(vectors * matrix[labels]))
+        sums = _members(labels, count) @ vectors
+        norms = np.linalg.norm(sums, axis=1)
+        filled = np.bincount(labels, minlength=count) > 0  # an empty section keeps its centre
+        matrix[filled] = sums[filled] / np.where(norms[filled] == 0, 1.0, norms[filled])[:, None]
+    fit = (vectors @ matrix.T)[np.arange(len(vectors)), labels]
+    return labels, float(fit.sum())
 
 
-def section_names(texts: Sequence[str], labels: Sequence[int]) -> dict[int, str]:
-    """Each section's name: its NAME_WORDS most telling words (class-based TF-IDF), capitalised."""
-    bags = [set(words(text)) for text in texts]
+def section_names(texts: Sequence[Sequence[str]], labels: Sequence[int]) -> dict[int, str]:
+    """Each section's name: its NAME_WORDS most telling words (class-based TF-IDF), capitalised;
+    `texts` are the items' words."""
+    bags = [set(text) for text in texts]
     tag_words = set(filter(is_tag_word, set().union(*bags)))  # each distinct word checked once
     bags = [bag & tag_words for bag in bags]
     per_section: dict[int, Counter[str]] = {}
