@@ -29,6 +29,7 @@ from digest.compose.digest import (
     compose,
     content_hash,
 )
+from digest.errors import FailureKind
 from digest.models import (
     Item,
     ItemKind,
@@ -61,6 +62,8 @@ def make_item(
     saved_at: datetime | None = None,
     error: str | None = None,
     next_attempt_at: datetime | None = None,
+    error_kind: FailureKind | None = None,
+    error_status: int | None = None,
 ) -> Item:
     return Item(
         id=id,
@@ -74,6 +77,8 @@ def make_item(
         state=state,
         attempts=0,
         error=error,
+        error_kind=error_kind,
+        error_status=error_status,
         next_attempt_at=next_attempt_at,
         text=None,
         note=note,
@@ -103,6 +108,8 @@ def _item(raw: dict[str, Any]) -> Item:
         state=ItemState(raw.get("state", "noted")),
         saved_at=datetime.fromisoformat(raw["saved_at"]),
         error=raw.get("error"),
+        error_kind=FailureKind(raw["error_kind"]) if raw.get("error_kind") else None,
+        error_status=raw.get("error_status"),
         next_attempt_at=datetime.fromisoformat(raw["next_attempt_at"])
         if raw.get("next_attempt_at")
         else None,

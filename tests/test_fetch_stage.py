@@ -23,8 +23,9 @@ from click.testing import CliRunner
 
 from digest.cli import cli
 from digest.clock import REAL_WAITS, Lookup, Waits
+from digest.compose.unread import unread_line
 from digest.config import Config, FetchConfig
-from digest.errors import ExtractError, RunCancelled
+from digest.errors import ExtractError, FailureKind, RunCancelled
 from digest.fetch.client import Fetcher
 from digest.fetch.guard import FIRST_ANSWER_S
 from digest.fetch.stage import PROCESS_POOL_THRESHOLD, PageReader, Pool, by_host_in_turn
@@ -170,6 +171,35 @@ def test_a_404_is_given_up_after_three_tries_and_status_says_why(
     [failed] = json.loads(shown.stdout)["items_to_look_at"]["items"]
     assert failed["error"] == f"fetch failed: {server.url('/gone')!r}: HTTP 404"
     assert failed["next_attempt_at"] is None
+
+
+def test_a_failure_is_stored_with_its_kind_and_status_and_read_back_as_data(
+    make_rig: Callable[..., Rig], server: LoopbackServer
+) -> None:
+    rig = make_rig(timeout_s=0.3)
+    server.routes["/slow"] = Response(200, "late", delay_s=1)
+    server.routes["/private"] = Response(402, "pay first")
+    rig.save(*(SavedItem(server.url(path)) for path in ("/gone", "/slow", "/private")))
+
+    rig.fetch(T0)
+
+    failed = {item.url: item for item in rig.items()}
+    typed = {url: (item.error_kind, item.error_status) for url, item in failed.items()}
+    assert typed == {
+        server.url("/gone"): (FailureKind.HTTP, 404),
+        server.url("/slow"): (FailureKind.TIMEOUT, None),
+        server.url("/private"): (FailureKind.HTTP, 402),
+    }
+    reasons = [unread_line(failed[server.url(path)]) for path in ("/gone", "/slow", "/private")]
+    assert reasons == [
+        "Page not read yet: page not found; to be tried again later.",
+        "Page not read yet: the site did not answer in time; to be tried again later.",
+        "Page not read yet: access denied or paywalled; to be tried again later.",
+    ]
+    server.routes["/gone"] = article("Back")
+    rig.fetch(T0 + 3 * HOUR)
+    back = next(item for item in rig.items() if item.url == server.url("/gone"))
+    assert (back.error, back.error_kind, back.error_status) == (None, None, None)
 
 
 # -- without a network -------------------------------------------------------------------

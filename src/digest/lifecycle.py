@@ -24,6 +24,8 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import TYPE_CHECKING, Final
 
+from digest.errors import FailureKind
+
 if TYPE_CHECKING:
     from digest.models import Extracted, Item, Note, Period, Usage
 
@@ -193,6 +195,8 @@ class FetchFailed:
     error: str
     state: ItemState
     next_attempt_at: datetime | None
+    kind: FailureKind = FailureKind.OTHER
+    status: int | None = None  # the HTTP status, for FailureKind.HTTP
 
 
 def fetch_succeeded(
@@ -227,6 +231,8 @@ def fetch_failed(
     retry_after_s: float | None = None,
     permanent: bool = False,
     final: bool = False,
+    kind: FailureKind = FailureKind.OTHER,
+    status: int | None = None,
 ) -> FetchFailed:
     """The fetch failed: retried with backoff (at least what the server asked), or given up
     (at once when `final`: what was there is not worth fetching again)."""
@@ -237,7 +243,8 @@ def fetch_failed(
             item.failures + 1, now, backoff, retry_after_s=retry_after_s, permanent=permanent
         )
     )
-    return FetchFailed(item.id, error, next_state(item.state, Event.FETCH_FAILED), when)
+    state = next_state(item.state, Event.FETCH_FAILED)
+    return FetchFailed(item.id, error, state, when, kind, status)
 
 
 def links_followed(item: Item) -> ItemState:

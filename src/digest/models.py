@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 
+from digest.errors import FailureKind
 from digest.lifecycle import WALLS, ItemKind, ItemState, NoteBasis, gave_up
 
 __all__ = ["ItemKind", "ItemState", "NoteBasis"]  # defined with the lifecycle they are part of
@@ -139,6 +140,8 @@ class Item:
     note_failures: int = 0  # failed note attempts in a row: what the backoff counts
     note_error: str | None = None
     note_next_attempt_at: datetime | None = None
+    error_kind: FailureKind | None = None  # what kind of failure `error` was (None: before m024)
+    error_status: int | None = None  # its HTTP status
 
     @property
     def gave_up(self) -> bool:

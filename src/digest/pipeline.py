@@ -6,7 +6,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,6 @@ from digest.compose.backlog import backlog_for, linkable_urls
 from digest.compose.digest import Backlog, Provenance, compose
 from digest.compose.stories import TEXT_CHARS
 from digest.compose.topics import offline_sections
-from digest.compose.unread import without_unresolved
 from digest.config import Config, SourceConfig
 from digest.deliver.outbox import DeliveryOutcome, Sleep, deliver_digest, write_draft
 from digest.deliver.vault import write_item_notes
@@ -117,9 +116,10 @@ class Pipeline:
                 self.progress(Stage.COLLECT, len(reports), len(sources))
         if feeds:
             async with Fetcher(self.config.fetch, self.waits) as fetcher:
-                reports.append(
-                    await collect_feeds(self.store, fetcher, feeds, self.config.fetch, now)
-                )
+                report = await collect_feeds(self.store, fetcher, feeds, self.config.fetch, now)
+                if fetcher.offline is not None and report.failures:
+                    report = _offline(report, fetcher.offline)
+                reports.append(report)
             self.progress(Stage.COLLECT, len(sources), len(sources))
         return reports
 
@@ -227,6 +227,12 @@ class Pipeline:
         self.notes.record_call(call, self.run_id)
 
 
+def _offline(report: StageReport, why: str) -> StageReport:
+    """The feeds' report of a run without a network: one line, not one per feed."""
+    line = f"{why}: {report.failed} feeds left for a later run (polled next time)"
+    return replace(report, failures=[line], failed_units=report.failed)
+
+
 def note_request(item: Item, known_tags: Sequence[str]) -> NoteRequest:
     """The text a note is made from: the page when it is the article, else what was saved
     with it (plus what a stub or thin page showed of the article)."""
@@ -300,9 +306,9 @@ async def _run_stages(
 ) -> RunResult:
     result = RunResult(period)
     if Stage.COLLECT in stages:
-        result.reports.extend(without_unresolved(r, "feeds") for r in await pipeline.collect())
+        result.reports.extend(await pipeline.collect())
     if Stage.FETCH in stages:
-        result.reports.append(without_unresolved(await pipeline.fetch_and_extract(), "pages"))
+        result.reports.append(await pipeline.fetch_and_extract())
     if not {Stage.NOTES, Stage.DRAFT, Stage.DELIVER} & set(stages):
         return result
     summarizer = pipeline.summarizer()

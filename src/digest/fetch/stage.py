@@ -34,6 +34,7 @@ from digest.config import FetchConfig
 from digest.errors import (
     DigestError,
     ExtractError,
+    FailureKind,
     FetchError,
     NoNetwork,
     SkippedContent,
@@ -318,6 +319,8 @@ class FetchStage:
             retry_after_s=getattr(exc, "retry_after", None),
             permanent=getattr(exc, "permanent", False),
             final=isinstance(exc, SkippedContent),
+            kind=exc.kind if isinstance(exc, FetchError) else FailureKind.EXTRACT,
+            status=exc.status if isinstance(exc, FetchError) else None,
         )
         self.store.apply_fetch(intent)
         next_attempt = intent.next_attempt_at

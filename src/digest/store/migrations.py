@@ -302,6 +302,19 @@ def m014_file_held_tail(db: Database) -> None:
     db.execute("ALTER TABLE file_states ADD COLUMN held INTEGER NOT NULL DEFAULT 0")
 
 
+@migrations(name="m024_failure_kinds")
+def m024_failure_kinds(db: Database) -> None:
+    # What kind of failure an item's last fetch was, and its HTTP status, beside the error's
+    # text: read as data (compose/unread.py), never parsed back out of the text. Errors
+    # recorded before have no kind: the reader is told the page could not be fetched.
+    db.executescript(
+        """
+        ALTER TABLE items ADD COLUMN error_kind TEXT;
+        ALTER TABLE items ADD COLUMN error_status INTEGER;
+        """
+    )
+
+
 def _rebuild_with_autoincrement(db: Database, table: str) -> None:
     conn = db.conn
     (create,) = conn.execute(
