@@ -168,6 +168,7 @@ def test_import_report_gives_format_counts_and_the_first_ten_bad_lines(rig: Rig)
     assert lines[12:] == [
         "  skipped 1 (line 3): not a web link (javascript:)",
         "  skipped 1 (line 4): not a web link (file:)",
+        "  read as urls: 67% of its lines start with a URL",
     ]
 
 
@@ -180,6 +181,7 @@ def test_import_report_counts_notes_without_url(rig: Rig) -> None:
         f"{journal}: format journal: 2 new, 0 duplicates, 1 note without URL,"
         " 1 line not understood",
         "  line 4: not an absolute URL: htp//x",
+        "  read as journal: `## YYYY-MM-DD` day headings, markdown links",
     ]
 
 
@@ -196,6 +198,8 @@ def test_firefox_place_links_are_skipped_and_counted(rig: Rig) -> None:
         f"{bookmarks}: format bookmarks: 1 new, 0 duplicates, 0 notes without URL,"
         " 0 lines not understood, 1 skipped",
         "  skipped 1 (line 4): not a web link (place:)",
+        "  read as bookmarks: Netscape bookmark HTML (Chrome, Firefox, Safari, Pocket, Raindrop"
+        " exports)",
     ]
 
 

@@ -17,7 +17,7 @@ from sqlite_utils import Database
 from digest.collect import bigfiles
 from digest.collect.importers.common import lines_of
 from digest.collect.importers.journal import JournalImporter
-from digest.models import SavedItem
+from digest.models import FileReading, SavedItem
 from digest.store import open_store
 from digest.store.migrations import migrations
 from digest.urls import for_display, normalize_url, same_page_key
@@ -151,7 +151,13 @@ def test_a_file_read_in_blocks_splits_lines_as_the_whole_text_does(text: str, bl
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "til.md"
         path.write_bytes(text.encode())
-        big = bigfiles.BigFile(path, JournalImporter(), "utf-8-sig", path.stat().st_size)
+        big = bigfiles.BigFile(
+            path,
+            JournalImporter(),
+            "utf-8-sig",
+            FileReading("journal", True, "forced"),
+            path.stat().st_size,
+        )
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(bigfiles, "READ_BLOCK", block)
             lines = bigfiles.FileLines(big)

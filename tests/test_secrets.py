@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import sqlite3
+import string
 from email.message import Message
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner, Result
 from hypothesis import given
 from hypothesis import strategies as st
@@ -17,7 +19,16 @@ from loopback import LoopbackServer, Response, serving
 from mailrig import Sink
 
 WEEK = "2026-W47"
-SECRETS = ("feedpw", "feedtoken", "articlepw", "articlekey", "brokenpw", "journalpw", "gonepw")
+# Each holds a `'`, legal in userinfo and in a query value, that once cut every redaction short.
+SECRETS = (
+    "feed'pw",
+    "feed'token",
+    "article'pw",
+    "article'key",
+    "broken'pw",
+    "journal'pw",
+    "gone'pw",
+)
 
 
 def test_redaction_masks_userinfo_and_secret_parameters_only() -> None:
@@ -40,6 +51,67 @@ def test_redaction_never_lets_a_password_through(noise: str, password: str) -> N
     assert for_display(for_display(url)) == for_display(url)
 
 
+# RFC 3986 userinfo: unreserved, sub-delims and ":" raw, anything else percent-encoded.
+USERINFO_CHARS = string.ascii_letters + string.digits + "-._~!$&'()*+,;=:"
+userinfo_text = st.lists(
+    st.one_of(st.sampled_from(USERINFO_CHARS), st.from_regex(r"%[0-9A-Fa-f]{2}", fullmatch=True)),
+    min_size=1,
+    max_size=24,
+).map("".join)
+
+
+@given(
+    user=userinfo_text.filter(lambda user: ":" not in user),
+    password=userinfo_text,
+    path=st.sampled_from(["", "/", "/q", "/a/b?x=1", "?q=2", "#frag"]),
+    before=st.sampled_from(["", "fetch failed: '", "<", "(", '"url": "', "see "]),
+    after=st.sampled_from(["", "': HTTP 500", ">", ").", '",', " and more"]),
+)
+def test_no_legal_password_gets_through_for_display(
+    user: str, password: str, path: str, before: str, after: str
+) -> None:
+    shown = for_display(f"{before}http://{user}:{password}@host.test{path}{after}")
+    assert shown == f"{before}http://***@host.test{path}{after}"
+    assert for_display(shown) == shown
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("http://bob:PW'x@host/q", "http://***@host/q"),
+        (
+            "http://bob:PW%27x@h.test?pass=p1&sid=s2;session=s3",
+            "http://***@h.test?pass=***&sid=***;session=***",
+        ),
+        (
+            "https://h.test/?auth=a&sig=b&code=c&PHPSESSID=d&apiKey=e&page=2",
+            "https://h.test/?auth=***&sig=***&code=***&PHPSESSID=***&apiKey=***&page=2",
+        ),
+        (
+            "https://h.test/cb#access_token=t&state=ok",
+            "https://h.test/cb#access_token=***&state=ok",
+        ),
+        ("'https://h.test/?token=abc'", "'https://h.test/?token=***'"),
+        (
+            "mail bob@host.test, https://h.test/@bob?monkey=1",
+            "mail bob@host.test, https://h.test/@bob?monkey=1",
+        ),
+    ],
+)
+def test_passwords_and_secret_query_values_are_redacted(url: str, shown: str) -> None:
+    assert for_display(url) == shown
+
+
+def test_hosts_mixing_scripts_are_shown_in_punycode() -> None:
+    assert for_display("see https://p\u0430ypal.com/login") == "see https://xn--pypal-4ve.com/login"
+    for single_script in (
+        "https://bücher.example/",
+        "https://日本のドメイン.jp/",
+        "https://пример.рф/",
+    ):
+        assert for_display(single_script) == single_script
+
+
 def test_the_log_filter_uses_the_same_redaction() -> None:
     assert (
         redact("see https://u:p@h.test/?access_token=abc")
@@ -50,8 +122,8 @@ def test_the_log_filter_uses_the_same_redaction() -> None:
 def feed(server: LoopbackServer) -> str:
     base = f"127.0.0.1:{server.port}"
     entries = [
-        ("Fine article", f"http://alice:articlepw@{base}/posts/fine?api_key=articlekey"),
-        ("Broken article", f"http://bob:brokenpw@{base}/posts/broken"),
+        ("Fine article", f"http://alice:article'pw@{base}/posts/fine?api_key=article'key"),
+        ("Broken article", f"http://bob:broken'pw@{base}/posts/broken"),
     ]
     items = "".join(
         f"<item><title>{title}</title><link>{link.replace('&', '&amp;')}</link>"
@@ -76,8 +148,8 @@ def write_config(tmp_path: Path, server: LoopbackServer, smtp_port: int) -> Path
     inbox.mkdir()
     (inbox / "til.md").write_text(
         "## 2026-11-18\n"
-        f"- [Journal article](http://carol:journalpw@{base}/posts/journal)\n"
-        f"- [Journal broken](http://dave:journalpw@{base}/posts/missing)\n"
+        f"- [Journal article](http://carol:journal'pw@{base}/posts/journal)\n"
+        f"- [Journal broken](http://dave:journal'pw@{base}/posts/missing)\n"
     )
     config = tmp_path / "digest.toml"
     config.write_text(
@@ -88,12 +160,12 @@ data_dir = "data"
 [[sources]]
 name = "blog"
 kind = "feed"
-url = "http://reader:feedpw@{base}/feed.xml?token=feedtoken"
+url = "http://reader:feed'pw@{base}/feed.xml?token=feed'token"
 
 [[sources]]
 name = "gone"
 kind = "feed"
-url = "http://old:gonepw@{base}/missing.xml"
+url = "http://old:gone'pw@{base}/missing.xml"
 
 [[sources]]
 name = "inbox"
@@ -169,4 +241,56 @@ def test_passwords_in_feed_and_journal_urls_are_absent_from_every_output(
     for where, text in outputs.items():
         leaked = [secret for secret in SECRETS if secret in text]
         assert not leaked, f"{leaked} in {where}"
-    assert any("articlepw" in url and "articlekey" in url for url in stored_urls)  # still fetchable
+    assert any(
+        "article'pw" in url and "article'key" in url for url in stored_urls
+    )  # still fetchable
+
+
+PRIVATE_FEED = "http://reader:s3cr'et@feeds.test/private.xml?token=t0k'en"
+
+
+def private_feed_config(tmp_path: Path) -> Path:
+    config = tmp_path / "digest.toml"
+    config.write_text(
+        '[digest]\ndata_dir = "data"\n\n'
+        f'[[sources]]\nname = "private"\nkind = "feed"\nurl = "{PRIVATE_FEED}"\n'
+    )
+    return config
+
+
+def test_sources_export_redacts_unless_asked_for_the_secrets(tmp_path: Path) -> None:
+    config = private_feed_config(tmp_path)
+    shown = run(config, "sources", "export", "--opml")
+    assert shown.exit_code == 0
+    assert "s3cr" not in shown.output and "t0k" not in shown.output
+    assert "http://***@feeds.test/private.xml?token=***" in shown.output
+    kept = run(config, "sources", "export", "--opml", "--include-secrets")
+    assert "reader:s3cr&apos;et@" in kept.output or "reader:s3cr'et@" in kept.output
+
+
+def test_the_database_is_created_readable_by_its_owner_only(tmp_path: Path) -> None:
+    config = private_feed_config(tmp_path)
+    assert run(config, "add", "https://example.test/a").exit_code == 0
+    for file in (tmp_path / "data").glob("digest.db*"):
+        assert file.stat().st_mode & 0o777 == 0o600, file
+
+
+def test_doctor_warns_of_a_config_others_can_read_that_holds_a_password(tmp_path: Path) -> None:
+    config = private_feed_config(tmp_path)
+    config.chmod(0o644)
+    warned = run(config, "doctor", "--local")
+    assert f"config secrets: problem: {config} is readable by others" in warned.output
+    assert f"fix: chmod 600 {config}" in warned.output and "s3cr" not in warned.output
+    config.chmod(0o600)
+    assert "config secrets" not in run(config, "doctor", "--local").output
+
+
+def test_a_debug_traceback_shows_no_password(tmp_path: Path) -> None:
+    config = tmp_path / "digest.toml"
+    config.write_text(
+        '[[sources]]\nname = "bad"\nkind = "feed"\nurl = "http://bob:PW\'x@host.test:99999/"\n'
+    )
+    failed = CliRunner().invoke(cli, ["--debug", "sources", "list", "--config", str(config)])
+    assert failed.exit_code == 1
+    assert "Traceback" in failed.output and "bad port" in failed.output
+    assert "PW'x" not in failed.output and "PW\\'x" not in failed.output

@@ -88,7 +88,7 @@ class DigestGroup(click.Group):
 def _fail(ctx: click.Context, error: DigestError) -> None:
     """The error's lines on stderr (a traceback too with --debug) and exit code 1."""
     if ctx.ensure_object(Settings).debug:
-        traceback.print_exc()
+        click.echo(for_display(traceback.format_exc()), err=True, nl=False)
     for line in str(error).splitlines():
         click.echo(for_display(f"digest: {line}"), err=True)
     ctx.exit(1)
@@ -411,8 +411,13 @@ def sources_list() -> None:
 
 @sources.command("export")
 @click.option("--opml", "as_opml", is_flag=True, help="As OPML 2.0 (the one format so far).")
+@click.option(
+    "--include-secrets",
+    is_flag=True,
+    help="Keep the feeds' passwords and tokens (shown as *** without it).",
+)
 @common_options
-def sources_export(as_opml: bool) -> None:
+def sources_export(as_opml: bool, include_secrets: bool) -> None:
     """Print every feed source, configured and imported, as OPML."""
     from digest.collect.feedlists import feeds_as_opml
     from digest.store import open_store
@@ -421,7 +426,7 @@ def sources_export(as_opml: bool) -> None:
         raise click.UsageError("say which format: --opml")
     cfg = config()
     with open_store(cfg.db_path) as store:
-        click.echo(feeds_as_opml(store, cfg.sources), nl=False)
+        click.echo(feeds_as_opml(store, cfg.sources, include_secrets), nl=False)
 
 
 @cli.command()
@@ -619,4 +624,8 @@ def export(week: str | None, fmt: str) -> None:
 
 
 def main() -> None:
-    cli(prog_name="digest")
+    try:
+        cli(prog_name="digest")
+    except Exception:  # a bug: its traceback, as Python would print it, less any password
+        sys.stderr.write(for_display(traceback.format_exc()))
+        sys.exit(1)

@@ -8,6 +8,7 @@ import logging
 import os
 import re
 import tomllib
+from collections.abc import Collection
 from dataclasses import dataclass
 from ipaddress import ip_network
 from pathlib import Path
@@ -26,6 +27,7 @@ from pydantic import (
 from pydantic_core import ErrorDetails
 
 from digest.errors import ConfigError
+from digest.text import template_problem
 from digest.urls import SHORTENER_HOSTS, BadURL, parse_url
 
 log = logging.getLogger("digest")
@@ -35,6 +37,8 @@ DEFAULT_CONFIG_PATH = Path("config/digest.toml")
 MANUAL_SOURCE = "manual"
 IMPORT_SOURCE = "import"
 RESERVED_SOURCE_NAMES = frozenset({MANUAL_SOURCE, IMPORT_SOURCE})
+# The fields of email.subject: {period} "2026-W47", {dates} "16–22 Nov 2026".
+SUBJECT_FIELDS = ("period", "dates")
 
 
 class _Section(BaseModel):
@@ -70,6 +74,13 @@ def web_url(value: str) -> str:
         shown = value if len(value) <= 80 else value[:79] + "…"
         raise ValueError(f"{parsed.reason}: {shown!r}")
     return parsed.url
+
+
+def checked_template(value: str, fields: Collection[str]) -> str:
+    """`value` if it is plain text with `{field}`s drawn from `fields`; else ValueError."""
+    if (problem := template_problem(value, fields)) is not None:
+        raise ValueError(problem)
+    return value
 
 
 class SourceConfig(_Section):
@@ -187,12 +198,17 @@ class EmailConfig(_Section):
     password_env: str = "DIGEST_SMTP_PASSWORD"
     sender: str = Field("digest@example.org", alias="from")
     to: list[str] = Field(default_factory=lambda: ["me@example.org"])
-    subject: str = "Your digest, {dates}"  # {dates}: "16–22 Nov 2026"; {period}: "2026-W47"
+    subject: str = "Your digest, {dates}"  # SUBJECT_FIELDS, nothing else
     send: Literal["once", "every_revision"] = "once"  # once: when the week is over
     timeout_s: float = Field(30, gt=0)
     ca_file: Path | None = None  # trust this certificate (self-signed servers)
     retries: int = Field(3, ge=0, le=10)  # a 4xx reply is retried this often within a run
     retry_backoff_s: float = Field(5, ge=0, le=600)  # the first pause; it doubles
+
+    @field_validator("subject")
+    @classmethod
+    def _plain_template(cls, value: str) -> str:
+        return checked_template(value, SUBJECT_FIELDS)
 
     @property
     def password(self) -> str | None:

@@ -300,7 +300,7 @@ def _write_state(path: Path, state: dict[str, Any]) -> None:
     """Save the state; a full or read-only disk is logged, not fatal: the daemon goes on and
     the next write tries again (until then a missed digest may be missed)."""
     try:
-        write_atomic(path, json.dumps(state, indent=2) + "\n")
+        write_atomic(path, json.dumps(state, indent=2) + "\n", private=True)
     except OSError as exc:
         logger.warning("%s; the daemon goes on", disk_error(exc, f"daemon state {path}"))
 

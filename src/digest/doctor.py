@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
+import stat
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -27,6 +28,7 @@ from digest.config import Config, SourceConfig, load_config, user_config_path
 from digest.deliver.mail import UNREACHABLE, check_server
 from digest.errors import DeliveryError, DigestError
 from digest.store import open_store_read_only, schema_differences
+from digest.urls import holds_secret
 
 Resolver = Callable[[str, int], Any]  # socket.getaddrinfo's shape: raises OSError if unknown
 DNS_TIMEOUT_S = 10.0
@@ -66,6 +68,8 @@ def run_checks(
         yield Check("config", False, str(exc), "correct the file at the place named")
         return
     yield Check("config", True, str(config.path) if config.path else _no_config_file())
+    if (exposed := config_exposure(config)) is not None:
+        yield exposed
     yield _checked("data dir", check_data_dir, config)
     yield _checked("database", check_database, config)
     feeds = _feed_sources(config)
@@ -79,6 +83,23 @@ def run_checks(
 
 def _no_config_file() -> str:
     return f"no config file, built-in defaults; `digest init` writes {user_config_path()}"
+
+
+def config_exposure(config: Config) -> Check | None:
+    """A problem when the config file holds a password or token and others may read it."""
+    if config.path is None:
+        return None
+    holding = [s.name for s in config.sources if s.url and holds_secret(s.url)]
+    mode = config.path.stat().st_mode
+    if not holding or not mode & (stat.S_IRGRP | stat.S_IROTH):
+        return None
+    return Check(
+        "config secrets",
+        False,
+        f"{config.path} is readable by others (mode {stat.S_IMODE(mode):o}) and holds a"
+        f" password or token (source {holding[0]!r})",
+        f"chmod 600 {config.path}",
+    )
 
 
 def _checked(name: str, check: Callable[[Config], str], config: Config) -> Check:

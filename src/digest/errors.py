@@ -8,6 +8,7 @@
     │   ├── StoreTooNew         written by a newer digest: refused at open, upgrade digest
     │   └── DiskError           the data folder cannot be written (full, quota, read-only)
     ├── RunLocked               another run holds the run lock: wait (--wait) or exit
+    ├── LinkRefused             a symbolic link where digest writes its own file (path)
     ├── RunCancelled            the daemon is stopping: let it end the run after the item
     ├── SourceError             a feed or file source could not be read: record, next source
     ├── ImportFormatError       a file's format is unknown or forced wrongly: tell the user
@@ -135,6 +136,17 @@ def disk_error(exc: OSError, what: object) -> DiskError:
 
 class RunLocked(DigestError):
     pass
+
+
+class LinkRefused(DigestError):
+    """A symbolic link (or another kind of file) stands where digest writes its own file."""
+
+    def __init__(self, path: str | Path) -> None:
+        super().__init__(
+            "is a symbolic link or not a regular file; digest writes only its own files"
+            " there: remove it and run again",
+            path=path,
+        )
 
 
 class RunCancelled(DigestError):

@@ -8,7 +8,10 @@ from typing import Any, TextIO
 
 from digest.models import Item, Period
 from digest.store import Store
+from digest.text import clean
 from digest.urls import for_display
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\n")  # clean makes a CR a newline
 
 FIELDS = [
     "id",
@@ -63,4 +66,14 @@ def write_export(store: Store, period: Period | None, fmt: str, out: TextIO) -> 
     writer = csv.DictWriter(out, fieldnames=FIELDS)
     writer.writeheader()
     for row in rows:
-        writer.writerow(row | {"tags": ";".join(row["tags"]), "links": " ".join(row["links"])})
+        joined = row | {"tags": ";".join(row["tags"]), "links": " ".join(row["links"])}
+        writer.writerow({name: csv_cell(value) for name, value in joined.items()})
+
+
+def csv_cell(value: object) -> object:
+    """A text cell no spreadsheet runs as a formula and no terminal obeys: cleaned
+    (text.clean), with a `'` before a leading = + - @ tab or CR (OWASP's rule)."""
+    if not isinstance(value, str):
+        return value
+    value = clean(value)
+    return "'" + value if value.startswith(FORMULA_STARTS) else value

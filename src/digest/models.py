@@ -8,6 +8,7 @@ from enum import StrEnum
 
 from digest.errors import FailureKind
 from digest.lifecycle import WALLS, ItemKind, ItemState, NoteBasis, gave_up
+from digest.urls import for_display
 
 __all__ = ["ItemKind", "ItemState", "NoteBasis"]  # defined with the lifecycle they are part of
 
@@ -35,6 +36,16 @@ class Rejected:
 
     line: int | None
     text: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class FileReading:
+    """How a file is read: its format, whether its content made that clear (a clear reading
+    is kept as the file grows), and why, in words for the import report."""
+
+    format: str
+    clear: bool
     reason: str
 
 
@@ -155,7 +166,8 @@ class Item:
 
     @property
     def display_title(self) -> str:
-        return self.title or self.page_title or self.url or (self.context or "")[:80]
+        shown_url = for_display(self.url) if self.url else None  # the title of last resort
+        return self.title or self.page_title or shown_url or (self.context or "")[:80]
 
 
 @dataclass(frozen=True)

@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+import html
 import math
 import re
+import string
 from collections import Counter
+from collections.abc import Collection, Mapping
 from urllib.parse import urlsplit
 
-# Zero-width and bidi controls (U+200B-U+200F, U+202A-U+202E, U+2060-U+2069, U+FEFF) and
-# C0 controls other than tab and newline: invisible to a reader, visible to a model.
+from digest.urls import for_display
+
+# C0 controls other than tab and newline, DEL and the C1 controls (a terminal obeys ESC and
+# BEL), and the zero-width and bidi formatting characters (U+061C, U+200B-U+200F,
+# U+202A-U+202E, U+2060-U+2069, U+FEFF): invisible to a reader, they hide or reorder what
+# is shown (`Invoice \u202eexe.pdf` reads as `Invoice fdp.exe`).
 _INVISIBLE = re.compile(
-    "[\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\x00-\x08\x0b\x0c\x0e-\x1f\x7f]"
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]"
 )
+# A character reference (`&#x202E;`, `&#8207;`, `&rlm;`) that a renderer would turn into one.
+_REFERENCE = re.compile(r"&(?:#[xX][0-9a-fA-F]{1,6}|#[0-9]{1,7}|[A-Za-z]{2,31});?")
 
 _ABBREVIATIONS = (
     "e.g i.e etc vs cf al approx dr mr mrs ms prof sr jr st mt no nos fig figs vol inc ltd co corp"
@@ -40,8 +49,17 @@ STOPWORDS = frozenset(_STOPWORDS.split())
 
 
 def clean(text: str) -> str:
-    """Drop invisible and control characters and normalise line endings."""
-    return _INVISIBLE.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+    """Drop invisible and control characters, raw or as character references, and
+    normalise line endings: the one cleaner of every text stored for a reader."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if "&" in text:
+        text = _REFERENCE.sub(_visible_reference, text)
+    return _INVISIBLE.sub("", text)
+
+
+def _visible_reference(reference: re.Match[str]) -> str:
+    """The reference as written, or nothing when it stands for an invisible character."""
+    return "" if _INVISIBLE.fullmatch(html.unescape(reference.group())) else reference.group()
 
 
 def paragraphs(text: str) -> list[str]:
@@ -146,10 +164,45 @@ URL_TITLE_CHARS = 60
 
 def url_title(url: str) -> str:
     """A link without a title, named by its address, short: host, path and query, no scheme."""
-    parts = urlsplit(url)
+    parts = urlsplit(for_display(url))  # no token in the query, no lookalike host
     query = f"?{parts.query}" if parts.query else ""
     shown = (parts.hostname or "").removeprefix("www.") + parts.path.rstrip("/") + query
-    return shorten(shown, URL_TITLE_CHARS) if shown else url
+    return shorten(shown, URL_TITLE_CHARS) if shown else for_display(url)
+
+
+# -- user templates ------------------------------------------------------------
+
+
+def fill_template(template: str, values: Mapping[str, str]) -> str:
+    """`template` with each `{name}` replaced by `values[name]`: no attribute or index
+    access, no conversion or format spec, nothing evaluated. ValueError (template_problem's
+    words) for a template that is anything more."""
+    if (problem := template_problem(template, values.keys())) is not None:
+        raise ValueError(problem)
+    pieces = string.Formatter().parse(template)
+    return "".join(
+        literal + (values[name] if name is not None else "") for literal, name, *_ in pieces
+    )
+
+
+def template_problem(template: str, names: Collection[str]) -> str | None:
+    """Why `template` is not plain text with `{name}` fields drawn from `names`, or None."""
+    allowed = ", ".join(f"{{{name}}}" for name in names)
+    try:
+        fields = [
+            (name, spec, conversion)
+            for _, name, spec, conversion in string.Formatter().parse(template)
+        ]
+    except ValueError as exc:
+        return f"not a template ({exc}); write {{{{ and }}}} for a brace"
+    for name, spec, conversion in fields:
+        if name is None:
+            continue
+        if name not in names:
+            return f"unknown field {{{name}}}; the fields are {allowed}"
+        if spec or conversion:
+            return f"{{{name}}} takes no format spec or conversion; write it as {{{name}}}"
+    return None
 
 
 # -- bags of words -------------------------------------------------------------

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import ipaddress
 import re
-import unicodedata
 from collections.abc import Collection
 from dataclasses import dataclass
 from functools import cached_property
-from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, unquote_plus, urlencode, urlsplit, urlunsplit
 
 import idna
+from confusable_homoglyphs import categories
 
 TRACKING_PARAMS = frozenset(
     {
@@ -303,42 +303,146 @@ def same_page_key(canonical: str) -> str:
 # -- display ---------------------------------------------------------------------
 
 REDACTED = "***"
-_HOST = re.compile(
-    r"(?P<scheme>\b[a-z][a-z0-9+.\-]*://(?:[^/\s@]*@)?)(?P<host>[^/\s:?#'\"<>()\[\]]+)", re.I
+# Query keys whose values are secrets, matched as a word of the key (`access_token`,
+# `X-Amz-Signature`, `apiKey`) or as the whole key (`apikey`, `PHPSESSID`).
+SECRET_QUERY_WORDS = frozenset(
+    {
+        "token",
+        "key",
+        "secret",
+        "pass",
+        "password",
+        "passwd",
+        "pwd",
+        "sid",
+        "session",
+        "auth",
+        "sig",
+        "signature",
+        "code",
+        "credential",
+        "credentials",
+        "jwt",
+        "otp",
+    }
 )
-_USERINFO = re.compile(r"(?P<scheme>\b[a-z][a-z0-9+.\-]*://)[^/\s@?#'\"<>]+@", re.IGNORECASE)
-# A query parameter whose name says it carries a secret: `token`, `api_key`, `X-Amz-Signature`.
-_SECRET_PARAM = re.compile(
-    r"(?P<name>[?&;](?:[a-z0-9._-]*[_-])?"
-    r"(?:token|key|apikey|password|passwd|pwd|secret|sig|signature|auth|credential|session)=)"
-    r"[^&;#\s'\"<>()\[\]]+",
-    re.IGNORECASE,
+SECRET_QUERY_KEYS = frozenset(
+    {"apikey", "accesstoken", "authtoken", "sessionid", "sessid", "phpsessid", "jsessionid"}
 )
+_URL_START = re.compile(r"\b[a-z][a-z0-9+.\-]*://", re.IGNORECASE)
+# Where a URL quoted in a message ends: characters never legal in a URL, so every
+# character legal in userinfo (RFC 3986: unreserved, sub-delims, `:`, `%XX`) stays inside.
+_URL_END = re.compile(r"[\s\"<>`]")
+_AUTHORITY_END = re.compile(r"[/?#\\]")  # as httpx and parse_url split the authority
+# Punctuation after a URL in a sentence or a quote: shown as is, not read as a value.
+_TRAILING = re.compile(r"[\'\").,;:!\]]+$")
+_QUERY_START = re.compile(r"[?#]")
+_PAIR_SEPARATOR = re.compile(r"([?#&;])")
+_KEY_WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z0-9]+(?![a-z])")
 
 
 def for_display(text: str) -> str:
-    """`text` (a URL, or any message quoting URLs) fit to show: the userinfo of every URL
-    and the values of secret-looking query parameters replaced by `***`, and hosts that
-    mix scripts (a Cyrillic `а` in `pаypal.com`) in punycode.
+    """`text` (a URL, or any message quoting URLs) fit to show.
 
-    Every output (stderr, status, error text stored, digest, log, feed, mail) goes through
-    this; the stored URL keeps what is needed to fetch.
+    Each URL in it is taken apart as httpx does (the authority runs to the first `/`,
+    `?`, `#` or `\\`; the userinfo to its last `@`), so a password holding any character
+    legal there, `'` included, is replaced whole: `http://***@host/`. Values of query
+    keys that name a secret (SECRET_QUERY_WORDS, SECRET_QUERY_KEYS) become `***`, and a
+    host whose labels mix scripts (a Cyrillic `а` in `pаypal.com`) is shown in punycode.
+
+    Every output (stderr, status, error text stored, digest, log, feed, mail, export)
+    goes through this; the stored URL keeps what is needed to fetch.
     """
-    if "@" in text:
-        text = _USERINFO.sub(rf"\g<scheme>{REDACTED}@", text)
-    if "=" in text:
-        text = _SECRET_PARAM.sub(rf"\g<name>{REDACTED}", text)
-    if not text.isascii():
-        text = _HOST.sub(lambda m: m["scheme"] + _displayed_host(m["host"]), text)
-    return text
+    if "://" not in text:
+        return text
+    shown: list[str] = []
+    position = 0
+    while (start := _URL_START.search(text, position)) is not None:
+        end_mark = _URL_END.search(text, start.end())
+        end = len(text) if end_mark is None else end_mark.start()
+        shown += [text[position : start.start()], _display_url(text[start.start() : end])]
+        position = end
+    return "".join([*shown, text[position:]])
 
 
-def _displayed_host(host: str) -> str:
-    """`host` in punycode when its letters come from more than one script, else as is."""
-    scripts = {unicodedata.name(c, "?").split()[0] for c in host if c.isalpha()}
-    if len(scripts) < 2:
+def _display_url(url: str) -> str:
+    head, _, rest = url.partition("://")
+    cut = _AUTHORITY_END.search(rest)
+    authority, tail = (rest, "") if cut is None else (rest[: cut.start()], rest[cut.start() :])
+    if "@" in authority:
+        authority = f"{REDACTED}@{authority.rpartition('@')[2]}"
+    trailing = _TRAILING.search(tail if tail else authority)
+    after = "" if trailing is None else trailing.group()
+    if after and tail:
+        tail = tail[: -len(after)]
+    elif after:
+        authority = authority[: -len(after)]
+    return f"{head}://{_display_authority(authority)}{_display_tail(tail)}{after}"
+
+
+def holds_secret(url: str) -> bool:
+    """Whether for_display would hide something of `url`: a userinfo or a secret value."""
+    rest = url.partition("://")[2]
+    cut = _AUTHORITY_END.search(rest)
+    tail = "" if cut is None else rest[cut.start() :]
+    return "@" in rest[: len(rest) - len(tail)] or _display_tail(tail) != tail
+
+
+def _display_authority(authority: str) -> str:
+    if authority.isascii():
+        return authority
+    userinfo, at, hostport = authority.rpartition("@")
+    host, colon, port = hostport.partition(":")
+    return f"{userinfo}{at}{displayed_host(host)}{colon}{port}"
+
+
+def _display_tail(tail: str) -> str:
+    """The path as is; the query and fragment (OAuth puts tokens there) pair by pair."""
+    start = _QUERY_START.search(tail)
+    if start is None or "=" not in tail:
+        return tail
+    pairs = _PAIR_SEPARATOR.split(tail[start.start() :])
+    return tail[: start.start()] + "".join(_display_pair(pair) for pair in pairs)
+
+
+def _display_pair(pair: str) -> str:
+    key, equals, _value = pair.partition("=")
+    return f"{key}={REDACTED}" if equals and is_secret_key(unquote_plus(key)) else pair
+
+
+def is_secret_key(name: str) -> bool:
+    """Whether a query key names a secret: `token`, `api_key`, `X-Amz-Signature`, `sid`…"""
+    words = {word.lower() for word in _KEY_WORD.findall(name)}
+    squashed = "".join(ch for ch in name.lower() if ch.isalnum())
+    return bool(words & SECRET_QUERY_WORDS) or squashed in SECRET_QUERY_KEYS
+
+
+def displayed_host(host: str) -> str:
+    """`host` in punycode when one of its labels mixes scripts (UTS #39), else as is."""
+    if host.isascii() or not any(_mixes_scripts(label) for label in host.split(".")):
         return host
     try:
-        return host.encode("idna").decode("ascii")
-    except UnicodeError:
+        return idna.encode(host.lower().rstrip("."), uts46=True).decode("ascii")
+    except (idna.IDNAError, UnicodeError, ValueError):
         return host.encode("ascii", "backslashreplace").decode("ascii")
+
+
+# UTS #39's augmented script sets: Japanese and Korean writing mixes these with Han.
+_WRITING_SYSTEMS = (
+    frozenset({"HAN", "HIRAGANA", "KATAKANA"}),
+    frozenset({"HAN", "HANGUL"}),
+    frozenset({"HAN", "BOPOMOFO"}),
+)
+
+
+def _mixes_scripts(label: str) -> bool:
+    """UTS #39's mixed-script test: no one script (Common and Inherited fit any) covers it."""
+    scripts = {_script(ch) for ch in label} - {"COMMON", "INHERITED"}
+    return len(scripts) > 1 and not any(scripts <= system for system in _WRITING_SYSTEMS)
+
+
+def _script(char: str) -> str:
+    try:
+        return str(categories.alias(char))
+    except KeyError:  # a code point the data does not know: its own script
+        return f"U+{ord(char):04X}"

@@ -18,12 +18,14 @@ from digest.collect.files import (
     FileReport,
     after_line_only,
     encoding_of,
+    file_key,
     load,
     save_result,
     unreadable,
 )
 from digest.collect.formats import LineImporter, streaming
 from digest.collect.importers.common import lines_of
+from digest.models import FileReading
 from digest.store import Store
 
 STREAM_BYTES = 16 * 1024 * 1024  # files larger than this are streamed when their format allows
@@ -36,16 +38,22 @@ class BigFile:
     path: Path
     importer: LineImporter
     encoding: str
+    reading: FileReading
     size: int  # bytes to read: the file's, or fewer while its last line is unfinished
 
 
-def big_file(path: Path, size: int, forced_format: str | None) -> BigFile | None:
+def big_file(
+    path: Path, size: int, forced_format: str | None, recorded: FileReading | None
+) -> BigFile | None:
     """`path` as a file to stream, when it is big and its format can be read line by line."""
     if size <= STREAM_BYTES:
         return None
     head = read_range(path, 0, HEAD_BYTES)
-    importer = streaming(load(path, head, forced_format).importer)
-    return None if importer is None else BigFile(path, importer, encoding_of(head, path), size)
+    loaded = load(path, head, forced_format, recorded)
+    importer = streaming(loaded.importer)
+    if importer is None:
+        return None
+    return BigFile(path, importer, encoding_of(head, path), loaded.reading, size)
 
 
 def read_range(path: Path, start: int, length: int) -> bytes:
@@ -107,7 +115,7 @@ def save_big(
     report, and how many of its lines were ended (what a later read of the grown file goes
     on from). Stopped halfway, it leaves the blocks saved so far, and a file source's state
     unrecorded: the next collect reads it again, the store's dedupe by key keeping that right."""
-    report = FileReport(big.path, big.importer.name, 0, 0, 0, [], [])
+    report = FileReport(big.path, big.importer.name, 0, 0, 0, [], [], why=big.reading.reason)
     opened: list[FileLines] = []
 
     def open_lines() -> Iterator[str]:
@@ -116,9 +124,8 @@ def save_big(
 
     for block in big.importer.parse_stream(open_lines, zone=zone):
         block = after_line_only(block, after_line)
-        _add(
-            report, save_result(store, big.path, report.format, block, source_id, now, zone, topic)
-        )
+        _add(report, save_result(store, big.path, big.reading, block, source_id, now, zone, topic))
+    report.replaced = store.end_reading(file_key(big.path), big.reading, source_id, now)
     return report, opened[-1].ended
 
 

@@ -22,7 +22,7 @@ from digest.errors import ImportFormatError
 from digest.models import Rejected
 from digest.store import Store
 from digest.store.records import SourceListing
-from digest.urls import normalize_url
+from digest.urls import for_display, normalize_url
 
 OPML = FEED_LIST_FORMATS[0]
 ORIGIN = "opml"
@@ -103,11 +103,19 @@ def imported_feed_sources(
     ]
 
 
-def feeds_as_opml(store: Store, declared: Sequence[SourceConfig]) -> str:
-    """Every feed source, configured then imported, as an OPML 2.0 document."""
+def feeds_as_opml(
+    store: Store, declared: Sequence[SourceConfig], include_secrets: bool = False
+) -> str:
+    """Every feed source, configured then imported, as an OPML 2.0 document; passwords and
+    tokens in their URLs shown as `***` unless `include_secrets`."""
     configured = [(s.name, s.url, s.topic) for s in declared if s.kind == "feed" and s.url]
     imported = [(s.name, s.url or "", s.topic) for _, s in imported_feed_sources(store, declared)]
-    return export_opml([*configured, *imported])
+    return export_opml(
+        [
+            (name, url if include_secrets else for_display(url), topic)
+            for name, url, topic in [*configured, *imported]
+        ]
+    )
 
 
 def _key(url: str | None) -> str:

@@ -27,12 +27,12 @@ from digest.collect.feedlists import (
     import_feed_list,
     read_feed_list,
 )
-from digest.collect.formats import Importer, ImportResult, find_importer
+from digest.collect.formats import Importer, ImportResult, find_reading
 from digest.collect.importers.common import storable, url_problem
 from digest.collect.importers.opml import is_opml
 from digest.config import IMPORT_SOURCE, MANUAL_SOURCE, SourceConfig
 from digest.errors import ImportFormatError, SourceError, bug_reason, unit_bug
-from digest.models import ItemKind, Rejected, SavedItem
+from digest.models import FileReading, ItemKind, Rejected, SavedItem
 from digest.periods import week_label
 from digest.store import Store
 from digest.text import shorten
@@ -58,6 +58,9 @@ class FileReport:
     redated: int = 0  # dates after tomorrow or before 1995, replaced by the time first seen
     posts: int = 0  # saved posts (their links are the post's, followed where they can be)
     notices: list[Rejected] = field(default_factory=list)  # imported, with a word (guessed splits)
+    why: str = ""  # why the file was read in this format
+    held: int = 0  # lines held back until the file is complete (a last line without its end)
+    replaced: int = 0  # items of an earlier reading in another format, removed
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,7 @@ class Loaded:
     path: Path
     importer: Importer
     text: str
+    reading: FileReading
 
 
 # -- reporting ------------------------------------------------------------------
@@ -85,6 +89,10 @@ def describe(report: FileReport | FeedListReport | Unimported) -> list[str]:
         counts.append(f"{len(report.skipped)} skipped")
     if report.redated:
         counts.append(f"{report.redated} {REDATED}")
+    if report.held:
+        counts.append(f"{_plural(report.held, 'line')} held back until the file is complete")
+    if report.replaced:
+        counts.append(f"{report.replaced} items of an earlier reading replaced")
     lines = [f"{report.path}: format {report.format}: {', '.join(counts)}"]
     shown = report.rejected[:MAX_LISTED]
     lines += [f"  line {_where(r)}: {r.reason}: {shorten(r.text, 80)}" for r in shown]
@@ -103,7 +111,7 @@ def describe(report: FileReport | FeedListReport | Unimported) -> list[str]:
     lines += [
         f"  {reason} at {_line_list(where)}" for reason, where in _skip_reasons(report.notices)
     ]
-    return lines
+    return lines + ([f"  read as {report.format}: {report.why}"] if report.why else [])
 
 
 def _plural(count: int, noun: str) -> str:
@@ -191,22 +199,27 @@ def encoding_of(data: bytes, path: Path) -> str:
     return "cp1252" if bad > 3 and bad * 1000 > len(text) else "utf-8-sig"
 
 
-def load(path: Path, data: bytes, forced_format: str | None) -> Loaded:
-    """The file's text and its importer; ImportFormatError names the file."""
-    return _recognise(path, decode(data, path), forced_format)
+def load(
+    path: Path, data: bytes, forced_format: str | None, recorded: FileReading | None = None
+) -> Loaded:
+    """The file's text and how to read it (formats.find_reading); ImportFormatError names
+    the file."""
+    return _recognise(path, decode(data, path), forced_format, recorded)
 
 
-def _recognise(path: Path, text: str, forced_format: str | None) -> Loaded:
+def _recognise(
+    path: Path, text: str, forced_format: str | None, recorded: FileReading | None
+) -> Loaded:
     if _is_feed_list(text, forced_format):
         raise ImportFormatError(
             "an OPML list of feeds, not saved links; add its feeds with `digest import`",
             path=path,
         )
     try:
-        importer = find_importer(text, forced_format)
+        importer, reading = find_reading(text, forced_format, recorded)
     except ImportFormatError as exc:
         raise ImportFormatError(exc.reason, path=path) from exc
-    return Loaded(path, importer, text)
+    return Loaded(path, importer, text, reading)
 
 
 def save(
@@ -226,9 +239,14 @@ def save(
     except ImportFormatError as exc:  # sniffed as the format, yet broken (invalid JSON…)
         raise ImportFormatError(exc.reason, path=loaded.path) from exc
     result = after_line_only(result, after_line)
-    return save_result(
-        store, loaded.path, loaded.importer.name, result, source_id, now, zone, topic
-    )
+    report = save_result(store, loaded.path, loaded.reading, result, source_id, now, zone, topic)
+    report.replaced = store.end_reading(file_key(loaded.path), loaded.reading, source_id, now)
+    return report
+
+
+def file_key(path: Path) -> str:
+    """How the store names a file (its readings, its state as a source)."""
+    return str(path.absolute())
 
 
 def after_line_only(result: ImportResult, line: int) -> ImportResult:
@@ -246,7 +264,7 @@ def after_line_only(result: ImportResult, line: int) -> ImportResult:
 def save_result(
     store: Store,
     path: Path,
-    format_name: str,
+    reading: FileReading,
     result: ImportResult,
     source_id: int,
     now: datetime,
@@ -258,10 +276,10 @@ def save_result(
         storable(replace(item, topic=topic) if topic and not item.topic else item)
         for item in result.items
     ]
-    saved = store.save_items(source_id, items, now)
+    saved = store.save_file_items(file_key(path), reading, source_id, items, now)
     return FileReport(
         path=path,
-        format=format_name,
+        format=reading.format,
         new=saved.new,
         duplicates=saved.duplicates,
         notes=sum(1 for item in items if item.url is None and item.kind is not ItemKind.POST),
@@ -272,6 +290,7 @@ def save_result(
         redated=saved.redated,
         posts=sum(1 for item in items if item.kind is ItemKind.POST),
         notices=result.notices,
+        why=reading.reason,
     )
 
 
@@ -299,10 +318,11 @@ def import_file(
     """
     from digest.collect.bigfiles import big_file, save_big  # it builds on this module
 
-    big = big_file(path, file_size(path), forced_format)
+    recorded = store.file_reading(file_key(path))
+    big = big_file(path, file_size(path), forced_format, recorded)
     if big is not None:
         return save_big(store, big, source_id=source_id, zone=zone, now=now, topic=topic)[0]
-    loaded = load(path, read_bytes(path), forced_format)
+    loaded = load(path, read_bytes(path), forced_format, recorded)
     return save(store, loaded, source_id=source_id, zone=zone, now=now, topic=topic)
 
 
@@ -364,12 +384,13 @@ def _import_one(
     from digest.collect.bigfiles import big_file, save_big  # it builds on this module
 
     try:
-        if (big := big_file(path, file_size(path), forced_format)) is not None:
+        recorded = store.file_reading(file_key(path))
+        if (big := big_file(path, file_size(path), forced_format, recorded)) is not None:
             return save_big(store, big, source_id=source_id, zone=zone, now=now)[0]
         text = decode(read_bytes(path), path)
         if not text.strip():
             return Unimported(path, "an empty file, nothing to import", failed=False)
-        planned = _plan(path, text, forced_format)
+        planned = _plan(path, text, forced_format, recorded)
         if isinstance(planned, FeedList):
             return import_feed_list(store, planned, declared, now)
         return save(store, planned, source_id=source_id, zone=zone, now=now)
@@ -409,10 +430,12 @@ def unreadable(path: str | Path, exc: OSError, doing: str = "read") -> SourceErr
     return SourceError(f"cannot {doing} it: {exc.strerror or exc}", path=path)
 
 
-def _plan(path: Path, text: str, forced_format: str | None) -> Loaded | FeedList:
+def _plan(
+    path: Path, text: str, forced_format: str | None, recorded: FileReading | None
+) -> Loaded | FeedList:
     if _is_feed_list(text, forced_format):
         return read_feed_list(path, text)
-    return _recognise(path, text, forced_format)
+    return _recognise(path, text, forced_format, recorded)
 
 
 def _is_feed_list(text: str, forced_format: str | None) -> bool:

@@ -46,7 +46,7 @@ from digest.collect.files import (
 )
 from digest.config import SourceConfig
 from digest.errors import ImportFormatError, SourceError, unit_bug
-from digest.models import Stage, StageReport
+from digest.models import FileReading, Stage, StageReport
 from digest.store import Store
 from digest.store.records import FileState
 
@@ -117,7 +117,8 @@ def _collect_one(
     settled = state is not None and _same_stat(state, stat)
     if state is not None and settled and not state.held and _trusted(state, stat):
         return None
-    big_or_data, seen = _read(path, source, stat, checked_ns, state, whole=settled)
+    recorded = store.file_reading(key)
+    big_or_data, seen = _read(path, source, stat, checked_ns, state, recorded, whole=settled)
     if not seen.size:
         _remember(store, key, seen, 0, now)  # only a line still being written: next time
         return None
@@ -129,8 +130,9 @@ def _collect_one(
         return None
     grown_from = state.lines_read if state and seen.grown else 0
     report, lines_ended = _import(
-        store, path, big_or_data, source, source_id, zone, now, grown_from
+        store, path, big_or_data, source, source_id, zone, now, grown_from, recorded
     )
+    report.held = 1 if seen.held else 0
     _remember(store, key, seen, lines_ended, now)
     return report
 
@@ -141,12 +143,13 @@ def _read(
     stat: os.stat_result,
     checked_ns: int,
     state: FileState | None,
+    recorded: FileReading | None,
     *,
     whole: bool,
 ) -> tuple[BigFile | bytes, _Seen]:
     """The file's bytes (or, for a big file, what to stream), up to its last line end unless
     `whole`; and what was seen of them."""
-    big = big_file(path, stat.st_size, source.format)
+    big = big_file(path, stat.st_size, source.format, recorded)
     if big is None:
         data = read_bytes(path)
         complete = data if whole else complete_part(data)
@@ -168,6 +171,7 @@ def _import(
     zone: ZoneInfo,
     now: datetime,
     grown_from: int,
+    recorded: FileReading | None,
 ) -> tuple[FileReport, int]:
     """Save the file's items (only those after line `grown_from` when the format allows);
     its report, and how many lines of it were ended."""
@@ -177,7 +181,7 @@ def _import(
         return save_big(
             store, what, source_id=source_id, zone=zone, now=now, topic=topic, after_line=after
         )
-    loaded = load(path, what, source.format)
+    loaded = load(path, what, source.format, recorded)
     after = grown_from if loaded.importer.appendable else 0
     report = save(
         store, loaded, source_id=source_id, zone=zone, now=now, topic=topic, after_line=after

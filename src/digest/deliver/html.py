@@ -26,6 +26,7 @@ from digest.compose.digest import format_period, md_url
 from digest.config import EmailConfig
 from digest.errors import DeliveryError
 from digest.models import Period
+from digest.text import fill_template
 
 ALLOWED_TAGS = frozenset(
     {"p", "h1", "h2", "h3", "ul", "ol", "li", "a", "strong", "em", "code", "pre", "blockquote"}
@@ -132,9 +133,9 @@ def email_subject(template: str, period: Period) -> str:
         period, zone if isinstance(zone, ZoneInfo) else ZoneInfo("UTC"), short=True
     )
     try:
-        subject = template.format(period=period.label, dates=dates)
-    except (KeyError, IndexError, ValueError) as exc:
-        raise DeliveryError(f"email.subject: cannot fill in {template!r}: {exc!r}") from exc
+        subject = fill_template(template, {"period": period.label, "dates": dates})
+    except ValueError as exc:  # the config checked it at load: only a template made in code
+        raise DeliveryError(f"email.subject: {exc}") from exc
     return clean_header(subject)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from digest.atomic import create_private
 from digest.errors import StoreError, StoreTooNew
 from digest.store.attempts import AttemptsStore
 from digest.store.base import (
@@ -22,6 +23,7 @@ from digest.store.base import (
 from digest.store.items import item_key, url_key
 from digest.store.links import LinksStore
 from digest.store.migrations import known_steps, migrations, unknown_steps
+from digest.store.readings import ReadingsStore
 from digest.store.runs import RunsStore
 from digest.store.sources import SourcesStore
 
@@ -38,7 +40,7 @@ __all__ = [
 ]
 
 
-class Store(SourcesStore, RunsStore, LinksStore, AttemptsStore):
+class Store(SourcesStore, RunsStore, LinksStore, AttemptsStore, ReadingsStore):
     pass
 
 
@@ -56,6 +58,7 @@ def ensure_folder(folder: Path) -> None:
 def open_store(path: Path, *, busy_timeout_s: float = 10.0) -> Store:
     """Open (creating if need be) and migrate the database at `path`."""
     ensure_folder(path.parent)
+    create_private(path)  # it holds feed credentials: SQLite would make it 0644
     try:
         conn = sqlite3.connect(path, timeout=busy_timeout_s)
     except sqlite3.OperationalError as exc:

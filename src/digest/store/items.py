@@ -25,6 +25,7 @@ from digest.models import (
     Usage,
 )
 from digest.store.base import BATCH, SaveReport, StoreBase, from_iso, iso
+from digest.text import clean
 from digest.urls import for_display, normalize_url, same_page_key
 
 MAX_TITLE_CHARS = 300  # a title, topic or author longer than this is cut at storage
@@ -110,7 +111,7 @@ class ItemsStore(StoreBase):
                 (
                     intent.state.value,
                     _iso(intent.next_attempt_at),
-                    extracted.text,
+                    _clean(extracted.text),
                     intent.text_hash,
                     _capped(extracted.title, MAX_TITLE_CHARS),
                     _capped(extracted.author, MAX_TITLE_CHARS),
@@ -202,9 +203,9 @@ class ItemsStore(StoreBase):
                     intent.cache_key,
                     note.model,
                     note.prompt_version,
-                    note.summary,
-                    json.dumps(list(note.key_points)),
-                    json.dumps(list(note.tags)),
+                    clean(note.summary),
+                    json.dumps([clean(point) for point in note.key_points]),
+                    json.dumps([clean(tag) for tag in note.tags]),
                     note.basis.value,
                     iso(intent.at),
                     usage.tokens_in,
@@ -289,7 +290,13 @@ def plausible_date(moment: datetime, now: datetime) -> bool:
 
 
 def _capped(text: str | None, limit: int) -> str | None:
+    """`text` cleaned for a reader (text.clean), cut to `limit` characters."""
+    text = _clean(text)
     return text if text is None or len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _clean(text: str | None) -> str | None:
+    return None if text is None else clean(text)
 
 
 _INSERT_ITEM = (

@@ -347,3 +347,30 @@ def _rebuild_with_autoincrement(db: Database, table: str) -> None:
     conn.execute(f"ALTER TABLE {table}_rebuilt RENAME TO {table}")
     for sql in companions:
         conn.execute(sql)
+
+
+@migrations(name="m018_file_readings")
+def m018_file_readings(db: Database) -> None:
+    # How each file was read (its format, why, and whether the content made that clear), and
+    # which items each line of it gave: a file keeps its reading as it grows, a post that
+    # grows updates its item, and a new reading in another format replaces the earlier items.
+    _execute_each(
+        db,
+        """
+        CREATE TABLE file_readings (
+            path TEXT PRIMARY KEY,
+            format TEXT NOT NULL,
+            clear INTEGER NOT NULL,
+            reason TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        );
+        CREATE TABLE file_items (
+            path TEXT NOT NULL,
+            line INTEGER NOT NULL,
+            item_id INTEGER NOT NULL REFERENCES items(id),
+            format TEXT NOT NULL,
+            PRIMARY KEY (path, line, item_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX file_items_item ON file_items(item_id);
+        """,
+    )

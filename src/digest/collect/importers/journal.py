@@ -87,6 +87,19 @@ class JournalImporter:
             return 45
         return 0
 
+    def signals(self, head: str) -> list[str]:
+        """What in `head` says journal, for the import report."""
+        lines = lines_of(head)
+        return [
+            signal
+            for signal, found in (
+                ("`## YYYY-MM-DD` day headings", any(_DATE_HEADING.match(line) for line in lines)),
+                ("front matter", _front_matter_end(lines) is not None),
+                ("markdown links", any(MARKDOWN_LINK.search(line) for line in lines)),
+            )
+            if found
+        ]
+
     def parse(self, text: str, *, zone: ZoneInfo) -> ImportResult:
         return parse_whole(self, text, zone)
 

@@ -103,7 +103,14 @@ class ListImporter:
         ):
             return 10 if entries else 0
         topics = sum(1 for i in entries if i > 0 and not LIST_MARKER.match(lines[i - 1]))
-        return 40 if topics and len(entries) >= 0.3 * len(lines) else 20
+        score = 40 if topics and len(entries) >= 0.3 * len(lines) else 20
+        return score - (15 if "://t.co/" in head else 0)  # pasted posts' links, not a list's
+
+    def signals(self, head: str) -> list[str]:
+        """What in `head` says list, for the import report."""
+        lines = [line for line in lines_of(head) if line.strip()]
+        entries = sum(1 for line in lines if LIST_MARKER.match(line))
+        return [f"{entries} of {len(lines)} lines are `- ` entries under topic lines, no dates"]
 
     def parse(self, text: str, *, zone: ZoneInfo) -> ImportResult:
         return parse_whole(self, text, zone)
@@ -200,12 +207,11 @@ class UrlsImporter:
     appendable = True
 
     def sniff(self, head: str) -> int:
-        lines = [line.strip() for line in lines_of(head)]
-        content = [line for line in lines if line and not line.startswith("#")]
-        if not content:
-            return 0
-        share = sum(1 for line in content if _first_url(line) is not None) / len(content)
-        return int(40 + 50 * share) if share > 0.5 else 0
+        return int(40 + 50 * share) if (share := _url_share(head)) > 0.5 else 0
+
+    def signals(self, head: str) -> list[str]:
+        """What in `head` says urls, for the import report."""
+        return [f"{_url_share(head):.0%} of its lines start with a URL"]
 
     def parse(self, text: str, *, zone: ZoneInfo) -> ImportResult:
         return parse_whole(self, text, zone)
@@ -228,6 +234,13 @@ class _UrlsReader(LineReader):
         item = _link(number, url, title, self.result)
         if item is not None:
             self.result.items.append(item)
+
+
+def _url_share(head: str) -> float:
+    """The share of content lines (not blank, not `#` comments) that start with a URL."""
+    lines = [line.strip() for line in lines_of(head)]
+    content = [line for line in lines if line and not line.startswith("#")]
+    return sum(1 for line in content if _first_url(line) is not None) / len(content or [""])
 
 
 def _first_url(line: str) -> str | None:

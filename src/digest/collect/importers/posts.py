@@ -67,6 +67,7 @@ _CLOSER = re.compile(
     r"\s*[\ufe0f]?\s*$",
     re.IGNORECASE,
 )
+_EMOJI_BULLET = re.compile(r"^(?:[❯•→►▶✅✔➡👉🔹🔸⚡🚀💡📌]|->)")
 _SERIES = re.compile(r"^(?:day|week|part)\s+\d+\b", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"[.!?…\"”)]\s*$")
 _FINAL_PUNCT = re.compile(r"[.,:;!?…\"”]\s*$")
@@ -202,6 +203,30 @@ def _starts_lower(line: str) -> bool:
     return letter.islower()
 
 
+def _signals(lines: list[str], head: str) -> list[str]:
+    """The signals of pasted posts found in a file's head, by name."""
+    checks = (
+        ("t.co links", "://t.co/" in head),
+        ("closing lines (`Links ↓`)", any(_CLOSER.search(line) for line in lines)),
+        ("links ending a post", _link_ends_a_post(lines)),
+        ("emoji or arrow bullets", any(_EMOJI_BULLET.match(line) for line in lines)),
+        ("series openers (`Day N/365`)", any(_SERIES.match(line) for line in lines)),
+        ("headlines in capitals", any(_is_shouting(line) for line in lines)),
+    )
+    return [name for name, found in checks if found]
+
+
+def _link_ends_a_post(lines: list[str]) -> bool:
+    """A line of prose ending with a link, followed by a line that is no list item or link."""
+    return any(
+        _ENDS_WITH_URL.search(line)
+        and len(line.split()) >= 2
+        and not _LIST_ITEM.match(line)
+        and not (_LIST_ITEM.match(after) or _ENDS_WITH_URL.search(after))
+        for line, after in zip(lines, lines[1:], strict=False)
+    )
+
+
 def _post_item(lines: list[_Line]) -> SavedItem:
     text = "\n".join(line.text for line in lines)
     return SavedItem(
@@ -220,17 +245,24 @@ class PostsImporter:
     appendable = False  # a post may go on in lines pasted later
 
     def sniff(self, head: str) -> int:
+        """Prose and the signals of pasted posts (`signals`): these win over a list's
+        entries even in a short file. Markdown (headings, `[title](url)`) counts against."""
         lines = [line.strip() for line in head.splitlines() if line.strip()]
-        if len(lines) < 3 or _STRUCTURED.match(head) or _MARKDOWN.search(head):
+        if len(lines) < 3 or _STRUCTURED.match(head):
             return 0
         if "," in lines[0] and lines[0].count(",") == lines[1].count(",") >= 2:
             return 0  # a CSV header and row
         listed = sum(1 for line in lines if _LIST_ITEM.match(line)) / len(lines)
         prose = sum(1 for line in lines if len(line.split()) >= 10) / len(lines)
-        score = 20 + 60 * prose - 30 * listed
-        score += 15 if "https://t.co/" in head else 0
-        score += 5 if any(_CLOSER.search(line) or _is_shouting(line) for line in lines) else 0
+        score = 20 + 60 * prose - 30 * listed + 15 * len(_signals(lines, head))
+        score -= 40 if _MARKDOWN.search(head) else 0
         return max(1, min(85, round(score)))
+
+    def signals(self, head: str) -> list[str]:
+        """What in `head` says pasted posts, for the import report."""
+        lines = [line.strip() for line in head.splitlines() if line.strip()]
+        prose = sum(1 for line in lines if len(line.split()) >= 10)
+        return [*_signals(lines, head), f"{prose} lines of prose"]
 
     def parse(self, text: str, *, zone: ZoneInfo) -> ImportResult:
         split = split_posts(text)

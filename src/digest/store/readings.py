@@ -1,0 +1,145 @@
+"""File readings: the format each file was read in, and the items each of its lines gave.
+
+A file's items are recorded by the line they start on, under the reading's format. When a
+line's note or post comes back with other text (the last line arrived, a post grew), the
+item recorded at that line is updated in place (new key and text, its note due again)
+instead of a second item appearing. When a file is read in another format, the items only
+the earlier reading gave are removed once the new reading is saved.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from datetime import datetime
+
+from digest.models import FileReading, SavedItem
+from digest.store.base import BATCH, SaveReport, iso
+from digest.store.items import (
+    MAX_CONTEXT_CHARS,
+    MAX_TITLE_CHARS,
+    ItemsStore,
+    _capped,
+    item_key,
+)
+
+
+class ReadingsStore(ItemsStore):
+    def file_reading(self, path: str) -> FileReading | None:
+        rows = self._query(
+            "SELECT format, clear, reason FROM file_readings WHERE path = ?", (path,)
+        )
+        return FileReading(rows[0][0], bool(rows[0][1]), rows[0][2]) if rows else None
+
+    def save_file_items(
+        self,
+        path: str,
+        reading: FileReading,
+        source_id: int,
+        items: Sequence[SavedItem],
+        now: datetime,
+    ) -> SaveReport:
+        """Save the items a reading of `path` gave (see the module docstring); the items it
+        updated in place count as duplicates."""
+        with self.write() as conn:
+            _update_grown(conn, path, reading.format, items)
+            saved = self.save_items(source_id, items, now)
+            _record_lines(conn, path, reading.format, items)
+        return saved
+
+    def end_reading(self, path: str, reading: FileReading, source_id: int, now: datetime) -> int:
+        """Record `reading` as the file's, once all its items are saved; the items that only
+        an earlier reading in another format gave are removed. How many were removed."""
+        with self.write() as conn:
+            stale = [
+                row[0]
+                for row in conn.execute(
+                    "SELECT DISTINCT item_id FROM file_items WHERE path = ? AND format != ?",
+                    (path, reading.format),
+                )
+            ]
+            conn.execute(
+                "DELETE FROM file_items WHERE path = ? AND format != ?", (path, reading.format)
+            )
+            removed = [item_id for item_id in stale if _only_here(conn, item_id, source_id)]
+            for table, column in _ITEM_ROWS:
+                conn.executemany(f"DELETE FROM {table} WHERE {column} = ?", [(i,) for i in removed])
+            conn.execute(
+                "INSERT INTO file_readings (path, format, clear, reason, updated_at)"
+                " VALUES (?, ?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET format = excluded.format,"
+                " clear = excluded.clear, reason = excluded.reason,"
+                " updated_at = excluded.updated_at",
+                (path, reading.format, int(reading.clear), reading.reason, iso(now)),
+            )
+        return len(removed)
+
+
+# What refers to an item, the item's own row last.
+_ITEM_ROWS = (("item_sources", "item_id"), ("item_aliases", "item_id"), ("items", "id"))
+
+
+def _only_here(conn: sqlite3.Connection, item_id: int, source_id: int) -> bool:
+    """No other file's reading and no other source holds the item."""
+    (others,) = conn.execute(
+        "SELECT (SELECT count(*) FROM file_items WHERE item_id = ?)"
+        " + (SELECT count(*) FROM item_sources WHERE item_id = ? AND source_id != ?)",
+        (item_id, item_id, source_id),
+    ).fetchone()
+    return bool(others == 0)
+
+
+def _update_grown(
+    conn: sqlite3.Connection, path: str, format_name: str, items: Sequence[SavedItem]
+) -> None:
+    """Give the item recorded at a line the new text of the note or post starting there."""
+    textual = {item.line: item for item in items if item.url is None and item.line is not None}
+    if not textual:
+        return
+    lines = list(textual)
+    recorded = [
+        row
+        for start in range(0, len(lines), BATCH)
+        for row in conn.execute(
+            "SELECT f.line, i.id, i.key, i.kind FROM file_items f JOIN items i ON i.id = f.item_id"
+            f" WHERE f.path = ? AND f.format = ? AND i.url IS NULL"
+            f" AND f.line IN ({', '.join('?' * len(lines[start : start + BATCH]))})",
+            (path, format_name, *lines[start : start + BATCH]),
+        )
+    ]
+    for line, item_id, key, kind in recorded:
+        item = textual.get(line)
+        if item is None or item.kind.value != kind or (new_key := item_key(item)) == key:
+            continue
+        if conn.execute("SELECT 1 FROM items WHERE key = ?", (new_key,)).fetchone():
+            continue  # the new text is another item's already: saving merges into that one
+        conn.execute(
+            "UPDATE items SET key = ?, title = ?, context = ?, links = ?, note_id = NULL"
+            " WHERE id = ?",
+            (
+                new_key,
+                _capped(item.title, MAX_TITLE_CHARS),
+                _capped(item.context, MAX_CONTEXT_CHARS),
+                json.dumps(list(item.links)),
+                item_id,
+            ),
+        )
+
+
+def _record_lines(
+    conn: sqlite3.Connection, path: str, format_name: str, items: Sequence[SavedItem]
+) -> None:
+    keys = {item_key(item): item.line or 0 for item in items}
+    ordered = list(keys)
+    for start in range(0, len(ordered), BATCH):
+        batch = ordered[start : start + BATCH]
+        marks = ", ".join("?" * len(batch))
+        rows = conn.execute(
+            f"SELECT key, id FROM items WHERE key IN ({marks})"
+            f" UNION ALL SELECT key, item_id FROM item_aliases WHERE key IN ({marks})",
+            [*batch, *batch],
+        ).fetchall()
+        conn.executemany(
+            "INSERT OR IGNORE INTO file_items (path, line, item_id, format) VALUES (?, ?, ?, ?)",
+            [(path, keys[key], item_id, format_name) for key, item_id in rows],
+        )
