@@ -30,7 +30,8 @@ from digest.fetch.client import Fetcher
 from digest.fetch.guard import FIRST_ANSWER_S
 from digest.fetch.stage import PROCESS_POOL_THRESHOLD, PageReader, Pool, by_host_in_turn
 from digest.models import Item, ItemKind, ItemState, SavedItem, StageReport
-from digest.pipeline import Pipeline, note_request
+from digest.notes.requests import note_request
+from digest.pipeline import Pipeline
 from digest.store import Store, open_store, url_key
 from loopback import LoopbackServer, Response, serving
 from test_quality_pipeline import CHALLENGE_PAGE

@@ -24,11 +24,10 @@ from digest.config import Config, SourceConfig
 from digest.deliver.outbox import DeliveryOutcome, Sleep, deliver_digest, write_draft
 from digest.deliver.vault import write_item_notes
 from digest.errors import RunCancelled
-from digest.extract.quality import SHOWS_ARTICLE_TEXT
 from digest.fetch.client import Fetcher
 from digest.fetch.stage import FetchStage
-from digest.models import Item, ItemKind, NoteBasis, Period, Stage, StageReport
-from digest.notes import CallRecord, NoteRequest, Summarizer
+from digest.models import Item, Period, Stage, StageReport
+from digest.notes import CallRecord, Summarizer
 from digest.notes.stage import Estimate, NotesStage
 from digest.periods import parse_week, period_containing, previous_period
 from digest.store import Store, open_store
@@ -75,7 +74,7 @@ class Pipeline:
         self.waits = waits
         self.run_id: int | None = None
         self.retry = False  # fetch every failed item now, whatever its backoff says
-        self.notes = NotesStage(store, config, clock, note_request)
+        self.notes = NotesStage(store, config, clock)
 
     async def _counted(
         self, stage: Stage, total: int, report: StageReport, work: Awaitable[None]
@@ -233,37 +232,11 @@ def _offline(report: StageReport, why: str) -> StageReport:
     return replace(report, failures=[line], failed_units=report.failed)
 
 
-def note_request(item: Item, known_tags: Sequence[str]) -> NoteRequest:
-    """The text a note is made from: the page when it is the article, else what was saved
-    with it (plus what a stub or thin page showed of the article)."""
-    if item.text and item.quality is None:
-        text, basis = item.text, NoteBasis.FULL_TEXT
-    elif item.kind == ItemKind.POST:  # with what its links led to, once followed
-        text = "\n\n".join(part for part in (item.context, item.linked_text) if part)
-        basis = NoteBasis.POST_TEXT
-    else:
-        parts = [item.title or item.page_title or "", item.context or ""]
-        if item.quality in SHOWS_ARTICLE_TEXT and item.text and item.text not in parts[1]:
-            parts.append(item.text)
-        text, basis = (
-            "\n\n".join(part for part in parts if part) or (item.url or ""),
-            NoteBasis.SAVED_CONTEXT,
-        )
-    return NoteRequest(
-        item_id=item.id,
-        title=item.title or item.page_title,
-        url=item.url,
-        text=text,
-        basis=basis,
-        known_tags=tuple(known_tags),
-    )
-
-
 def estimate_run(config: Config, period: Period, *, only_period: bool = True) -> Estimate:
     """What a run for `period` would spend on the LLM, from the store as it is (no writes,
     no API key needed)."""
     with open_store(config.db_path) as store:
-        notes = NotesStage(store, config, utc_now, note_request)
+        notes = NotesStage(store, config, utc_now)
         summarizer = notes.summarizer(on_call=lambda call: None, need_key=False)
         return notes.estimate(summarizer, period, only_period=only_period)
 

@@ -42,12 +42,12 @@ from digest.notes import (
     note_cache_key,
 )
 from digest.notes.costs import call_cost
+from digest.notes.requests import note_request
 from digest.store import Store
 from digest.text import looks_english, surely_english
 
 log = logging.getLogger("digest")
 
-RequestFor = Callable[[Item, Sequence[str]], NoteRequest]
 KNOWN_TAGS = 50  # the most used tags offered to the model for reuse
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 ENGLISH = re.compile(r"^\s*(?:en|english)\b", re.IGNORECASE)  # llm.language: English, en-GB…
@@ -90,7 +90,6 @@ class NotesStage:
     store: Store
     config: Config
     clock: Clock
-    request_for: RequestFor
     stopped: str | None = None  # why the LLM was stopped for the rest of this run
     unreachable: str | None = None  # stopped because the model could not be reached
     week_usage: ModelUsage | None = None  # the week summary composed this run
@@ -126,7 +125,7 @@ class NotesStage:
         """The due items grouped by note cache key: items with the same text share one call."""
         groups: dict[str, list[Item]] = {}
         for item in due:
-            key = note_cache_key(self.request_for(item, known_tags).text, summarizer)
+            key = note_cache_key(note_request(item, known_tags).text, summarizer)
             groups.setdefault(key, []).append(item)
         return list(groups.values())
 
@@ -148,7 +147,7 @@ class NotesStage:
         fails or may not be asked; nothing (they stay pending) once the LLM is stopped."""
         if self.stopped:
             return
-        request = self.request_for(items[0], known_tags)
+        request = note_request(items[0], known_tags)
         key = note_cache_key(request.text, summarizer)
         if (cached := self.store.cached_note(key)) is not None:
             self._attach(items, key, cached, report)
@@ -359,7 +358,7 @@ class NotesStage:
         due = self.due(summarizer, period, only_period=only_period)
         cached, missing = 0, []
         for items in self.by_text(summarizer, due, known_tags):
-            request = self.request_for(items[0], known_tags)
+            request = note_request(items[0], known_tags)
             key = note_cache_key(request.text, summarizer)
             if self.store.cached_note(key) is not None:
                 cached += len(items)
