@@ -15,7 +15,8 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from digest.config import ScheduleConfig
-from digest.daemon import cron_trigger, missed_fire_time
+from digest.daemon import missed_fire_time
+from digest.periods import cron_trigger
 
 NEVER = "0 0 1 1 *"  # once a year: keeps the job out of the way of the one under test
 
