@@ -29,6 +29,7 @@ SECTION_ITEMS = 7  # about this many items per section
 MIN_SECTIONS, MAX_SECTIONS = 3, 10
 EMBEDDED_CHARS = TEXT_CHARS  # the opening of a text says what it is about
 NAME_WORDS = 2
+EMBED_BATCH = 64  # texts tokenised at once
 RESTARTS = 10  # k-means runs from different seeds, the best kept ...
 RESTART_ITEMS = 200  # ... for a week of up to this many items; fewer beyond
 MIN_RESTARTS = 3
@@ -60,14 +61,16 @@ def features(texts: Sequence[str], bags: Sequence[Sequence[str]]) -> np.ndarray[
     unit length, the two halves weighted alike."""
     meaning = embed(texts)
     meaning = _unit(meaning - meaning.mean(axis=0))
-    return np.hstack([meaning, _word_vectors(bags)]) / math.sqrt(2)
+    vectors = np.hstack([meaning, _word_vectors(bags)])
+    vectors /= math.sqrt(2)  # in place: a week's vectors are tens of megabytes
+    return vectors
 
 
 def _word_vectors(texts: Sequence[Sequence[str]]) -> np.ndarray[Any, Any]:
     bags = [Counter(text) for text in texts]
     frequency = Counter(word for bag in bags for word in bag)
     vocabulary = {word: n for n, word in enumerate(w for w, df in frequency.items() if df >= 2)}
-    matrix = np.zeros((len(texts), max(1, len(vocabulary))))
+    matrix = np.zeros((len(texts), max(1, len(vocabulary))), dtype=np.float32)
     for row, bag in enumerate(bags):
         for word, count in bag.items():
             if word in vocabulary:
@@ -79,7 +82,7 @@ def _word_vectors(texts: Sequence[Sequence[str]]) -> np.ndarray[Any, Any]:
 def _members(labels: np.ndarray[Any, Any], count: int) -> np.ndarray[Any, Any]:
     """count × items, 1 where the item is in the section: a product with it sums each section
     in one pass, where picking each section's rows out would copy the whole matrix again."""
-    members: np.ndarray[Any, Any] = (labels == np.arange(count)[:, None]).astype(np.float64)
+    members: np.ndarray[Any, Any] = (labels == np.arange(count)[:, None]).astype(np.float32)
     return members
 
 
@@ -94,13 +97,16 @@ def embed(texts: Sequence[str]) -> np.ndarray[Any, Any]:
     batch to the longest and multiplies the padding through: most of compose's time)."""
     model = _model()
     table = model.embedding
-    encodings = model.tokenizer.encode_batch(list(texts), add_special_tokens=False)
     pooled = np.zeros((len(texts), table.shape[1]), dtype=np.float32)
-    for row, encoding in enumerate(encodings):
-        ids = np.clip(np.asarray(encoding.ids, dtype=np.int64), 0, len(table) - 1)
-        if len(ids):
-            pooled[row] = table[ids].mean(axis=0)
-    return _unit(pooled.astype(np.float64))
+    for start in range(0, len(texts), EMBED_BATCH):  # a tokenised text weighs ~100 B a token
+        batch = list(texts[start : start + EMBED_BATCH])
+        for row, encoding in enumerate(
+            model.tokenizer.encode_batch(batch, add_special_tokens=False), start
+        ):
+            ids = np.clip(np.asarray(encoding.ids, dtype=np.int64), 0, len(table) - 1)
+            if len(ids):
+                pooled[row] = table[ids].mean(axis=0)
+    return _unit(pooled)
 
 
 @cache
