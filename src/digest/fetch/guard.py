@@ -182,13 +182,16 @@ async def system_lookup(host: str, port: int) -> list[AddressInfo]:
 class Resolver:
     """Names to addresses for one fetcher, and its verdict on the network: when at least
     OFFLINE_AFTER_HOSTS hosts were looked up, every lookup failed or gave no answer within
-    FIRST_ANSWER_S and none is still under way, names do not resolve at all (`offline`)."""
+    FIRST_ANSWER_S and none is still under way, names do not resolve at all (`offline`).
+    From the OFFLINE_AFTER_HOSTS-th failure on, new lookups wait for that verdict instead
+    of trying more hosts."""
 
     def __init__(self, lookup: Lookup | None = None) -> None:
         self.lookup = lookup or system_lookup
         self.answered = False
         self.failed: list[str] = []  # hosts, while none has resolved
         self._under_way = 0
+        self._settled = asyncio.Event()  # a name resolved, or the network is taken for down
 
     @property
     def offline(self) -> str | None:
@@ -204,6 +207,8 @@ class Resolver:
             return [ip_address(host.strip("[]"))]  # an address: no lookup needed
         except ValueError:
             pass
+        if not self.answered and len(self.failed) >= OFFLINE_AFTER_HOSTS:
+            await self._settled.wait()
         if self.offline:
             raise UnresolvedHost(self.offline)
         self._under_way += 1
@@ -216,7 +221,10 @@ class Resolver:
             raise self._failed(host, str(exc)) from exc
         finally:
             self._under_way -= 1
+            if not self._under_way and len(self.failed) >= OFFLINE_AFTER_HOSTS:
+                self._settled.set()  # the verdict: offline
         self.answered = True
+        self._settled.set()
         addresses = [ip_address(str(info[4][0]).split("%")[0]) for info in infos]
         return list(dict.fromkeys(addresses))
 
