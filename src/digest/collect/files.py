@@ -27,7 +27,8 @@ from digest.collect.feedlists import (
     import_feed_list,
     read_feed_list,
 )
-from digest.collect.formats import Importer, ImportResult, find_reading
+from digest.collect.formats import Importer, ImportResult
+from digest.collect.importers import find_reading
 from digest.collect.importers.common import storable, url_problem
 from digest.collect.importers.opml import is_opml
 from digest.config import IMPORT_SOURCE, MANUAL_SOURCE, SourceConfig
@@ -202,7 +203,7 @@ def encoding_of(data: bytes, path: Path) -> str:
 def load(
     path: Path, data: bytes, forced_format: str | None, recorded: FileReading | None = None
 ) -> Loaded:
-    """The file's text and how to read it (formats.find_reading); ImportFormatError names
+    """The file's text and how to read it (importers.find_reading); ImportFormatError names
     the file."""
     return _recognise(path, decode(data, path), forced_format, recorded)
 
