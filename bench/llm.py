@@ -2,6 +2,7 @@
 
     python bench/llm.py [--items 200] [--concurrency 4 16] [--csv ../shared/bench-data/summaries/bbc-dev.csv]
     python bench/llm.py --shapes [--items 200] [--csv …]
+    python bench/llm.py --real BASE_URL --model M --csv …/bbc-dev.csv [--items 12] [--concurrency 1]
 
 With --shapes: the server answers each item in one of the shapes real models use (fenced
 JSON, preambles, single quotes, trailing commas, <think> blocks, a reasoning field, answers cut
@@ -16,6 +17,13 @@ the calls made, and tokens per item as the server counted them (goal: input with
 llm.max_input_tokens, output within max_tokens = 300). Item texts are generated, or with
 --csv made of 1 to 20 articles of that file each, so that long texts must be condensed.
 With --csv, the offline summariser's ROUGE against lead-3 follows (see offline_rouge.py).
+
+With --real: a real server (../shared/tools/real-llm/serve starts one), --items articles of the
+CSV, one each, with their titles; three runs of the notes stage and the draft digest, a day
+and a week apart: requests per item in each, the share of notes that are the model's,
+garbage shown in the digest (goal 0: a model note or key point that is only dots, a template
+slot, a sentence said twice, a run of six words of our instructions, or no word of its
+article), seconds per note. The server is slow on a shared CPU: timeouts are generous.
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ import argparse
 import json
 import operator
 import random
+import re
 import sqlite3
 import statistics
 import subprocess
@@ -211,6 +220,122 @@ def measure_shapes(pages: list[str], unusable_share: float) -> None:
         print(f"  extractive because: {problem} ({count})")
 
 
+def seed_articles(config: Config, articles: list[tuple[str, str, str]]) -> None:
+    store = open_store(config.db_path)
+    now = utc_now()
+    source = store.ensure_source("bench", "file", path="/bench")
+    saved = [
+        SavedItem(url=f"https://bbc.example/{n}", title=title, saved_at=now)
+        for n, (title, _body, _ref) in enumerate(articles)
+    ]
+    store.save_items(source, saved, now)
+    for item, (_title, body, _ref) in zip(store.all_items(), articles, strict=True):
+        store.apply_fetch(
+            FetchSucceeded(
+                item.id, Extracted(text=body), str(hash(body)), now, ItemState.FETCHED, None
+            )
+        )
+    store.close()
+
+
+def measure_real(
+    articles: list[tuple[str, str, str]], base_url: str, model: str, workers: int, stage_s: float
+) -> None:
+    """Three runs of the notes stage and the draft against a real server."""
+    llm = LLMConfig(provider="openai", model=model, base_url=base_url, concurrency=workers,
+                    timeout_s=900, stage_timeout_s=stage_s)  # fmt: skip
+    print(f"{len(articles)} articles, {model} at {base_url}, concurrency {workers}")
+    with tempfile.TemporaryDirectory() as folder:
+        config = Config(digest=DigestSection(data_dir=Path(folder)), llm=llm)
+        seed_articles(config, articles)
+        now = utc_now()
+        period = period_containing(now, config.digest.zone)
+        for number, days in enumerate((0, 1, 7), start=1):
+            started, cpu = time.monotonic(), time.process_time()
+            clock = partial(operator.add, now, timedelta(days=days))
+            result = run(config, "bench", period=period, stages=(Stage.NOTES, Stage.DRAFT),
+                         clock=clock)  # fmt: skip
+            wall = time.monotonic() - started
+            with sqlite3.connect(config.db_path) as db:
+                purposes = dict(
+                    db.execute(
+                        "SELECT purpose, count(*) FROM llm_calls"
+                        " WHERE run_id = (SELECT max(id) FROM runs) GROUP BY purpose"
+                    )
+                )
+            notes = sum(n for purpose, n in purposes.items() if purpose.startswith("note"))
+            print(
+                f"run {number} (+{days} d): {notes / len(articles):.2f} requests per item"
+                f" {purposes}, {wall:.0f} s wall, {time.process_time() - cpu:.1f} s CPU (ours)"
+            )
+            for line in result.failures:
+                print(f"  ! {line[:200]}")
+        report_real(config, articles, model, period.label)
+
+
+def report_real(
+    config: Config, articles: list[tuple[str, str, str]], model: str, label: str
+) -> None:
+    """The share of model notes, the garbage among them, and seconds per note."""
+    with sqlite3.connect(config.db_path) as db:
+        rows = db.execute(
+            "SELECT i.id, n.model, n.prompt_version, n.summary, n.key_points"
+            " FROM items i JOIN notes n ON n.id = i.note_id ORDER BY i.id"
+        ).fetchall()
+        (seconds,) = db.execute(
+            "SELECT sum(duration_s) FROM llm_calls WHERE purpose LIKE 'note%'"
+        ).fetchone()
+        errors = db.execute("SELECT note_error FROM items WHERE note_error IS NOT NULL").fetchall()
+    by_model = [row for row in rows if row[1] == model and not row[2].startswith("extractive")]
+    shown = []  # a model's note and its key points are shown in the digest as they are kept
+    for item_id, _m, _v, summary, points in by_model:
+        _title, body, _ref = articles[item_id - 1]
+        for text in (summary, *json.loads(points)):
+            if problem := garbage(text, body):
+                shown.append((item_id, problem, text[:100]))
+    digest = (config.digests_dir / f"{label}.md").read_text(encoding="utf-8")
+    dotted = re.findall(r"(?m)^\s*[-*] [\\.…\s]*$", digest)
+    print(
+        f"notes by the model: {len(by_model)} of {len(articles)} = {len(by_model) / len(articles):.0%};"
+        f" {seconds or 0:.0f} s in note calls = {(seconds or 0) / max(len(by_model), 1):.0f} s per"
+        " model note"
+    )
+    print(f"garbage shown in the digest: {len(shown) + len(dotted)} (goal 0)")
+    for item_id, problem, text in shown:
+        print(f"  item {item_id}: {problem}: {text!r}")
+    reasons: dict[str, int] = {}
+    for (error,) in errors:
+        reason = error.rsplit(": ", 1)[-1][:90]
+        reasons[reason] = reasons.get(reason, 0) + 1
+    for reason, count in sorted(reasons.items(), key=lambda pair: -pair[1]):
+        print(f"  offline because: {reason} ({count})")
+
+
+def garbage(text: str, article: str) -> str | None:
+    """Why a shown note or key point is not one, by simple rules of this bench's own."""
+    from digest.models import NoteBasis
+    from digest.notes.base import NoteRequest
+    from digest.notes.prompts import note_instructions
+    from digest.text import sentences, words
+
+    if not re.sub(r"[\W_]+", "", re.sub(r"\[[^\]]*\]", "", text)):
+        return "only dots or a slot"
+    if re.search(r"\[[^\]\d]*[a-z][^\]]*\]", text):
+        return "a template slot"
+    said = [s.lower() for s in sentences(text)]
+    if len(said) != len(set(said)):
+        return "a sentence said twice"
+    request = NoteRequest(0, None, None, "", NoteBasis.FULL_TEXT)
+    prompt = " ".join(re.findall(r"\w+", note_instructions(LLMConfig(), request, "").lower()))
+    run = re.findall(r"\w+", text.lower())
+    if any(" ".join(run[i : i + 6]) in prompt for i in range(len(run) - 5)):
+        return "six words of our instructions"
+    stems = {w[:5] for w in words(article)}
+    if not any(w[:5] in stems for w in words(text)):
+        return "no word of its article"
+    return None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=200)
@@ -218,7 +343,16 @@ def main() -> None:
     parser.add_argument("--csv", type=Path)
     parser.add_argument("--shapes", action="store_true", help="three runs, answers of all shapes")
     parser.add_argument("--unusable", type=float, default=0.05, help="with --shapes: their share")
+    parser.add_argument("--real", metavar="BASE_URL", help="a real server instead of the fake")
+    parser.add_argument("--model", default="gemma-3-270m", help="with --real")
+    parser.add_argument("--stage-timeout", type=float, default=3600, help="with --real: s")
     args = parser.parse_args()
+    if args.real:
+        from offline_rouge import load
+
+        chosen = random.Random(21).sample(load(args.csv), args.items)
+        measure_real(chosen, args.real, args.model, args.concurrency[0], args.stage_timeout)
+        return
     pages = texts(args.items, args.csv)
     if args.shapes:
         measure_shapes(pages, args.unusable)

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from digest.config import LLMConfig
 from digest.errors import UnusableAnswer
 from digest.models import Note, NoteBasis
-from digest.notes import NoteRequest, make_summarizer
+from digest.notes import NoteRequest, judging, make_summarizer
 from digest.notes.answers import AnswerContext, parse_note_answer, parse_week_answer
 from digest.notes.reading import read_answer
 from digest.text import looks_english, sentences, surely_english
@@ -65,7 +65,7 @@ def test_a_usable_answer_shape_gives_the_models_note_in_one_call(
     for debris in ("{", "}", "```", "<think>", '"summary"', "'summary'", "Sure!", "//", "\n"):
         assert debris not in note.summary, shape
     assert 1 <= len(sentences(note.summary)) <= 6
-    assert all(point and "\n" not in point for point in note.key_points)
+    assert all(point and "\n" not in point and point.strip(".…") for point in note.key_points)
     assert all(tag == tag.lower() and "," not in tag for tag in note.tags)
 
 
@@ -84,7 +84,9 @@ def test_shapes_are_normalised_as_a_reader_expects(fake_openai: FakeOpenAI) -> N
     assert sections.summary.startswith(expected_two) and "Sure" not in sections.summary
     assert sections.key_points == ("About Compilers", "Why it matters")
     assert sections.tags == ("notes", "reading")
-    assert note_from(fake_openai, "other_language").summary.startswith("Der Artikel erklärt")
+    assert note_from(fake_openai, "other_language", language="German").summary.startswith(
+        "Der Artikel erklärt"
+    )
 
 
 def test_an_answer_cut_off_by_max_tokens_keeps_its_complete_sentences(
@@ -95,6 +97,10 @@ def test_an_answer_cut_off_by_max_tokens_keeps_its_complete_sentences(
         "The text explains Compilers and written in plain terms."
         " The text explains written and Rust in plain terms."
     )
+
+
+def test_key_points_that_are_only_dots_are_dropped_not_shown(fake_openai: FakeOpenAI) -> None:
+    assert note_from(fake_openai, "dotted_points").key_points == ("About Compilers",)
 
 
 @pytest.mark.parametrize("shape", UNUSABLE_SHAPES)
@@ -176,12 +182,24 @@ def test_reading_any_week_answer_never_raises(data: Any) -> None:
     [
         ("The article explains how compilers parse grammars and why it matters for teams.", True, True),
         ("Also will man wissen, was in der Praxis so passiert, wenn man es an einem Beispiel"
-         " zeigt.", True, False),  # German that shares stopwords with English: not surely English
-        ("Le texte explique comment les compilateurs fonctionnent et pourquoi ils comptent.", False, False),
+         " zeigt.", False, False),  # German that shares words with English ("also", "will")
+        ("https://www.youtube.com/watch?v=33y9FMIvcWY Everything is a file in Linux", True, False),
         ("Der Artikel erklärt Compiler.", True, False),  # too short to tell either way
+        ("Le texte explique comment les compilateurs fonctionnent et pourquoi ils comptent"
+         " tant pour les équipes.", False, False),
     ],
 )  # fmt: skip
-def test_the_language_of_a_note_is_told_cheaply_in_both_directions(
+def test_the_language_of_a_note_is_told_only_on_enough_words(
     summary: str, english: bool, sure: bool
 ) -> None:
     assert (looks_english(summary), surely_english(summary)) == (english, sure)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=400), st.text(max_size=400))
+def test_judging_any_text_never_raises(text: str, other: str) -> None:
+    judging.is_placeholder(text)
+    judging.is_repetitive(text)
+    judging.echoes(text, other)
+    judging.off_topic(text, judging.stems(other), [judging.stems(text)])
+    judging.wrong_language(text, "English")

@@ -242,9 +242,14 @@ def test_a_final_note_on_a_saved_note_makes_it_noted() -> None:
 
 def test_a_failed_note_adds_its_answers_and_backs_off_from_half_an_hour() -> None:
     before = NoteAttempts(sends=1, failures=1)
-    intent = lifecycle.note_failed([7, 8], "k", before, 2, "unusable", NOW)
+    intent = lifecycle.note_failed([7, 8], "k", before, 2, "unusable", NOW, 4)
     assert (intent.item_ids, intent.sends, intent.failures) == ((7, 8), 3, 2)
     assert intent.next_attempt_at == NOW + timedelta(hours=1)
+
+
+def test_a_failed_note_with_no_attempt_left_has_no_next_attempt() -> None:
+    intent = lifecycle.note_failed([7], "k", NoteAttempts(sends=1, failures=1), 1, "bad", NOW, 2)
+    assert intent.sends == 2 and intent.next_attempt_at is None
 
 
 # -- the week ---------------------------------------------------------------------------------
@@ -270,3 +275,14 @@ def test_new_saved_context_renews_the_note_of_a_link_whose_page_was_no_article()
     assert not renews(ItemKind.LINK, Quality.CONSENT, True, "old line\nnew line", "new line")
     assert not renews(ItemKind.LINK, None, True, "old line", "new line")  # the article was read
     assert not renews(ItemKind.NOTE, None, False, "old line", "new line")
+
+
+def test_a_changed_prompt_file_renotes_only_on_refresh() -> None:
+    noted = item(
+        ItemState.NOTED, note=Note("A note.", model="gpt", prompt_version="chat-2:English+file-aaa")
+    )
+
+    assert not lifecycle.renote_for_model(noted, "gpt", "chat-2:English+file-bbb")
+    assert lifecycle.renote_for_model(noted, "gpt", "chat-2:English+file-bbb", refresh=True)
+    assert not lifecycle.renote_for_model(noted, "gpt", "chat-2:English+file-aaa", refresh=True)
+    assert lifecycle.renote_for_model(noted, "gpt", "chat-3:English+file-aaa")

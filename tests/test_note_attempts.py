@@ -4,6 +4,8 @@ calls in flight, and a week overview that keeps what it can."""
 
 from __future__ import annotations
 
+import io
+import json
 import os
 import signal
 import subprocess
@@ -19,7 +21,9 @@ from click.testing import CliRunner
 
 from digest.cli import cli
 from digest.config import Config
+from digest.export import write_export
 from digest.models import Stage
+from digest.notes.bounded import answer_cap
 from digest.periods import parse_week
 from digest.pipeline import NotesScope, RunResult, run
 from digest.status import StatusQuery, gather_status, render_status
@@ -88,8 +92,9 @@ def test_a_server_whose_every_answer_is_unusable_is_asked_at_most_max_attempts_t
     assert len(fake_openai.requests) == 3 * 3
     with db(config) as conn:
         rows = conn.execute("SELECT note_attempts, note_error, note_next_attempt_at FROM items")
-        for attempts, error, _next in rows:
+        for attempts, error, next_at in rows:
             assert attempts == 3 and "placeholder or refusal" in error
+            assert next_at is None  # `status` shows no next attempt: none is left
     assert result.failures == []  # nothing was tried in the last run
     assert "(extractive summary)" in notes_and_digest(config)
 
@@ -284,17 +289,22 @@ def test_an_unusable_week_overview_leaves_the_offline_one_marked_and_is_not_aske
     assert len(fake_openai.requests) == calls
 
 
-def test_a_note_in_another_language_is_kept_and_noted(
+def test_a_note_in_another_language_is_asked_for_once_more_then_the_offline_note_stands(
     tmp_path: Path, fake_openai: FakeOpenAI
 ) -> None:
-    config = config_for(tmp_path, fake_openai)
+    config = config_for(tmp_path, fake_openai, max_attempts=3)
     seed(config, pages(1))
-    fake_openai.responder = FakeOpenAI.shaped("other_language")
+    fake_openai.responder = FakeOpenAI.shaped("other_language")  # German, English configured
 
-    result = notes_run(config)
+    notes_run(config)
 
-    assert model_notes(config) == 1
-    assert any("in another language than English; kept" in line for line in result.reports[0].info)
+    assert len(fake_openai.requests) == 2
+    assert "must be written in English" in fake_openai.messages(1)[-1]["content"]
+    assert model_notes(config) == 0
+    with db(config) as conn:
+        attempts, error = conn.execute("SELECT note_attempts, note_error FROM items").fetchone()
+    assert attempts == 2 and "the note must be written in English" in error
+    assert "(extractive summary)" in notes_and_digest(config)
 
 
 def test_summarize_retry_asks_again_for_items_whose_attempts_ran_out(
@@ -465,11 +475,11 @@ def test_a_400_about_the_response_format_asks_again_in_the_next_one(
     assert model_notes(config) == 2
 
 
-def test_an_english_note_under_another_configured_language_is_kept_and_noted(
+def test_an_english_note_under_another_configured_language_is_asked_for_in_that_language(
     tmp_path: Path, fake_openai: FakeOpenAI
 ) -> None:
     config = config_for(tmp_path, fake_openai, language="German")
-    seed(config, pages(2))
+    seed(config, pages(1))
     english = (
         "The article explains how compilers parse grammars and why that matters for teams."
         " It compares what works in practice with what the measurements show."
@@ -479,17 +489,11 @@ def test_an_english_note_under_another_configured_language_is_kept_and_noted(
 
     result = notes_run(config)
 
-    assert model_notes(config) == 2
-    noted = [line for line in result.reports[0].info if "another language" in line]
-    assert noted == [
-        f"item {min(seed_ids(config))}: the model wrote its note in another language than"
-        " German; kept as written"
-    ]
-
-
-def seed_ids(config: Config) -> list[int]:
+    assert len(fake_openai.requests) == 2 and model_notes(config) == 1
+    assert "must be written in German" in fake_openai.messages(1)[-1]["content"]
+    assert result.failures == []
     with db(config) as conn:
-        return [int(item_id) for (item_id,) in conn.execute("SELECT id FROM items")]
+        assert conn.execute("SELECT note_attempts FROM items").fetchone() == (0,)
 
 
 def test_rate_limited_requests_spend_no_attempts(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
@@ -500,3 +504,214 @@ def test_rate_limited_requests_spend_no_attempts(tmp_path: Path, fake_openai: Fa
     notes_run(config)
 
     assert len(fake_openai.requests) == 3 and model_notes(config) == 1
+
+
+def test_a_500_naming_json_schema_steps_down_to_json_object_once_and_for_later_runs(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    config = config_for(tmp_path, fake_openai, concurrency=4)
+    seed(config, pages(3))
+    fake_openai.reject_formats = {"json_schema": 500}  # as stock llama-cpp-python answers
+
+    notes_run(config)
+    seed(config, pages(2, "https://other.example/"))
+    notes_run(config)
+
+    formats = [_format(body) for body in fake_openai.requests]
+    assert formats == ["json_schema"] + ["json_object"] * 5
+    assert model_notes(config) == 5
+    with db(config) as conn:
+        assert conn.execute("SELECT response_format FROM llm_formats").fetchall() == [
+            ("json_object",)
+        ]
+        assert conn.execute("SELECT max(note_attempts) FROM items").fetchone() == (0,)
+
+
+def test_a_500_about_something_else_is_a_server_fault_retried_in_the_same_format(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    config = config_for(tmp_path, fake_openai, max_retries=1)
+    seed(config, pages(1))
+    fake_openai.script(FakeOpenAI.error(500, "CUDA out of memory while decoding"))
+
+    notes_run(config)
+
+    assert [_format(body) for body in fake_openai.requests] == ["json_schema"] * 2
+    assert model_notes(config) == 1
+
+
+GARBAGE = ("dots", "template_slot", "schema_words", "repeated_sentence", "echo_reworded",
+           "unsubscribe", "cut_mid_sentence", "other_language")  # fmt: skip
+
+
+@pytest.mark.parametrize("shape", GARBAGE)
+def test_garbage_is_refused_counted_and_the_offline_note_shown_marked(
+    tmp_path: Path, fake_openai: FakeOpenAI, shape: str
+) -> None:
+    config = config_for(tmp_path, fake_openai, max_attempts=2)
+    seed(config, pages(1))
+    fake_openai.responder = FakeOpenAI.shaped(shape)
+
+    notes_run(config)
+    notes_run(config, 9)  # attempts spent: not asked again
+
+    assert len(fake_openai.requests) == 2 and model_notes(config) == 0
+    with db(config) as conn:
+        attempts, error = conn.execute("SELECT note_attempts, note_error FROM items").fetchone()
+    assert attempts == 2 and "no usable answer" in error
+    text = notes_and_digest(config)
+    assert "(extractive summary)" in text
+    assert "The offline note stands where the model's answer was refused or failed: 1 item" in text
+    for garbage in ("[the user message]", "\\...", "unsubscribe", "<< >>", "Der Artikel"):
+        assert garbage not in text
+
+
+def test_a_note_about_another_article_of_the_run_is_refused(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    config = config_for(tmp_path, fake_openai)
+    seed(config, {
+        "https://a.example/kilns": "Pottery kilns fire clay at high heat. Glazes melt into glass"
+                                   " on the surface of bowls, and potters open kilns slowly.",
+        "https://b.example/tides": "Tides rise twice a day because the moon pulls the oceans."
+                                   " Harbour pilots read tide tables before ships enter port.",
+    })  # fmt: skip
+    about_tides = FakeOpenAI.answer(
+        "Tides rise twice daily as the moon pulls oceans; pilots read tide tables in port."
+    )
+    fake_openai.responder = lambda request: about_tides if "kilns" in str(request) else None
+
+    notes_run(config)
+
+    with db(config) as conn:
+        rows = dict(conn.execute("SELECT url, note_error FROM items").fetchall())
+    assert "another article of this run" in rows["https://a.example/kilns"]
+    assert rows["https://b.example/tides"] is None
+
+
+def test_export_says_who_wrote_each_note_and_why_the_model_did_not(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    config = config_for(tmp_path, fake_openai)
+    seed(config, pages(2))
+    fake_openai.responder = lambda r: (
+        FakeOpenAI.shaped("dots")(r) if "variant 0," in str(r) else None
+    )
+    notes_run(config)
+
+    out = io.StringIO()
+    with open_store(config.db_path) as store:
+        write_export(store, None, "jsonl", out)
+
+    rows = {row["url"]: row for row in map(json.loads, out.getvalue().splitlines())}
+    failed, noted = rows["https://site.example/0"], rows["https://site.example/1"]
+    assert failed["note_by"] == "offline" and "placeholder or refusal" in failed["note_error"]
+    assert noted["note_by"] == "m" and noted["note_error"] is None
+
+
+def test_the_footer_counts_every_call_as_status_does_repairs_and_failures_included(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    config = config_for(tmp_path, fake_openai)
+    seed(config, pages(3))
+    dealt = FakeOpenAI.dealt(["json", "dots", "json"])  # the second item: refused twice
+    fake_openai.script(FakeOpenAI.text("..."))  # the first answer: refused, then repaired
+    fake_openai.responder = dealt
+
+    result = run(config, "now", period=WEEK, stages=(Stage.NOTES, Stage.DELIVER),
+                 clock=lambda: NOW)  # fmt: skip
+
+    assert len(fake_openai.requests) == 6  # 3 notes, 2 repairs, the week summary
+    with open_store(config.db_path) as store:
+        totals = store.llm_usage(store.recent_runs(1)[0].id)
+    assert totals.calls == 6 and result.failures
+    assert f"LLM total: {totals.tokens_in:,} tokens in, {totals.tokens_out:,} out" in digest_text(
+        config
+    )
+
+
+def test_a_20_mb_answer_is_read_up_to_the_cap_and_counts_as_an_attempt(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    config = config_for(tmp_path, fake_openai, max_attempts=2, max_retries=0)
+    seed(config, pages(1))
+    fake_openai.script(Reply(raw=b'{"choices": [{"message": {"content": "' + b"a" * 20_000_000))
+
+    started = time.monotonic()
+    result = notes_run(config)
+
+    cap = answer_cap(config.llm)
+    assert cap < 100_000 and time.monotonic() - started < 10
+    assert any(f"larger than {cap:,} bytes" in line for line in result.failures)
+    with db(config) as conn:
+        assert conn.execute("SELECT note_attempts FROM items").fetchone() == (1,)
+
+
+def test_a_server_that_never_answers_trips_the_breaker_and_the_items_stay_pending(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    config = config_for(tmp_path, fake_openai, timeout_s=0.5, max_retries=3, concurrency=1)
+    seed(config, pages(4))
+    fake_openai.responder = lambda request: FakeOpenAI.hang(30)
+
+    started = time.monotonic()
+    result = run(config, "now", period=WEEK, stages=(Stage.NOTES, Stage.DELIVER),
+                 clock=lambda: NOW)  # fmt: skip
+
+    assert time.monotonic() - started < 15
+    assert len(fake_openai.requests) == 3  # the breaker: three in a row, then no more calls
+    assert result.path is not None and result.needs_attention
+    assert any("3 calls in a row got no answer" in line for line in result.failures)
+    with db(config) as conn:
+        pending = conn.execute("SELECT count(*) FROM items WHERE note_id IS NULL").fetchone()
+    assert pending == (3,)  # the first spent its two attempts: its offline note stands
+
+
+def test_a_server_that_accepts_and_never_answers_ends_the_stage_by_its_deadline(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    config = config_for(tmp_path, fake_openai, timeout_s=60, stage_timeout_s=1.5, concurrency=2)
+    seed(config, pages(5))
+    fake_openai.responder = lambda request: FakeOpenAI.hang(30)
+
+    started = time.monotonic()
+    result = run(config, "now", period=WEEK, stages=(Stage.NOTES, Stage.DELIVER),
+                 clock=lambda: NOW)  # fmt: skip
+
+    assert time.monotonic() - started < 10
+    assert result.path is not None and result.path.exists()
+    assert any("llm.stage_timeout_s (1.5 s)" in line and "stay pending" in line
+               for line in result.failures)  # fmt: skip
+    with db(config) as conn:
+        pending = conn.execute("SELECT count(*) FROM items WHERE note_id IS NULL").fetchone()
+    assert pending == (5,)
+
+
+def test_progress_never_counts_past_its_total(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
+    config = config_for(tmp_path, fake_openai, concurrency=3)
+    seed(config, pages(6))
+    fake_openai.responder = FakeOpenAI.dealt(["json", "dots"])  # half fail and stand in
+    seen: list[tuple[int, int]] = []
+
+    run(config, "summarize", period=WEEK, stages=(Stage.NOTES,), clock=lambda: NOW,
+        progress=lambda stage, done, total: seen.append((done, total)))  # fmt: skip
+
+    assert seen[-1] == (6, 6) and all(done <= total for done, total in seen)
+
+
+def test_a_run_where_no_note_came_from_the_model_says_so_in_one_line_and_needs_attention(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    config = config_for(tmp_path, fake_openai)
+    seed(config, pages(2))
+    fake_openai.responder = FakeOpenAI.shaped("template_slot")
+
+    result = run(config, "now", period=WEEK, stages=(Stage.NOTES, Stage.DELIVER),
+                 clock=lambda: NOW)  # fmt: skip
+
+    said = [line for line in result.failures if "no note of this run came from" in line]
+    assert said == [
+        "no note of this run came from the model 'm' (2 asked): the offline notes stand;"
+        " see `digest status` for why"
+    ]
+    assert result.needs_attention and result.path is not None

@@ -147,6 +147,7 @@ def test_a_changed_prompt_version_renotes_only_the_items_of_the_week_composed(
     run_notes(config)
     before = len(fake.requests)
     french = config.model_copy(update={"llm": config.llm.model_copy(update={"language": "French"})})
+    fake.responder = FakeOpenAI.shaped("other_language")  # not English, as asked
 
     run_notes(french)
 

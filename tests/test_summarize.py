@@ -202,12 +202,12 @@ def test_openai_without_key_or_base_url_is_a_config_error_naming_the_key() -> No
 
 
 def test_openai_note_comes_from_the_server_through_the_real_client(fake_openai: FakeOpenAI) -> None:
-    fake_openai.script(FakeOpenAI.answer(SUMMARY, ["a point"], ["Rust", "#safety"]))
+    fake_openai.script(FakeOpenAI.answer(SUMMARY, ["Compilers catch bugs"], ["Rust", "#safety"]))
     calls: list[CallRecord] = []
     note = run(one_note(openai_config(fake_openai), request(), calls))
     assert note == Note(
         summary=SUMMARY,
-        key_points=("a point",),
+        key_points=("Compilers catch bugs",),
         tags=("rust", "safety"),
         basis=NoteBasis.FULL_TEXT,
         model="fake-model",
@@ -261,7 +261,7 @@ def test_an_unusable_answer_is_repaired_with_the_problem_sent_back(
     assert note.summary == SUMMARY
     repair = fake_openai.messages(1)
     assert repair[-2] == {"role": "assistant", "content": '{"summary": "unfinished'}
-    assert "no word in common with the text" in repair[-1]["content"]
+    assert "shares too few words with the text" in repair[-1]["content"]
     assert [c.purpose for c in calls] == ["note", "note-repair"]
 
 
@@ -452,8 +452,8 @@ def test_concurrency_is_bounded(fake_openai: FakeOpenAI) -> None:
 
 def test_openai_week_summary_is_one_call_over_the_notes(fake_openai: FakeOpenAI) -> None:
     notes = [
-        (3, "Safer compilers", Note("Rust is safe.")),
-        (9, "Fast DBs", Note("SQLite is fast.")),
+        (3, "Safer compilers", Note("Rust is safe.", model="m")),
+        (9, "Fast DBs", Note("SQLite is fast.", model="m")),
     ]
     calls: list[CallRecord] = []
 
@@ -520,7 +520,14 @@ def note_answer(summary: Any, context: AnswerContext = ABOUT_RUST, **fields: Any
         ("Unfortunately, I don't have access to that page.", "placeholder or refusal"),
         ("Rust is safe. See [the post](https://x.example/a).", "a URL the item does not have"),
         ("Rust is safe. Details at www.example.net today.", "a URL the item does not have"),
-        ("Bananas grow in the tropics. They are picked green.", "no word in common"),
+        ("Bananas grow in the tropics. They are picked green.", "shares too few words"),
+        ("Rust. " * 9, "says the same thing more than once"),
+        ("Rust compilers are safe. " * 100, "says the same thing more than once"),
+        ("Rust " + "memory safety checks catch bugs " * 3, "says the same thing more than once"),
+        ("...", "placeholder"),
+        ("[the user message]", "placeholder"),
+        ("Summary", "placeholder"),
+        ("Compilers: […]", "placeholder"),
     ],
 )
 def test_unusable_summaries_are_refused(summary: str, problem: str) -> None:
@@ -533,8 +540,10 @@ def test_unusable_summaries_are_refused(summary: str, problem: str) -> None:
     [
         ("Rust is safe.", "Rust is safe."),
         ("One Rust. Two. Three. Four. Five.", "One Rust. Two. Three. Four. Five."),
-        ("Rust. " * 9, ("Rust. " * 6).strip()),
-        ("Rust compilers are safe. " * 100, ("Rust compilers are safe. " * 6).strip()),
+        (
+            "Rust. Safe. Fast. Small. Memory. Bugs. Browsers. Engines.",
+            "Rust. Safe. Fast. Small. Memory. Bugs.",
+        ),
         (["Rust is safe.", "It catches bugs."], "Rust is safe. It catches bugs."),
         ("  **Rust**  is\n safe. ", "Rust is safe."),
     ],
@@ -544,7 +553,8 @@ def test_usable_summaries_are_normalised_not_refused(summary: Any, expected: str
 
 
 def test_a_summary_past_the_length_limit_is_cut_not_refused() -> None:
-    summary = note_answer("Rust " + "memory safety " * 200 + "matters.").summary
+    checks = ", ".join(f"check number {n} of memory safety" for n in range(200))
+    summary = note_answer(f"Rust compilers run {checks}.").summary
     assert len(summary) <= 1200 and summary.endswith("…")
 
 
@@ -608,6 +618,7 @@ def test_known_tags_are_offered_to_the_model_for_reuse(fake_openai: FakeOpenAI) 
 
 
 def test_notes_are_asked_for_in_the_configured_language(fake_openai: FakeOpenAI) -> None:
+    fake_openai.responder = FakeOpenAI.shaped("other_language")
     note = run(one_note(openai_config(fake_openai, language="German"), request(), []))
     assert "in German" in fake_openai.messages(0)[0]["content"]
     assert note.prompt_version == "chat-2:German"
@@ -626,7 +637,8 @@ def test_a_week_summary_answer_without_statements_is_repaired(fake_openai: FakeO
     async def summarise() -> WeekSummary:
         summarizer = make_summarizer(openai_config(fake_openai, summary_model="big-model"))
         try:
-            return await summarizer.week_summary("2026-W10", [(3, "A", Note("Rust is safe."))])
+            noted = [(3, "A", Note("Rust is safe.", model="m"))]
+            return await summarizer.week_summary("2026-W10", noted)
         finally:
             await summarizer.aclose()
 
@@ -641,3 +653,67 @@ def test_offline_summary_prefers_the_sentences_that_say_most_and_skips_repeats()
     chosen = summary_sentences(text, 3)
     assert len(set(chosen)) == 3
     assert chosen == sorted(chosen, key=text.index)
+
+
+def test_week_statements_that_are_placeholders_or_said_twice_are_dropped() -> None:
+    statements = [
+        {"text": "...", "items": [3]},
+        {"text": "Compilers got safer.", "items": [3]},
+        {"text": "Compilers  got safer.", "items": [4]},
+        {"text": "[statement]", "items": [4]},
+        {"text": "Databases got faster. " * 3, "items": [4]},
+    ]
+    content = json.dumps({"statements": statements, "must_read": [3, 4]})
+    answer = parse_week_answer(content, frozenset({3, 4}), frozenset({4}))
+    assert [(s.text, s.items) for s in answer.statements] == [("Compilers got safer.", [3])]
+    assert answer.must_read == [4]  # 3's note is not the model's
+
+
+def test_must_read_names_only_items_the_model_noted(fake_openai: FakeOpenAI) -> None:
+    answer = {"statements": [{"text": "A theme.", "items": [3, 4]}], "must_read": [3, 4]}
+    fake_openai.script(FakeOpenAI.text(json.dumps(answer)))
+    noted = [
+        (3, "A", Note("Rust is safe.", model="offline", prompt_version="extractive-1")),
+        (4, "B", Note("SQLite is fast.", model="m")),
+    ]
+
+    async def summarise() -> WeekSummary:
+        summarizer = make_summarizer(openai_config(fake_openai))
+        try:
+            return await summarizer.week_summary("2026-W10", noted)
+        finally:
+            await summarizer.aclose()
+
+    assert run(summarise()).must_read == (4,)
+
+
+def test_a_week_answer_cut_off_by_max_tokens_keeps_only_whole_statements() -> None:
+    content = (
+        '{"statements": [{"text": "Compilers got safer.", "items": [3]},'
+        ' {"text": "Databases got faster and", "items": [4, 17'
+    )
+    answer = parse_week_answer(content, frozenset({3, 4}), truncated=True)
+    assert [(s.text, s.items) for s in answer.statements] == [("Compilers got safer.", [3])]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Rust compilers check memory. <<<DATA-0f3a9c21e4b>>>",
+        "The text between << >> is the article about Rust compilers and memory safety.",
+        "Rust compilers check memory safety, see DATA-9c21e4b7 for compilers.",
+    ],
+)
+def test_the_delimiter_echoed_with_a_character_changed_is_refused(answer: str) -> None:
+    context = AnswerContext(source=ARTICLE, echo_markers=("<<<DATA-0f3a9c21e4b7>>>",))
+    with pytest.raises(ValueError, match="echoed the prompt"):
+        parse_note_answer(json.dumps({"summary": answer}), context)
+
+
+def test_a_summary_that_only_restates_the_title_is_refused() -> None:
+    context = AnswerContext(source=f"Safer compilers\n{ARTICLE}", title="Safer compilers")
+    restated = "This article is an excerpt from the news of 2019, on safer compilers."
+    with pytest.raises(ValueError, match="nothing of the text beyond its title"):
+        parse_note_answer(json.dumps({"summary": restated}), context)
+    kept = parse_note_answer(json.dumps({"summary": "Safer compilers catch memory bugs."}), context)
+    assert kept.summary == "Safer compilers catch memory bugs."

@@ -6,6 +6,7 @@ import csv
 import json
 from typing import Any, TextIO
 
+from digest.compose.unread import pretend_note
 from digest.models import Item, Period
 from digest.store import Store
 from digest.text import clean
@@ -31,6 +32,8 @@ FIELDS = [
     "basis",
     "quality",
     "read_at",
+    "note_by",
+    "note_error",
 ]  # documented in docs/export.md
 
 
@@ -44,7 +47,7 @@ def export_row(item: Item) -> dict[str, Any]:
         "state": item.state.value,
         "error": item.error and for_display(item.error),
         "text": item.text,
-        "note": item.note.summary if item.note else None,
+        "note": item.note.summary if item.note and not pretend_note(item) else None,
         "tags": list(item.note.tags) if item.note else [],
         "topic": item.topic,
         "kind": item.kind.value,
@@ -53,7 +56,16 @@ def export_row(item: Item) -> dict[str, Any]:
         "basis": item.note.basis.value if item.note else None,
         "quality": item.quality,  # the page was no article: consent, login, paywalled, ...
         "read_at": item.read_at.isoformat() if item.read_at else None,
+        "note_by": note_by(item),
+        "note_error": item.note_error and for_display(item.note_error),
     }
+
+
+def note_by(item: Item) -> str | None:
+    """Who wrote the item's note: the model's name, or "offline"; None without a note."""
+    if item.note is None:
+        return None
+    return item.note.model if item.note.by_model else "offline"
 
 
 def write_export(store: Store, period: Period | None, fmt: str, out: TextIO) -> None:
@@ -72,7 +84,7 @@ def write_export(store: Store, period: Period | None, fmt: str, out: TextIO) -> 
 
 def csv_cell(value: object) -> object:
     """A text cell no spreadsheet runs as a formula and no terminal obeys: cleaned
-    (text.clean), with a `'` before a leading = + - @ tab or CR (OWASP's rule)."""
+    (text.clean), with a `'` before a leading = + - @, tab, CR or newline (OWASP's rule)."""
     if not isinstance(value, str):
         return value
     value = clean(value)

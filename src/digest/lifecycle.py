@@ -244,12 +244,22 @@ def context_renews_note(
     return renewable and new_context not in (context or "")
 
 
-def renote_for_model(item: Item, model: str, prompt_version: str) -> bool:
-    """Noted by another model or prompt version: noted again when a digest needs it."""
-    return item.note is not None and (item.note.model, item.note.prompt_version) != (
-        model,
-        prompt_version,
-    )
+PROMPT_FILE_MARK = "+file-"  # a prompt version ends so with the hash of [llm] prompt_file
+
+
+def renote_for_model(item: Item, model: str, prompt_version: str, *, refresh: bool = False) -> bool:
+    """Noted by another model or prompt version: noted again when a digest needs it. A
+    change of the prompt file alone applies to new notes, and to old ones on `refresh`."""
+    if item.note is None:
+        return False
+    if refresh:
+        return (item.note.model, item.note.prompt_version) != (model, prompt_version)
+    built_in = _built_in(item.note.prompt_version)
+    return (item.note.model, built_in) != (model, _built_in(prompt_version))
+
+
+def _built_in(prompt_version: str) -> str:
+    return prompt_version.split(PROMPT_FILE_MARK)[0]
 
 
 @dataclass(frozen=True)
@@ -292,7 +302,7 @@ class NoteFailed:
     sends: int  # requests sent for the key so far (each may have been paid for)
     failures: int  # in a row
     error: str
-    next_attempt_at: datetime
+    next_attempt_at: datetime | None  # None: no attempt left (llm.max_attempts sent)
 
 
 def note_attached(
@@ -316,11 +326,14 @@ def note_failed(
     sends: int,
     error: str,
     now: datetime,
+    max_attempts: int,
 ) -> NoteFailed:
-    """After `before`, one more failed attempt that sent `sends` requests to the model."""
-    failures = before.failures + 1
+    """After `before`, one more failed attempt that sent `sends` requests to the model; the
+    next one after a backoff, if `max_attempts` leaves one."""
+    failures, total = before.failures + 1, before.sends + sends
     delay = backoff_delay(failures, base_s=NOTE_RETRY_BASE_S, max_s=NOTE_RETRY_MAX_S)
-    return NoteFailed(tuple(item_ids), note_key, before.sends + sends, failures, error, now + delay)
+    next_at = now + delay if total < max_attempts else None
+    return NoteFailed(tuple(item_ids), note_key, total, failures, error, next_at)
 
 
 # -- the week ----------------------------------------------------------------------

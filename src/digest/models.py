@@ -111,6 +111,11 @@ class Note:
         """Sentences picked from the text by the offline summariser, not written by a model."""
         return self.prompt_version.startswith("extractive")
 
+    @property
+    def by_model(self) -> bool:
+        """Written by a language model, not the offline summariser."""
+        return self.model != "offline" and not self.extractive
+
 
 @dataclass(frozen=True)
 class Usage:
@@ -185,6 +190,7 @@ class Item:
     note_failures: int = 0  # failed note attempts in a row: what the backoff counts
     note_error: str | None = None
     note_next_attempt_at: datetime | None = None
+    language: str | None = None  # the page's, as extracted ("en", "de-AT")
     error_kind: FailureKind | None = None  # what kind of failure `error` was (None: before m024)
     error_status: int | None = None  # its HTTP status
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import BinaryIO, Protocol
 from zoneinfo import ZoneInfo
 
 from digest.models import Rejected, SavedItem
@@ -86,6 +86,22 @@ def in_blocks(reader: LineReader, numbered: Iterable[tuple[int, str]]) -> Iterat
 def streaming(importer: Importer) -> LineImporter | None:
     """`importer` if it can read a file a line at a time, else None."""
     return importer if hasattr(importer, "parse_stream") else None  # type: ignore[return-value]
+
+
+ByteSource = Callable[[], BinaryIO]  # opens a file's bytes
+
+
+class RecordImporter(Importer, Protocol):
+    """An importer that reads a big export a record at a time from its bytes (JSON)."""
+
+    def parse_file(self, open_file: ByteSource, *, zone: ZoneInfo) -> Iterator[ImportResult]:
+        """The export's items, and what was rejected, a block at a time."""
+        ...
+
+
+def record_streaming(importer: Importer) -> RecordImporter | None:
+    """`importer` if it can read a big export a record at a time, else None."""
+    return importer if getattr(importer, "stream_prefix", None) else None  # type: ignore[return-value]
 
 
 def merged(blocks: Iterable[ImportResult]) -> ImportResult:

@@ -7,8 +7,11 @@ tried again.
 
 from __future__ import annotations
 
+import re
+
 from digest.errors import FailureKind
-from digest.models import Item
+from digest.models import Item, NoteBasis
+from digest.text import without_links
 
 # what a failure of each kind means for the reader (FailureKind.HTTP: by status, below)
 _KIND_REASONS = {
@@ -34,6 +37,7 @@ QUALITY_REASONS = {
     "paywalled": "the page was a paywall",
     "thin": "the page had too little text",
 }
+MIN_SAVED_WORDS = 3  # fewer words saved with a link say nothing the title does not
 
 
 def reason(item: Item) -> str | None:
@@ -61,3 +65,33 @@ def unread_line(item: Item) -> str | None:
         return f"Page not read: {why}; shown from what was saved with it."  # checked again later
     when = "not tried again" if item.gave_up else "to be tried again later"
     return f"Page not read yet: {why}; {when}."
+
+
+def saved_words(item: Item) -> str | None:
+    """The user's own words saved with a link (a journal line's comment, a feed's summary),
+    without links and without the title; None when fewer than MIN_SAVED_WORDS are left."""
+    title = _comparable(item.title or "")
+    lines = [without_links(line) for line in (item.context or "").splitlines()]
+    kept = " ".join(line for line in lines if _comparable(line) not in ("", title))
+    return kept if len(kept.split()) >= MIN_SAVED_WORDS else None
+
+
+def offline_stand_in(item: Item) -> bool:
+    """An offline note of a link whose page was not read: it can only restate what was saved
+    with the link, so it is no summary of the page."""
+    note = item.note
+    return (
+        item.url is not None
+        and note is not None
+        and note.extractive
+        and note.basis is NoteBasis.SAVED_CONTEXT
+    )
+
+
+def pretend_note(item: Item) -> bool:
+    """An offline stand-in made of nothing but the link's title or address: no note at all."""
+    return offline_stand_in(item) and saved_words(item) is None
+
+
+def _comparable(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\s]", " ", without_links(text)).casefold().split())

@@ -38,6 +38,7 @@ from digest.errors import (
     FetchError,
     NoNetwork,
     SkippedContent,
+    UnreadableDocument,
     unit_bug,
 )
 from digest.extract import extract
@@ -244,6 +245,7 @@ class FetchStage:
         )
         self._finished = 0
         self._left = 0  # not tried for want of a network
+        self._unread_links: list[tuple[int, int, str]] = []  # (post id, links unread, first why)
 
     async def run(self, due: Sequence[Item], posts: Sequence[Item]) -> StageReport:
         """Fetch the `due` link items and follow the links of `posts`."""
@@ -261,6 +263,7 @@ class FetchStage:
             )
             if (offline := reader.fetcher.offline) is not None:
                 self._say_offline(offline)
+        self._report_unread_links()
         return self.report
 
     def _say_offline(self, offline: str) -> None:
@@ -271,6 +274,23 @@ class FetchStage:
             "(`digest now --retry` tries them at once)"
         ]
         self.report.failed_units = tried + self._left
+
+    def _report_unread_links(self) -> None:
+        """One line for the posts whose links could not be read: they are not failed items
+        (each is noted from its own text), so that the counts agree with `status`."""
+        if not self._unread_links:
+            return
+        post, links, why = min(self._unread_links)
+        posts = len(self._unread_links)
+        if posts == 1:
+            plural = "" if links == 1 else "s"
+            self.report.info.append(f"post {post}: {links} link{plural} not read ({why})")
+        else:
+            unread = sum(count for _, count, _ in self._unread_links)
+            self.report.info.append(
+                f"{unread} links of {posts} posts not read (post {post}: {why});"
+                " the posts are noted from their own text"
+            )
 
     async def _counted(self, work: Awaitable[None], total: int) -> None:
         await work
@@ -318,7 +338,7 @@ class FetchStage:
             self.backoff,
             retry_after_s=getattr(exc, "retry_after", None),
             permanent=getattr(exc, "permanent", False),
-            final=isinstance(exc, SkippedContent),
+            final=isinstance(exc, SkippedContent | UnreadableDocument),
             kind=exc.kind if isinstance(exc, FetchError) else FailureKind.EXTRACT,
             status=exc.status if isinstance(exc, FetchError) else None,
         )
@@ -348,8 +368,9 @@ class FetchStage:
             self.clock(),
             lifecycle.links_followed(post),
         )
-        self.report.done += len(pages)
-        self.report.failures.extend(f"{error}; a link in post {post.id}" for error in errors)
+        self.report.done += 1  # the post itself is read: it is noted from its own text
+        if errors:
+            self._unread_links.append((post.id, len(errors), errors[0]))
 
 
 async def _read_or_error(reader: PageReader, url: str) -> Page | DigestError:

@@ -5,8 +5,12 @@ the rest is cut), a list of sentences, prose where JSON was asked for, the compl
 of an answer cut off by max_tokens. Key points and tags may be missing, one string, or a
 comma-separated string. Whitespace, markup and URLs that are the item's own are normalised
 away. Not usable: no summary, a refusal or placeholder, the prompt or its delimiter echoed
-back, text with no content word in common with the article, a URL the item does not have.
-The week summary keeps the statements that cite items of the week and drops the rest.
+back, a sentence or a long run of words said twice, text with too few content words of the
+article or more of another article of the run, a note in another language than asked, an
+answer cut off before its first sentence ended, a URL the item does not have (judging.py).
+Key points and tags that are placeholders, echoes or repeats are dropped.
+The week summary keeps the statements that cite items of the week and drops the rest, and
+those that are placeholders or repeated.
 """
 
 from __future__ import annotations
@@ -18,8 +22,17 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from digest.models import NoteBasis
+from digest.notes.judging import (
+    ENGLISH,
+    echoes,
+    is_placeholder,
+    is_repetitive,
+    off_topic,
+    stems,
+    wrong_language,
+)
 from digest.notes.reading import prose, read_answer, summary_field, without_reasoning
-from digest.text import URL, clean, sentences, shorten, without_links, words
+from digest.text import URL, clean, sentences, shorten, without_links
 
 MAX_SUMMARY_CHARS = 1200
 MAX_SUMMARY_SENTENCES = 6
@@ -28,7 +41,6 @@ MAX_KEY_POINT_CHARS = 200
 MAX_STATEMENTS = 6
 MAX_STATEMENT_CHARS = 600
 MAX_MUST_READS = 3
-MIN_WORDS_TO_JUDGE = 6  # distinct content words a text needs before an off-topic summary shows
 
 NOTE_SCHEMA: dict[str, object] = {
     "type": "object",
@@ -103,7 +115,11 @@ class AnswerContext:
 
     basis: NoteBasis = NoteBasis.FULL_TEXT
     known_tags: tuple[str, ...] = ()
-    source: str = ""  # title and text sent: a summary shares a content word with it
+    source: str = ""  # title and text sent: a summary is about it (judging.off_topic)
+    title: str = ""  # a summary says more of the text than its title
+    others: tuple[frozenset[str], ...] = ()  # content stems of the run's other articles
+    instructions: str = ""  # what was asked: an answer must not echo it
+    language: str = ""  # what the note must be written in ("": any)
     item_urls: tuple[str, ...] = ()  # a summary may name these (they are removed), no other
     echo_markers: tuple[str, ...] = ()  # the delimiter, lines of the instructions
     truncated: bool = False  # the answer was cut off by max_tokens
@@ -149,22 +165,32 @@ class NoteAnswer(BaseModel):
             )
         if not value:
             raise ValueError("the answer had no summary")
-        if _NOT_A_SUMMARY.match(value):
+        if _NOT_A_SUMMARY.match(value) or is_placeholder(value):
             raise ValueError("the summary must summarise the text, not be a placeholder or refusal")
         value = _without_item_urls(value, context.item_urls)
         if context.truncated:
             value = _complete_sentences(value)
         value = _fitted(value)
-        if not _shares_a_word(value, context.source):
-            raise ValueError("the summary has no word in common with the text: not about it")
+        if is_repetitive(value):
+            raise ValueError("the summary says the same thing more than once")
+        if echoes(value, context.instructions):
+            raise ValueError("the answer echoed the prompt instead of summarising the text")
+        if context.language and wrong_language(value, context.language):
+            raise ValueError(f"the note must be written in {context.language}")
+        translated = bool(context.language) and not ENGLISH.match(context.language)
+        own, title = stems(context.source), stems(context.title)
+        if why := off_topic(value, own, context.others, title=title, translated=translated):
+            raise ValueError(f"the summary is not about the text: {why}")
         return value
 
     @field_validator("key_points", mode="before")
     @classmethod
-    def _points(cls, value: Any) -> list[str]:
+    def _points(cls, value: Any, info: ValidationInfo) -> list[str]:
         parts = [part for text in _texts(value) for part in _LIST_SPLIT.split(clean(text))]
         points = (without_links(_one_line(prose(point))) for point in parts)
-        return [shorten(point, MAX_KEY_POINT_CHARS) for point in points if point][:MAX_LIST_ITEMS]
+        kept = (point for point in points if _usable_point(point, _context(info)))
+        unique = dict.fromkeys(shorten(point, MAX_KEY_POINT_CHARS) for point in kept)
+        return list(unique)[:MAX_LIST_ITEMS]
 
     @field_validator("tags", mode="before")
     @classmethod
@@ -172,7 +198,7 @@ class NoteAnswer(BaseModel):
         known = {tag_key(tag): tag for tag in _context(info).known_tags}
         raw = (part for text in _texts(value) for part in _TAG_SPLIT.split(clean(text)))
         tags = (" ".join(tag.lower().strip(" \"'`*.").split()) for tag in raw)
-        tags = (known.get(tag_key(tag), tag) for tag in tags if not URL.search(tag))
+        tags = (known.get(tag_key(tag), tag) for tag in tags if not _unusable_tag(tag))
         return list(dict.fromkeys(tag for tag in tags if 0 < len(tag) <= 40))[:MAX_LIST_ITEMS]
 
 
@@ -218,14 +244,18 @@ def _fitted(summary: str) -> str:
     return " ".join(kept) if kept else shorten(summary, MAX_SUMMARY_CHARS)
 
 
-def _shares_a_word(summary: str, source: str) -> bool:
-    """Whether the summary has a content word of the text, or one sharing its first five
-    letters (so that "compilers" meets "compiler", and a name survives a translation).
-    A text of a few words (a bare title) is too short to judge by: any summary passes."""
-    stems = {word[:5] for word in words(source)}
-    if len(stems) < MIN_WORDS_TO_JUDGE:
-        return True
-    return any(word[:5] in stems for word in words(summary))
+def _usable_point(point: str, context: AnswerContext) -> bool:
+    """A key point that says something of the text: no placeholder, echo or repetition."""
+    if not point or is_placeholder(point) or is_repetitive(point):
+        return False
+    if echoes(point, context.instructions):
+        return False
+    # a short point ("fast") may say in its own word what the text says in others
+    return len(stems(point)) < 3 or not off_topic(point, stems(context.source), context.others)
+
+
+def _unusable_tag(tag: str) -> bool:
+    return bool(URL.search(tag)) or is_placeholder(tag)
 
 
 def tag_key(tag: str) -> str:
@@ -244,6 +274,13 @@ class StatementAnswer(BaseModel):
     @classmethod
     def _without_preamble(cls, value: Any) -> str:
         return shorten(_one_line(prose(" ".join(_texts(value)))), MAX_STATEMENT_CHARS)
+
+    @field_validator("text")
+    @classmethod
+    def _says_something(cls, value: str) -> str:
+        if is_placeholder(value) or is_repetitive(value):
+            raise ValueError("a placeholder or a repetition, not a statement")
+        return value
 
     @field_validator("items", mode="before")
     @classmethod
@@ -285,12 +322,20 @@ def parse_note_answer(content: str | None, context: AnswerContext | None = None)
     return NoteAnswer.model_validate(fields, context={"answer": context})
 
 
-def parse_week_answer(content: str | None, item_ids: frozenset[int] | None = None) -> WeekAnswer:
+def parse_week_answer(
+    content: str | None,
+    item_ids: frozenset[int] | None = None,
+    must_read_ids: frozenset[int] | None = None,
+    *,
+    truncated: bool = False,
+) -> WeekAnswer:
     """The statements of a week summary that cite items in `item_ids` (all, if None), citing
-    only those; ValueError if none does."""
+    only those, each said once, whole (a `truncated` answer's last may be cut off); "must
+    read" only among `must_read_ids` (all cited, if None); ValueError if no statement is left."""
     read = read_answer(content)
     data = read if isinstance(read, dict) else {}
-    statements = []
+    statements: list[StatementAnswer] = []
+    said: set[str] = set()
     for raw in _listed(data.get("statements") or data.get("themes")):
         fields = raw if isinstance(raw, dict) else {"text": raw}
         cites = _first({str(k).lower(): v for k, v in fields.items()}, _CITE_KEYS)
@@ -299,13 +344,17 @@ def parse_week_answer(content: str | None, item_ids: frozenset[int] | None = Non
             statement = StatementAnswer.model_validate({"text": fields.get("text"), "items": cites})
         except ValidationError:
             continue
+        if truncated and not statement.text.endswith(_TERMINAL):
+            continue
         cited = [i for i in dict.fromkeys(statement.items) if item_ids is None or i in item_ids]
-        if cited:
+        if cited and (key := " ".join(statement.text.lower().split())) not in said:
+            said.add(key)
             statements.append(statement.model_copy(update={"items": cited}))
     if not statements:
         raise ValueError("no statement of the week summary cited an item of the week")
+    readable = must_read_ids if must_read_ids is not None else item_ids
     must_read = StatementAnswer._numbers(data.get("must_read"))
-    must_read = [i for i in dict.fromkeys(must_read) if item_ids is None or i in item_ids]
+    must_read = [i for i in dict.fromkeys(must_read) if readable is None or i in readable]
     return WeekAnswer(statements=statements[:MAX_STATEMENTS], must_read=must_read[:MAX_MUST_READS])
 
 

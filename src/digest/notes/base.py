@@ -20,6 +20,8 @@ class NoteRequest:
     text: str
     basis: NoteBasis
     known_tags: tuple[str, ...] = ()
+    # content stems of the other articles noted in the same run: a note must not be about them
+    others: tuple[frozenset[str], ...] = ()
 
 
 @dataclass(frozen=True)

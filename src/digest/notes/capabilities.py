@@ -1,8 +1,8 @@
 """What a server does with each model, found out as calls are made and remembered.
 
-The response format: json_schema is asked for first; a server that answers 400 or 422 about it
-(the error's param is response_format, or its message names response_format, json_schema,
-json_object or structured output) is asked with json_object, then with the plain prompt. Any
+The response format: json_schema is asked for first; a server that answers 400, 422 or 500
+about it (the error's param is response_format, or its message or body names response_format,
+json_schema, json_object, the schema or structured output; llama-cpp-python answers 500) is asked with json_object, then with the plain prompt. Any
 other 400 (the context is too long, say) is that item's failure, not a verdict on the server. Until a model's format is known (from
 an earlier run, through `known_formats`, or from an answer), its calls go one at a time, so
 that a run probes once; what worked is told to `on_format`, which the store keeps.
@@ -28,7 +28,9 @@ FORMATS = ("json_schema", "json_object", "plain")  # what a server is asked for,
 REASONING_MODEL = re.compile(r"(?:^|/)(?:o\d(?:$|[-.])|gpt-5)", re.IGNORECASE)
 TOKEN_PARAMS = ("max_tokens", "max_completion_tokens")
 OnFormat = Callable[[str, str], None]  # (model, the response format that worked)
-ABOUT_FORMAT = re.compile(r"response_format|json_schema|json_object|structured", re.IGNORECASE)
+ABOUT_FORMAT = re.compile(
+    r"response_format|json_schema|json_object|structured|\bschema\b", re.IGNORECASE
+)
 
 
 class Capabilities:
@@ -68,7 +70,7 @@ class Capabilities:
     def another_way(
         self, model: str, response_format: str, message: str, param: str | None = None
     ) -> str | None:
-        """After a 400 or 422 to a call in `response_format` (the error's message and param):
+        """After a 400, 422 or 500 to a call in `response_format` (the error's message and param):
         what to change before asking again (the token parameter the server names, or the next
         format), or None."""
         change = self._change(model, response_format, message, param)

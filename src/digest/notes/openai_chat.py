@@ -3,8 +3,8 @@
 Our own timeouts, retries (429 and 5xx, honouring Retry-After), concurrency bound and spending
 cap. A note's retries and its repair are sends like the first, all within what the caller
 allows (llm.max_attempts over all runs); a request nothing listened to, or refused before any
-work (429, 401/403/404), is not one. Structured output is asked for as json_schema; a server that answers 400 or 422 about it is
-asked with json_object, then with the plain prompt (capabilities.py), and what worked is reported through
+work (429, 401/403/404), is not one. Structured output is asked for as json_schema; a server that answers 400, 422 or 500 about it
+is asked with json_object, then with the plain prompt (capabilities.py), and what worked is reported through
 `on_format` so that later runs do not probe again. Answers are read tolerantly (answers.py),
 with one repair turn when the caller allows two calls. Reasoning models get
 max_completion_tokens. The page text is data fenced by a random delimiter in the user message,
@@ -14,6 +14,7 @@ never instructions, condensed to llm.max_input_tokens before the call. No tools 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
@@ -38,6 +39,7 @@ from digest.notes.answers import (
     parse_week_answer,
 )
 from digest.notes.base import CallRecord, NoteRequest
+from digest.notes.bounded import AnswerTooLarge, Breaker, CappedTransport, answer_cap, too_large
 from digest.notes.capabilities import (
     FORMATS,
     Capabilities,
@@ -49,11 +51,11 @@ from digest.notes.costs import Spending, call_cost
 from digest.notes.prompts import (
     ECHO_MARKERS,
     MESSAGE_OVERHEAD_TOKENS,
-    PROMPT_VERSION,
     new_delimiter,
     note_data,
     note_header,
     note_instructions,
+    prompt_version,
     repair_messages,
     text_budget,
     week_budget,
@@ -70,6 +72,8 @@ RETRY_AFTER_CAP_S = 60.0
 WEEK_LINE_TOKENS = 90  # a note in the week summary's data: id, title, summary, tags
 RETRYABLE_STATUS = frozenset({408, 409, 429})
 UNAVAILABLE_STATUS = frozenset({401, 403, 404})
+# A refusal of the request's form may come as any of these: llama-cpp-python answers 500
+FORM_REFUSED = frozenset({400, 422, 500})
 
 OnCall = Callable[[CallRecord], None]
 Parse = Callable[[str | None, bool], Any]  # (content, cut off by max_tokens) -> answer
@@ -128,7 +132,7 @@ class OpenAISummarizer:
         self.sleep = sleep
         self.model = config.model
         self.summary_model = config.summary_model or config.model
-        self.prompt_version = f"{PROMPT_VERSION}:{config.language}"
+        self.prompt_version = prompt_version(config)
         self.capabilities = Capabilities(config, known_formats, on_format)
         self.spending = Spending(config)
         self._api_key = api_key
@@ -139,6 +143,7 @@ class OpenAISummarizer:
         self._slots = asyncio.Semaphore(config.concurrency)
         self._preparing = asyncio.Semaphore(1)
         self._stopped: LLMUnavailable | None = None  # no more calls this run, and why
+        self._breaker = Breaker()
 
     @property
     def where(self) -> str:
@@ -154,8 +159,12 @@ class OpenAISummarizer:
             basis=basis,
             known_tags=request.known_tags,
             source=f"{request.title or ''}\n{request.text}",
+            title=request.title or "",
+            others=request.others,
             item_urls=(*([request.url] if request.url else []), *URL.findall(request.text)),
             echo_markers=(ask.delimiter, *ECHO_MARKERS),
+            instructions=str(ask.messages[0].get("content", "")),
+            language=self.config.language,
         )
 
         def parse(content: str | None, truncated: bool) -> Any:
@@ -175,7 +184,7 @@ class OpenAISummarizer:
         """The note's messages, the text condensed to fit the input budget, and its basis."""
         delimiter = new_delimiter()
         instructions = note_instructions(self.config, request, delimiter)
-        header = note_header(request)
+        header = note_header(request, self.config)
         text = condense(request.text, text_budget(self.config, instructions, header))
         data = note_data(header, text, delimiter)
         ask = _ask(
@@ -200,7 +209,7 @@ class OpenAISummarizer:
         delimiter = new_delimiter()
         instructions = week_instructions(self.config, delimiter)
         budget = week_budget(self.config, instructions)
-        data, left_out = week_data(notes, delimiter, budget)
+        data, left_out = week_data(notes, delimiter, budget, self.config)
         if left_out:
             log.warning("week summary %s: %d notes left out to fit", period_label, left_out)
         ask = _ask(
@@ -217,9 +226,10 @@ class OpenAISummarizer:
             data,
         )
         cited = frozenset(item_id for item_id, _title, _note in notes)
+        by_model = frozenset(item_id for item_id, _title, note in notes if note.by_model)
 
         def parse(content: str | None, truncated: bool) -> Any:
-            return parse_week_answer(content, cited)
+            return parse_week_answer(content, cited, by_model, truncated=truncated)
 
         answer = await self._answer(ask, parse, Sends(None))
         statements = (Statement(s.text, tuple(s.items)) for s in answer.statements)
@@ -228,7 +238,7 @@ class OpenAISummarizer:
     def planned_tokens(self, request: NoteRequest) -> int | None:
         delimiter = new_delimiter()
         instructions = note_instructions(self.config, request, delimiter)
-        header = note_header(request)
+        header = note_header(request, self.config)
         text = min(count_tokens(request.text), text_budget(self.config, instructions, header))
         fixed = count_tokens(instructions) + count_tokens(header) + 3 * MESSAGE_OVERHEAD_TOKENS
         return fixed + text
@@ -277,8 +287,8 @@ class OpenAISummarizer:
 
     async def _complete(self, ask: Ask, purpose: str, sends: Sends) -> tuple[str | None, bool]:
         """The answer's content and whether max_tokens cut it off; retries transient failures
-        while `sends` allows, and after a 400 or 422 asks again in the next response format
-        (or token parameter)."""
+        while `sends` allows, and after a 400, 422 or 500 naming the response format (or the
+        token parameter) asks again in the next one; any other 5xx is the server's fault."""
         attempt = 0
         while True:
             response_format = FORMATS[0]
@@ -288,23 +298,38 @@ class OpenAISummarizer:
                     answer = await self._call(ask, purpose, response_format, sends)
                 self.capabilities.confirm(ask.model)
                 return answer
-            except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
-                change = self.capabilities.another_way(
-                    ask.model, response_format, exc.message, exc.param
-                )
-                if change is None:
+            except openai.APIStatusError as exc:
+                if (change := self._another_way(ask.model, response_format, exc)) is not None:
+                    log.info("%s model %s: %s; asking with %s", self.where, ask.model,
+                             _status(exc), change)  # fmt: skip
+                    continue
+                if exc.status_code in (400, 422):
                     raise SummarizeError(f"summarize failed: {ask.who}: {_status(exc)}") from exc
-                log.info("%s model %s: %s; asking with %s", self.where, ask.model, _status(exc),
-                         change)  # fmt: skip
-            except (openai.APIStatusError, openai.APIConnectionError, TimeoutError) as exc:
-                delay = self._retry_delay(exc, ask.who)
-                if attempt >= self.config.max_retries or not sends.left():
-                    raise self._gave_up(exc, attempt + 1, ask.who) from exc
-                if delay is None:
-                    backoff = backoff_delay(attempt + 1, base_s=0.5, max_s=8.0)
-                    delay = backoff.total_seconds()
-                await self.sleep(delay)
+                await self._wait_to_retry(exc, attempt, ask.who, sends)
                 attempt += 1
+            except (openai.APIConnectionError, TimeoutError, AnswerTooLarge) as exc:
+                if cap := too_large(exc):
+                    raise SummarizeError(f"summarize failed: {ask.who}: {cap}") from exc
+                await self._wait_to_retry(exc, attempt, ask.who, sends)
+                attempt += 1
+
+    def _another_way(
+        self, model: str, response_format: str, exc: openai.APIStatusError
+    ) -> str | None:
+        """After a refusal of the request's form (a 400, 422 or 500 naming the response
+        format or the token parameter): what to change before asking again, else None."""
+        if exc.status_code not in FORM_REFUSED:
+            return None
+        return self.capabilities.another_way(model, response_format, _said(exc), exc.param)
+
+    async def _wait_to_retry(self, exc: Exception, attempt: int, who: str, sends: Sends) -> None:
+        """Waits before the next try of a transient failure; raises when none is left."""
+        delay = self._retry_delay(exc, who)
+        if attempt >= self.config.max_retries or not sends.left():
+            raise self._gave_up(exc, attempt + 1, who) from exc
+        if delay is None:
+            delay = backoff_delay(attempt + 1, base_s=0.5, max_s=8.0).total_seconds()
+        await self.sleep(delay)
 
     def _gave_up(self, exc: Exception, tries: int, who: str) -> SummarizeError:
         attempts = f"{tries} attempt{'s' if tries > 1 else ''}"
@@ -355,7 +380,9 @@ class OpenAISummarizer:
             sent = self._was_sent(ask.model, response_format, exc)
             sends.made += sent
             self._record(ask, purpose, 0, 0, started, ok=False, sent=sent)
+            self._count_silence(exc)
             raise
+        self._breaker.answered()
         sends.made += 1
         usage = completion.usage
         choice = completion.choices[0] if completion.choices else None
@@ -366,17 +393,29 @@ class OpenAISummarizer:
         self.spending.settle(reserved, cost)
         return content, choice is not None and choice.finish_reason == "length"
 
+    def _count_silence(self, exc: BaseException) -> None:
+        """After a call that got no answer (timed out, could not connect) and as many before
+        it in a row: no more calls to this server in this run."""
+        silent = isinstance(exc, TimeoutError | openai.APIConnectionError) and not too_large(exc)
+        if not silent:
+            self._breaker.answered()
+        elif self._breaker.no_answer():
+            raise LLMUnavailable(
+                f"LLM unavailable: {self.where}: {self._breaker.silent} calls in a row got no"
+                f" answer ({_failure(exc, self.config)}); no more calls this run"
+            ) from exc
+
     def _was_sent(self, model: str, response_format: str, exc: BaseException) -> bool:
         """Whether a failed request counts as sent: not when nothing listened, nor when the
         server only refused a parameter that the next request changes (capabilities)."""
+        if too_large(exc):
+            return True  # the server worked on it: it sent too much
         if isinstance(exc, openai.APIConnectionError):
             return isinstance(exc, openai.APITimeoutError)
         if isinstance(exc, openai.APIStatusError) and _refused(exc):
             return False  # rate limited, no key, no quota, no such model: nothing worked on
-        if isinstance(exc, openai.BadRequestError | openai.UnprocessableEntityError):
-            return not self.capabilities.would_change(
-                model, response_format, exc.message, exc.param
-            )
+        if isinstance(exc, openai.APIStatusError) and exc.status_code in FORM_REFUSED:
+            return not self.capabilities.would_change(model, response_format, _said(exc), exc.param)
         return True
 
     def _record(
@@ -412,6 +451,9 @@ class OpenAISummarizer:
                 base_url=self._base_url,
                 timeout=self.config.timeout_s,
                 max_retries=0,
+                http_client=openai.DefaultAsyncHttpxClient(
+                    transport=CappedTransport(answer_cap(self.config))
+                ),
             )
         return self._client
 
@@ -443,6 +485,13 @@ def _refused(exc: openai.APIStatusError) -> bool:
     """Refused before any work (rate limited, or the run stops: LLMUnavailable): the request
     is not one of the item's sends."""
     return exc.status_code == 429 or _no_quota(exc) or exc.status_code in UNAVAILABLE_STATUS
+
+
+def _said(exc: openai.APIStatusError) -> str:
+    """The error's message and its whole body: servers that validate with FastAPI put the
+    parameter's name in `detail`, where the client does not look for a message."""
+    body = exc.body if isinstance(exc.body, str) else json.dumps(exc.body, default=str)
+    return f"{exc.message} {body}"
 
 
 def _status(exc: openai.APIStatusError) -> str:

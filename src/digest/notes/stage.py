@@ -11,11 +11,11 @@ server) or BudgetReached: the items it did not reach stay pending for the next r
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
-import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from digest import lifecycle
@@ -42,15 +42,15 @@ from digest.notes import (
     note_cache_key,
 )
 from digest.notes.costs import call_cost
+from digest.notes.judging import stems
+from digest.notes.prompts import week_prompt_mark
 from digest.notes.requests import note_request
 from digest.store import Store
-from digest.text import looks_english, surely_english
 
 log = logging.getLogger("digest")
 
 KNOWN_TAGS = 50  # the most used tags offered to the model for reuse
 OPENAI_BASE_URL = "https://api.openai.com/v1"
-ENGLISH = re.compile(r"^\s*(?:en|english)\b", re.IGNORECASE)  # llm.language: English, en-GB…
 
 
 @dataclass(frozen=True)
@@ -90,27 +90,44 @@ class NotesStage:
     store: Store
     config: Config
     clock: Clock
+    offline_only: Callable[[Item], bool] = lambda item: False  # [[rules]]: no model call
     stopped: str | None = None  # why the LLM was stopped for the rest of this run
     unreachable: str | None = None  # stopped because the model could not be reached
     week_usage: ModelUsage | None = None  # the week summary composed this run
     # by item (None: the week summary): the requests sent in this exchange, their cost
     _calls: dict[int | None, tuple[int, Usage]] = field(default_factory=dict)
+    # by note cache key: the content stems of each text due in this run (judging.off_topic)
+    _run_stems: dict[str, frozenset[str]] = field(default_factory=dict)
+    asked: int = 0  # texts the model was asked about in this run
+    budget_spent: bool = False  # llm.budget_usd stopped the model for the run, on purpose
+    by_model: int = 0  # of them, noted by the model
+    _deadline: float | None = None  # the event loop's time when the stage stops calling
+
+    def start(self) -> None:
+        """The stage begins: its deadline (llm.stage_timeout_s) runs from now."""
+        self._deadline = asyncio.get_running_loop().time() + self.config.llm.stage_timeout_s
 
     # -- notes -------------------------------------------------------------
 
     def due(
-        self, summarizer: Summarizer, period: Period | None, *, only_period: bool = False
+        self,
+        summarizer: Summarizer,
+        period: Period | None,
+        *,
+        only_period: bool = False,
+        refresh: bool = False,
     ) -> list[Item]:
         """Items with no note or a stand-in, items whose text changed, and, among the items of
         `period`, those noted by another model or prompt version (re-noted lazily: only when
-        a digest needs them). With `only_period`, only the items of `period`."""
+        a digest needs them; with `refresh`, a changed prompt file counts too). With
+        `only_period`, only the items of `period`."""
         due = {
             item.id: item for item in self.store.note_candidates() if lifecycle.due_for_note(item)
         }
         if period is not None:
             model, prompt_version = summarizer.model, summarizer.prompt_version
             for item in self.store.items_saved_between(period.start, period.end):
-                if lifecycle.renote_for_model(item, model, prompt_version):
+                if lifecycle.renote_for_model(item, model, prompt_version, refresh=refresh):
                     due.setdefault(item.id, item)
             if only_period:
                 due = {i: item for i, item in due.items() if lifecycle.in_week(item, period)}
@@ -125,9 +142,15 @@ class NotesStage:
         """The due items grouped by note cache key: items with the same text share one call."""
         groups: dict[str, list[Item]] = {}
         for item in due:
-            key = note_cache_key(note_request(item, known_tags).text, summarizer)
+            text = note_request(item, known_tags).text
+            key = note_cache_key(text, summarizer)
+            if key not in groups:
+                self._run_stems[key] = stems(text)
             groups.setdefault(key, []).append(item)
         return list(groups.values())
+
+    def _others(self, key: str) -> tuple[frozenset[str], ...]:
+        return tuple(found for other, found in self._run_stems.items() if other != key)
 
     def calls_left(self, key: str, now: datetime) -> int:
         """How many requests a note for `key` may still send now: none while a failed
@@ -156,13 +179,22 @@ class NotesStage:
         if calls == 0:
             await self._stand_in([item for item in items if item.note is None], request, report)
             return
+        self.asked += 1
         try:
-            note = await summarizer.note(request, calls_allowed=calls)
+            async with asyncio.timeout_at(self._deadline):
+                note = await summarizer.note(replace(request, others=self._others(key)),
+                                             calls_allowed=calls)  # fmt: skip
+        except TimeoutError:  # the stage's deadline: the calls' own timeouts are SummarizeErrors
+            limit = self.config.llm.stage_timeout_s
+            self.stopped = (
+                self.stopped or f"the notes stage reached llm.stage_timeout_s ({limit:g} s)"
+            )
+            self._record_sends(items, key, self.stopped)
+            return
         except LLMUnavailable as exc:
             self.stopped = self.stopped or str(exc)
             self._note_unreachable(exc)
-            if self._calls.get(items[0].id, (0, Usage()))[0]:  # what it sent before counts
-                self._record_failure(items, key, str(exc))
+            self._record_sends(items, key, str(exc))
             return
         except SummarizeError as exc:
             sends = self._record_failure(items, key, str(exc))
@@ -176,17 +208,7 @@ class NotesStage:
         finally:
             _sends, usage = self._calls.pop(items[0].id, (0, Usage()))
         self._attach(items, key, note, report, usage)
-        if self._in_another_language(note.summary):
-            report.info.append(
-                f"item {items[0].id}: the model wrote its note in another language than"
-                f" {self.config.llm.language}; kept as written"
-            )
-
-    def _in_another_language(self, summary: str) -> bool:
-        """Not English where English was asked for, or English where another language was."""
-        if ENGLISH.match(self.config.llm.language):
-            return not looks_english(summary)
-        return surely_english(summary)
+        self.by_model += note.by_model
 
     def _attach(
         self,
@@ -210,7 +232,12 @@ class NotesStage:
         if not bare:
             return
         fallback = self.offline_summarizer()
-        note = await fallback.note(request)
+        try:
+            note = await fallback.note(request)
+        except SummarizeError as exc:  # nothing to summarise: that item's outcome, not the run's
+            if (line := f"{exc}; no note") not in report.failures:
+                report.failures.append(line)
+            return
         key = note_cache_key(request.text, fallback)
         for item in bare:
             self.store.attach_note(
@@ -228,9 +255,15 @@ class NotesStage:
             self._calls.get(items[0].id, (0, Usage()))[0],
             error,
             self.clock(),
+            self.config.llm.max_attempts,
         )
         self.store.record_note_failure(intent)
         return intent.sends
+
+    def _record_sends(self, items: Sequence[Item], key: str, error: str) -> None:
+        """An attempt cut short (the model stopped for the run): what it sent counts."""
+        if self._calls.get(items[0].id, (0, Usage()))[0]:
+            self._record_failure(items, key, error)
 
     def _what_stands_in(self, sends: int) -> str:
         if sends >= self.config.llm.max_attempts:
@@ -241,12 +274,23 @@ class NotesStage:
         return "an extractive note stands in until the next attempt"
 
     def _note_unreachable(self, exc: LLMUnavailable) -> None:
-        if not isinstance(exc, BudgetReached):  # the budget stops the model on purpose
+        if isinstance(exc, BudgetReached):  # the budget stops the model on purpose
+            self.budget_spent = True
+        else:
             self.unreachable = self.unreachable or str(exc)
 
     def finish(self, report: StageReport) -> None:
         if self.stopped:
             report.failures.append(f"{self.stopped}; items not noted stay pending for the next run")
+        llm = self.config.llm
+        if llm.provider == "offline" or self.by_model or self.unreachable or self.budget_spent:
+            return
+        if self.asked:
+            self.unreachable = (
+                f"no note of this run came from the model {llm.model!r} ({self.asked} asked):"
+                " the offline notes stand; see `digest status` for why"
+            )
+            report.failures.append(self.unreachable)
 
     # -- the week summary ----------------------------------------------------
 
@@ -259,7 +303,7 @@ class NotesStage:
         if not noted:
             return WeekSummary(())
         basis = json.dumps([(i, title, note.summary, note.tags) for i, title, note in noted])
-        text = f"week {period.label}\n{basis}"
+        text = f"week {period.label}{week_prompt_mark(self.config.llm)}\n{basis}"
         key = note_cache_key(text, summarizer, model=summarizer.summary_model)
         if (cached := self._cached_week(key)) is not None:
             return cached
@@ -341,21 +385,36 @@ class NotesStage:
         sends, usage = self._calls.get(call.item_id, (0, Usage()))
         self._calls[call.item_id] = (sends + call.sent, usage + used)
 
-    def notes_usage(self, period: Period) -> tuple[ModelUsage, ...]:
-        """What the notes of the period's items cost when they were made, by model and prompt."""
-        return tuple(self.store.note_usage_between(period.start, period.end))
+    def notes_usage(
+        self, period: Period, leaving_out: Sequence[int] = ()
+    ) -> tuple[ModelUsage, ...]:
+        """What the notes of the period's items (but those `leaving_out`: muted) cost when
+        they were made, by model and prompt."""
+        usage = self.store.note_usage_between(period.start, period.end, leaving_out=leaving_out)
+        return tuple(usage)
+
+    def note_calls(self, period: Period) -> Usage:
+        """What every call for the notes of the period's items cost, failed ones included."""
+        totals = self.store.llm_usage_of_items(period.start, period.end)
+        return Usage(totals.tokens_in, totals.tokens_out, totals.cost_usd)
 
     # -- the estimate of a run ---------------------------------------------------
 
     def estimate(
-        self, summarizer: Summarizer, period: Period, *, only_period: bool = False
+        self,
+        summarizer: Summarizer,
+        period: Period,
+        *,
+        only_period: bool = False,
+        refresh: bool = False,
     ) -> Estimate:
         """The calls, tokens and worst-case cost of noting what is pending now (the items of
         `period` alone with `only_period`), and of the week summary; from the store alone:
         nothing is collected, fetched, called or written."""
         llm = self.config.llm
         known_tags = self.known_tags()
-        due = self.due(summarizer, period, only_period=only_period)
+        due = self.due(summarizer, period, only_period=only_period, refresh=refresh)
+        due = [item for item in due if not self.offline_only(item)]
         cached, missing = 0, []
         for items in self.by_text(summarizer, due, known_tags):
             request = note_request(items[0], known_tags)

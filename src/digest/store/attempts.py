@@ -31,7 +31,7 @@ class AttemptsStore(StoreBase):
                         intent.sends,
                         intent.failures,
                         intent.error,
-                        iso(intent.next_attempt_at),
+                        iso(intent.next_attempt_at) if intent.next_attempt_at else None,
                         item_id,
                     )
                     for item_id in intent.item_ids

@@ -75,6 +75,18 @@ class RunsStore(StoreBase):
         )[0]
         return _totals(row)
 
+    def llm_usage_of_items(self, start: datetime, end: datetime) -> LLMTotals:
+        """Every call made for the notes of the items saved in [start, end), in any run:
+        repairs, failures and refused answers as well as the notes that were kept."""
+        row = self._query(
+            "SELECT count(*) AS calls, coalesce(sum(tokens_in), 0) AS tokens_in,"
+            " coalesce(sum(tokens_out), 0) AS tokens_out, coalesce(sum(cost_usd), 0) AS cost_usd"
+            " FROM llm_calls WHERE item_id IN"
+            " (SELECT id FROM items WHERE saved_at >= ? AND saved_at < ?)",
+            (iso(start), iso(end)),
+        )[0]
+        return _totals(row)
+
     def llm_usage_by(self, *, runs: int = 5) -> LLMUsageBy:
         """Calls, tokens and cost per run (the last `runs` that called), per ISO week (UTC) and
         per model, newest first."""
@@ -160,6 +172,16 @@ class RunsStore(StoreBase):
             path=row["path"],
             created_at=datetime.fromisoformat(row["created_at"]),
         )
+
+    def minted_id(self, key: str, minted: str, now: datetime) -> str:
+        """The feed id stored under `key`; `minted` becomes it if there is none yet."""
+        with self.write() as conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO feed_ids (key, id, created_at) VALUES (?, ?, ?)",
+                (key, minted, iso(now)),
+            )
+            row = conn.execute("SELECT id FROM feed_ids WHERE key = ?", (key,)).fetchone()
+            return str(row["id"])
 
     def latest_digest_period(self, up_to: str) -> str | None:
         """The latest period label, not after `up_to`, with a recorded digest (labels sort)."""

@@ -31,8 +31,8 @@ def find_importer(text: str, forced: str | None = None) -> Importer:
 
 
 HEAD_CHARS = 65536  # what a format is recognised from
-CLEAR_SCORE = 60  # a reading this sure, and CLEAR_MARGIN above the next, is clear
-CLEAR_MARGIN = 20
+CLEAR_SCORE = 50  # a reading this sure, and CLEAR_MARGIN above the next, is clear
+CLEAR_MARGIN = 25
 
 
 def find_reading(
