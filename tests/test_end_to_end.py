@@ -241,6 +241,7 @@ def test_one_new_feed_entry_means_one_fetch_and_one_new_revision(rig: Rig) -> No
     assert rig.log().count(f"digest {WEEK} revision 1") == 1
 
 
+@pytest.mark.slow
 def test_failures_are_recorded_and_the_run_goes_on(tmp_path: Path) -> None:
     with serving() as server, serving("127.0.0.2") as private:
         serve_site(server, RSS_ENTRIES)

@@ -29,7 +29,8 @@ from digest.collect.feedlists import (
     import_feed_list,
     read_feed_list,
 )
-from digest.collect.formats import Importer, ImportResult, find_reading
+from digest.collect.formats import Importer, ImportResult
+from digest.collect.importers import find_reading
 from digest.collect.importers.common import lines_of, storable, url_problem
 from digest.collect.importers.opml import is_opml
 from digest.collect.importers.posts import signals_of_posts
@@ -265,7 +266,7 @@ def load(
     path: Path, data: bytes, forced_format: str | None, recorded: FileReading | None = None
 ) -> Loaded:
     """The file's text without its bad lines (reported), and how to read it
-    (formats.find_reading); ImportFormatError names the file."""
+    (importers.find_reading); ImportFormatError names the file."""
     text, bad = good_text(data, path)
     return replace(_recognise(path, text, forced_format, recorded), bad=bad)
 
