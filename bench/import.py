@@ -3,6 +3,9 @@
     python bench/import.py [--count 100000]
     python bench/import.py --journal-mb 200     # one journal of that size only (streamed)
     python bench/import.py --urls-mb 200        # one plain URL list of that size only
+    python bench/import.py --bookmarks-mb 200   # one bookmark HTML export of that size only
+    python bench/import.py --pinboard-mb 200    # one Pinboard JSON export of that size only
+    python bench/import.py --sparse-gb 1        # sparse files of that size (truncate -s)
 
 Writes a Netscape bookmark HTML file with COUNT bookmarks in nested folders and a
 TIL journal with COUNT link lines under day headings, in a temporary folder. Each
@@ -30,6 +33,8 @@ GOAL_SECONDS = 10.0
 GOAL_MB = 200.0
 JOURNAL_BYTES_PER_LINK = 65  # what write_journal averages, headings included
 URLS_BYTES_PER_LINE = 48  # what write_urls averages, comments included
+BOOKMARK_BYTES = 158  # what write_bookmarks averages a bookmark, folders included
+PINBOARD_BYTES = 250  # what write_pinboard averages a record
 TOPICS = ("Rust", "GPU kernels", "Databases", "Distributed systems", "Compilers", "ML infra")
 
 
@@ -86,27 +91,64 @@ def write_urls(path: Path, count: int) -> None:
             out.write(f"{url} Article {n}\n" if n % 3 == 0 else f"{url}\n")
 
 
+def write_pinboard(path: Path, count: int) -> None:
+    """A Pinboard JSON export on one line, as Pinboard writes it: an array of records."""
+    with path.open("w", encoding="utf-8") as out:
+        out.write("[")
+        for n in range(count):
+            record = {
+                "href": f"https://site{n % 997}.example.com/posts/{n}?utm_source=rss",
+                "description": f"Post number {n} & notes",
+                "extended": f"Why bookmark {n} was worth keeping." if n % 10 == 0 else "",
+                "meta": f"{n:032x}",
+                "hash": f"{n * 7:032x}",
+                "time": f"2024-{n % 12 + 1:02d}-{n % 28 + 1:02d}T10:00:00Z",
+                "shared": "no",
+                "toread": "yes" if n % 3 == 0 else "no",
+                "tags": f"tag{n % 13} bench",
+            }
+            out.write(("," if n else "") + json.dumps(record))
+        out.write("]")
+
+
+def write_sparse(folder: Path, size: int) -> tuple[Path, Path]:
+    """Two sparse files of `size` bytes (`truncate -s`): one valid journal line then NULs,
+    and 70 KB of journal lines then NULs (read as a journal: one endless line of NULs)."""
+    one_line = folder / "sparse.md"
+    one_line.write_text("## 2026-01-05\n- [One](https://example.org/one)\n")
+    os.truncate(one_line, size)
+    text_first = folder / "sparse_after_text.md"
+    write_journal(text_first, 1200)
+    os.truncate(text_first, size)
+    return one_line, text_first
+
+
 def measure_one(path: Path, db: Path) -> dict[str, float | int | str]:
     """Import `path` into a fresh store at `db`; run in a child process."""
     from digest.collect.files import import_file
+    from digest.errors import ImportFormatError
     from digest.store import open_store
 
     started = time.perf_counter()
     store = open_store(db)
     source_id = store.ensure_source("bench", "file", path=str(path))
-    report = import_file(
-        store, path, source_id=source_id, zone=ZoneInfo("Europe/Berlin"), now=datetime.now(UTC)
-    )
+    try:
+        report = import_file(
+            store, path, source_id=source_id, zone=ZoneInfo("Europe/Berlin"), now=datetime.now(UTC)
+        )
+        shown, rejected, skipped = report.format, len(report.rejected), len(report.skipped)
+    except ImportFormatError as exc:  # a binary file: refused, which is what it costs
+        shown, rejected, skipped = f"refused ({exc.reason})", 0, 0
     items = store.count_items()
     store.close()
     seconds = time.perf_counter() - started
     usage = resource.getrusage(resource.RUSAGE_SELF)  # ru_maxrss is in KiB on Linux
     return {
         "file": path.name,
-        "format": report.format,
+        "format": shown,
         "items": items,
-        "rejected": len(report.rejected),
-        "skipped": len(report.skipped),
+        "rejected": rejected,
+        "skipped": skipped,
         "seconds": round(seconds, 2),
         "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 2),  # honest on a busy machine
         "peak_mb": round(usage.ru_maxrss / 1024, 1),
@@ -133,6 +175,9 @@ def main() -> int:
     parser.add_argument(
         "--urls-mb", type=float, help="import only a plain URL list of this many MB (issue 11)"
     )
+    parser.add_argument("--bookmarks-mb", type=float, help="only a bookmark HTML export (issue 18)")
+    parser.add_argument("--pinboard-mb", type=float, help="only a Pinboard JSON export (issue 18)")
+    parser.add_argument("--sparse-gb", type=float, help="only sparse files of this size (issue 18)")
     parser.add_argument("--one", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--db", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -149,6 +194,14 @@ def main() -> int:
         elif args.urls_mb:
             files = (root / "reading.urls",)
             write_urls(files[0], int(args.urls_mb * 1e6 / URLS_BYTES_PER_LINE))
+        elif args.bookmarks_mb:
+            files = (root / "bookmarks.html",)
+            write_bookmarks(files[0], int(args.bookmarks_mb * 1e6 / BOOKMARK_BYTES))
+        elif args.pinboard_mb:
+            files = (root / "pinboard.json",)
+            write_pinboard(files[0], int(args.pinboard_mb * 1e6 / PINBOARD_BYTES))
+        elif args.sparse_gb:
+            files = write_sparse(root, int(args.sparse_gb * 2**30))
         else:
             files = (root / "bookmarks.html", root / "journal.md")
             write_bookmarks(files[0], args.count)
@@ -159,7 +212,7 @@ def main() -> int:
             over = float(row["seconds"]) > GOAL_SECONDS or float(row["peak_mb"]) > GOAL_MB
             slow |= over
             print(
-                f"{row['file']:<15} {mb:6.1f} MB  {row['format']:<10} items={row['items']:<7}"
+                f"{row['file']:<22} {mb:7.1f} MB  {row['format']:<10} items={row['items']:<7}"
                 f" rejected={row['rejected']} skipped={row['skipped']}"
                 f"  wall {row['seconds']:6.2f} s  cpu {row['cpu_seconds']:6.2f} s"
                 f"  peak {row['peak_mb']:6.1f} MB"

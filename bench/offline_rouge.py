@@ -1,6 +1,12 @@
 """The offline summariser against lead-k, and long-text condensing against cutting, by ROUGE.
 
     python bench/offline_rouge.py ../shared/bench-data/summaries/bbc-dev.csv [--sentences 3]
+    python bench/offline_rouge.py ../shared/bench-data/summaries/writers-dev.jsonl
+
+A .jsonl file holds summaries written by people (writers-dev.jsonl: article, summaries):
+the notes and lead-k are scored against every summary of an article (ROUGE-1/2/Lsum F,
+sentences on lines for Lsum), on all articles and on two halves by the parity of the first
+hex digit of article_id (nothing in the picker was chosen on this set: both are held out).
 
 Part 1 scores the extractive note (the sentences the offline summariser picks, in reading
 order, given the title) beside lead-k (the same number of sentences) and lead at equal length
@@ -20,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import statistics
 import sys
 from collections.abc import Callable
@@ -122,11 +129,42 @@ def recall(
     return f"R1 recall {statistics.fmean(r1):5.1f}  R2 recall {statistics.fmean(r2):5.1f}"
 
 
+def writers(path: Path, k: int) -> None:
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    metrics = ("rouge1", "rouge2", "rougeLsum")
+    scorer = rouge_scorer.RougeScorer(list(metrics), use_stemmer=True)
+    halves = {
+        "all": rows,
+        "ids 0-7": [r for r in rows if int(r["article_id"][0], 16) < 8],
+        "ids 8-f": [r for r in rows if int(r["article_id"][0], 16) >= 8],
+    }
+    pickers = ((f"lead-{k}", lambda body: segment(body)[:k]),
+               ("notes", lambda body: summary_sentences(body, k)))  # fmt: skip
+    print(f"{len(rows)} articles, {k} sentences; against the writers' summaries, ROUGE F x100")
+    print(f"  {'':10} {'':8} {'R1':>6} {'R2':>6} {'RLsum':>6} {'words':>6}")
+    for name, subset in halves.items():
+        for label, pick in pickers:
+            totals: dict[str, list[float]] = {metric: [] for metric in metrics}
+            lengths = []
+            for row in subset:
+                picked = pick(row["article"])
+                lengths.append(sum(len(s.split()) for s in picked))
+                for reference in row["summaries"]:
+                    scores = scorer.score("\n".join(sentences(reference)), "\n".join(picked))
+                    for metric in metrics:
+                        totals[metric].append(100 * scores[metric].fmeasure)
+            figures = " ".join(f"{statistics.fmean(totals[m]):6.2f}" for m in metrics)
+            print(f"  {name:10} {label:8} {figures} {statistics.fmean(lengths):6.1f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("csv", type=Path)
     parser.add_argument("--sentences", type=int, default=3)
     args = parser.parse_args()
+    if args.csv.suffix == ".jsonl":
+        writers(args.csv, args.sentences)
+        return
     articles = load(args.csv)
     scorer = rouge_scorer.RougeScorer(list(METRICS), use_stemmer=True)
     k = args.sentences

@@ -2,9 +2,10 @@
 
     python bench/render.py OUT_FOLDER
 
-Composes a made-up week (offline notes, key points, a post, a page that could not be read, one
-story from two sites), renders the HTML mail and the markdown as a CommonMark renderer shows it,
-and writes full-page PNG screenshots at 390 px (a phone) and 800 px (a laptop) wide with
+Runs a real offline week (tests/sampleweek.py: a feed with categories, a learning list with
+topic lines and pasted posts, through collect, fetch from a loopback server, offline notes
+and compose; nothing written by hand), renders the HTML mail and the markdown as a CommonMark
+renderer shows it, and writes full-page PNG screenshots at 390 px (a phone) and 800 px (a laptop) wide with
 Debian's headless chromium (selenium; `apt-get install chromium chromium-driver`). Then
 prints the size of the HTML mail part of a 100-item week, against Gmail's ~102 KB clipping.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -35,6 +37,8 @@ from digest.models import (  # noqa: E402
     WeekSummary,
 )
 from digest.periods import parse_week  # noqa: E402
+from loopback import serving  # noqa: E402
+from sampleweek import run_week  # noqa: E402
 
 ZONE = ZoneInfo("Europe/Berlin")
 PERIOD = parse_week("2026-W47", ZONE)
@@ -144,17 +148,28 @@ def week_summary() -> WeekSummary:
 def html_pages(items: list[Item]) -> dict[str, str]:
     markdown = compose(PERIOD, items, week_summary(), zone=ZONE)
     urls = [i.url for i in items if i.url]
+    return pages(markdown, markdown_to_html(markdown, title="Your digest", allowed_urls=urls))
+
+
+def pages(markdown: str, mail: str) -> dict[str, str]:
     plain = MarkdownIt("commonmark", {"html": False}).render(markdown)
     return {
-        "mail": markdown_to_html(markdown, title="Your digest, 16–22 Nov 2026", allowed_urls=urls),
+        "mail": mail,
         "markdown": '<!DOCTYPE html><html><head><meta charset="utf-8"><meta name="viewport"'
         ' content="width=device-width, initial-scale=1"></head><body>' + plain + "</body></html>",
     }
 
 
+def offline_week() -> dict[str, str]:
+    """The sample week's markdown and mail from a real offline run."""
+    with tempfile.TemporaryDirectory() as folder, serving() as server:
+        week = run_week(Path(folder), server, ("feed", "list", "posts"))
+        return pages(week.markdown, week.mail)
+
+
 def screenshots(folder: Path) -> list[Path]:
     written = []
-    for name, page in html_pages(sample_week()).items():
+    for name, page in offline_week().items():
         source = folder / f"digest-{name}.html"
         source.write_text(page, encoding="utf-8")
         for width in (390, 800):

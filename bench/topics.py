@@ -1,6 +1,13 @@
 """Offline sections on news articles: how many, how pure, how much they agree with the desk.
 
     python bench/topics.py ../shared/bench-data/summaries/bbc-dev.csv [--items 60] [--samples 5]
+    python bench/topics.py ../shared/bench-data/summaries/bbc-dev.csv --direct
+
+--direct calls offline_sections on the articles as noted items (no server, no fetch: seconds
+instead of minutes) and adds what a reader of the headings sees: the share of items left
+under "Also saved", the share of a heading's words found in its items' texts, and stability:
+with one more article, the share of pairs of earlier items still together or apart, and the
+share of groups whose members did not change that kept their name.
 
 Draws `--samples` random sets of `--items` articles (seeds 0..), serves each set as an RSS
 feed on 127.0.0.1, runs `digest now` on it with the offline summariser, and reads the sections
@@ -13,8 +20,10 @@ from __future__ import annotations
 
 import argparse
 import csv
+import itertools
 import math
 import re
+import statistics
 import sys
 import tempfile
 import threading
@@ -30,6 +39,11 @@ import numpy as np
 from click.testing import CliRunner
 
 from digest.cli import cli
+from digest.compose.topics import ALSO_SAVED, offline_sections
+from digest.models import Item, Note
+
+sys.path.insert(0, str(Path(__file__).parent.parent / "tests"))
+from weekitems import week_item  # noqa: E402
 
 
 def load(path: Path) -> list[tuple[str, str, str]]:
@@ -146,13 +160,84 @@ def run_sample(
     return len(set(assigned)), purity(assigned, truth), nmi(assigned, truth), len(found), elapsed
 
 
+def as_items(articles: list[tuple[str, str, str]]) -> list[Item]:
+    start = datetime(2026, 11, 16, tzinfo=UTC)
+    return [
+        week_item(n + 1, start, title=title, text=body, note=Note(body[:200]))
+        for n, (title, body, _category) in enumerate(articles)
+    ]
+
+
+def direct_sample(articles: list[tuple[str, str, str]], extra: tuple[str, str, str]) -> str:
+    items = as_items(articles)
+    found = offline_sections(items)
+    assigned = [found[item.id] for item in items]
+    truth = [category for _, _, category in articles]
+    grouped = [n for n, name in enumerate(assigned) if name != ALSO_SAVED]
+    heading = [
+        heading_share(name, f"{articles[n][0]} {articles[n][1]}")
+        for n, name in enumerate(assigned)
+        if name != ALSO_SAVED
+    ]
+    after = offline_sections(as_items([*articles, extra]))
+    pairs, names = stability(found, after)
+    pure = purity([assigned[n] for n in grouped], [truth[n] for n in grouped]) if grouped else 0
+    return (
+        f"{len(set(assigned))} sections, purity {purity(assigned, truth):.3f}"
+        f" (grouped items only {pure:.3f}), NMI {nmi(assigned, truth):.3f},"
+        f" also saved {1 - len(grouped) / len(items):.2f},"
+        f" heading words in items {statistics.fmean(heading) if heading else 0:.2f},"
+        f" one more item: pairs kept {pairs:.3f}, names kept {names:.2f}"
+    )
+
+
+def heading_share(name: str, text: str) -> float:
+    """Share of the heading's words found in the text (case-insensitive, as whole words)."""
+    found = [re.search(rf"\b{re.escape(w)}\b", text, re.I) for w in name.split()]
+    return sum(map(bool, found)) / len(found)
+
+
+def stability(before: dict[int, str], after: dict[int, str]) -> tuple[float, float]:
+    """Pairs of `before`'s items still together or apart in `after`; of the named groups whose
+    members are the same in both, the share that kept their name."""
+    ids = sorted(before)
+    kept = total = 0
+    for a, b in itertools.combinations(ids, 2):
+        total += 1
+        kept += (before[a] == before[b]) == (after[a] == after[b])
+    groups_before = _groups(before, ids)
+    groups_after = _groups(after, sorted(after))  # a group the new item joined did change
+    same = [
+        (name, members)
+        for name, members in groups_before.items()
+        if name != ALSO_SAVED and members in groups_after.values()
+    ]
+    named = sum(groups_after.get(name) == members for name, members in same)
+    return kept / max(1, total), named / len(same) if same else 1.0
+
+
+def _groups(sections: dict[int, str], ids: list[int]) -> dict[str, frozenset[int]]:
+    groups: dict[str, set[int]] = {}
+    for item_id in ids:
+        groups.setdefault(sections[item_id], set()).add(item_id)
+    return {name: frozenset(members) for name, members in groups.items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("csv", type=Path)
     parser.add_argument("--items", type=int, default=60)
     parser.add_argument("--samples", type=int, default=5)
+    parser.add_argument("--direct", action="store_true", help="offline_sections, no pipeline")
     args = parser.parse_args()
     articles = load(args.csv)
+    if args.direct:
+        for seed in range(args.samples):
+            randomness = np.random.RandomState(seed)
+            picked = randomness.choice(len(articles), args.items + 1, replace=False)
+            sample = [articles[i] for i in picked]
+            print(f"  seed {seed}: {direct_sample(sample[:-1], sample[-1])}")
+        return
     print(f"{args.items} articles per sample; sections / purity / NMI (one section: purity, NMI 0)")
     for seed in range(args.samples):
         picked = np.random.RandomState(seed).choice(len(articles), args.items, replace=False)

@@ -304,6 +304,18 @@ def _body(reply: Reply, request: dict[str, Any]) -> bytes:
     return json.dumps(completion).encode()
 
 
+_DELIMITER = re.compile(r"^<<<DATA-[0-9a-f]+>>>$", re.MULTILINE)
+
+
+def fenced_lines(message: str) -> list[str]:
+    """The lines between the data's delimiter lines (a prompt file of the user's may put its
+    own words around them); without them, all lines but the first and last."""
+    fences = [match.start() for match in _DELIMITER.finditer(message)]
+    if len(fences) >= 2:
+        return message[fences[0] : fences[1]].splitlines()[1:]
+    return message.splitlines()[1:-1]
+
+
 def default_content(request: dict[str, Any]) -> str:
     """A valid note echoing the data's first words, or a week summary citing every [id]."""
     users = [m for m in request.get("messages") or [] if m.get("role") == "user"] or [{}]
@@ -311,7 +323,7 @@ def default_content(request: dict[str, Any]) -> str:
     if ids := [int(i) for i in re.findall(r"^\[(\d+)\]", data, re.MULTILINE)]:
         statement = {"text": "This week's items have a common thread.", "items": ids}
         return json.dumps({"statements": [statement], "must_read": ids[:1]})
-    lines = [line for line in data.splitlines()[1:-1] if not line.startswith(("Title:", "URL:"))]
+    lines = [line for line in fenced_lines(data) if not line.startswith(("Title:", "URL:"))]
     words = re.findall(r"[^\W_]+", " ".join(lines))[:12]
     summary = f"A note on: {' '.join(words)} and more. It echoes {len(words)} words of the data."
     return json.dumps({"summary": summary, "key_points": words[:2], "tags": ["fake"]})
@@ -324,7 +336,7 @@ def data_words(request: dict[str, Any]) -> list[str]:
     """Words of the fenced data in the request's first user message (never the title line)."""
     users = [m for m in request.get("messages") or [] if m.get("role") == "user"] or [{}]
     data = str(users[0].get("content", ""))
-    lines = [line for line in data.splitlines()[1:-1] if not line.startswith(("Title:", "URL:"))]
+    lines = [line for line in fenced_lines(data) if not line.startswith(("Title:", "URL:"))]
     found = [w for w in re.findall(r"[^\W\d_]{4,}", " ".join(lines))]
     return (found or ["nothing"]) * 3
 
@@ -352,7 +364,7 @@ def _note_data(request: dict[str, Any]) -> str | None:
     user = _user(request)
     if re.search(r"^\[\d+\]", user, re.MULTILINE):
         return None
-    return "\n".join(user.splitlines()[1:-1])
+    return "\n".join(fenced_lines(user))
 
 
 def _system(request: dict[str, Any]) -> str:

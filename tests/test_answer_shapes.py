@@ -180,12 +180,14 @@ def test_reading_any_week_answer_never_raises(data: Any) -> None:
     [
         ("The article explains how compilers parse grammars and why it matters for teams.", True, True),
         ("Also will man wissen, was in der Praxis so passiert, wenn man es an einem Beispiel"
-         " zeigt.", True, False),  # German that shares stopwords with English: not surely English
-        ("Le texte explique comment les compilateurs fonctionnent et pourquoi ils comptent.", False, False),
+         " zeigt.", False, False),  # German that shares words with English ("also", "will")
+        ("https://www.youtube.com/watch?v=33y9FMIvcWY Everything is a file in Linux", True, False),
         ("Der Artikel erklärt Compiler.", True, False),  # too short to tell either way
+        ("Le texte explique comment les compilateurs fonctionnent et pourquoi ils comptent"
+         " tant pour les équipes.", False, False),
     ],
 )  # fmt: skip
-def test_the_language_of_a_note_is_told_cheaply_in_both_directions(
+def test_the_language_of_a_note_is_told_only_on_enough_words(
     summary: str, english: bool, sure: bool
 ) -> None:
     assert (looks_english(summary), surely_english(summary)) == (english, sure)

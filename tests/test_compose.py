@@ -28,7 +28,10 @@ from digest.compose.digest import (
     Provenance,
     compose,
     content_hash,
+    digest_context,
+    reader_view,
 )
+from digest.compose.unread import pretend_note
 from digest.models import (
     Item,
     ItemKind,
@@ -387,3 +390,64 @@ def test_short_note_without_url_is_shown_once_with_only_its_comment() -> None:
     ]
     markdown = compose(PERIOD, items, NO_SUMMARY, zone=ZONE)
     assert "- **LMSys**\n\n- **FlashInfer**\n\n  Better Sampling\n" in markdown
+
+
+def offline_stand_in_note(summary: str) -> Note:
+    return Note(summary, basis=NoteBasis.SAVED_CONTEXT, prompt_version="extractive-3-s3")
+
+
+def test_an_unread_link_with_only_its_address_gets_no_pretend_note() -> None:
+    url = "https://www.youtube.com/watch?v=33y9FMIvcWY"
+    failed: dict[str, Any] = dict(
+        state=ItemState.FAILED, error=f"fetch failed: '{url}': cannot resolve"
+    )
+    items = [
+        make_item(1, url, note=offline_stand_in_note("v=33y9FMIvcWY."), context=url, **failed),
+        make_item(2, "https://b.example/x", "Bees", note=offline_stand_in_note("Bees."), **failed),
+        make_item(
+            3,
+            "https://c.example/y",
+            "Cells",
+            context=f"- [Cells](https://c.example/y) a clear tour of membranes\n{url}",
+            note=offline_stand_in_note("Cells a clear tour of membranes."),
+            **failed,
+        ),
+    ]
+
+    markdown = compose(PERIOD, items, NO_SUMMARY, zone=ZONE)
+
+    quiet = "*(page not read yet: host unreachable; not tried again)*"
+    assert entry("youtube.com/watch?v=33y9FMIvcWY", url, quiet) in markdown
+    assert entry("Bees", "https://b.example/x", quiet) in markdown
+    assert entry("Cells", "https://c.example/y", f"A clear tour of membranes. {quiet}") in markdown
+    assert [pretend_note(item) for item in items] == [True, True, False]
+
+
+def test_notes_without_a_link_are_notes_in_the_footer_never_pages_not_fetched() -> None:
+    items = [
+        make_item(1, None, "Static Polymorphism", note=offline_stand_in_note("Static.")),
+        make_item(2, "https://b.example/", "B", state=ItemState.NEW),
+        make_item(3, None, "DST Book", context="DST Book", state=ItemState.NEW),  # no note
+    ]
+    provenance = Provenance(notes=(ModelUsage("offline", "extractive-3-s3", 1, Usage()),))
+
+    markdown = compose(PERIOD, items, NO_SUMMARY, zone=ZONE, provenance=provenance)
+
+    footer = markdown.split("\n---\n\n")[1]
+    assert footer == (
+        "*Notes: 1 extractive summary (offline, no LLM).*\n\n"
+        "*Not summarised: 1 item not fetched yet.*\n"
+    )
+
+
+def test_the_reader_view_ignores_the_footer_and_follows_the_notes() -> None:
+    item = make_item(1, "https://a.example/", note=Note("First note."))
+    renoted = make_item(1, "https://a.example/", note=Note("Another note."))
+    costs = Provenance(notes=(ModelUsage("gpt-4o-mini", "p1", 3, Usage(100, 10, 0.01)),))
+
+    def view(items: list[Item], provenance: Provenance | None) -> str:
+        context = digest_context(PERIOD, items, NO_SUMMARY, zone=ZONE, provenance=provenance)
+        return reader_view(context)
+
+    assert view([item], None) == view([item], costs)
+    assert view([item], None) != view([renoted], None)

@@ -62,4 +62,5 @@ def test_pdf_latin1_and_binary_pages_come_out_right_through_a_run(tmp_path: Path
     }
     assert "Café Müller in Köln" in rows["cafe"]["text"]
     assert rows["photo"]["state"] == "failed" and "image/png" in rows["photo"]["error"]
-    assert rows["photo"]["note"]  # kept, and noted from what was saved with it
+    assert rows["photo"]["note"] is None  # kept; only its address was saved: no pretend note
+    assert rows["photo"]["basis"] == "saved context"

@@ -34,6 +34,7 @@ HIDDEN = re.compile(
         ("zero\u200bwidth\ufeff \u2066isolate\u2069", "zerowidth isolate"),
         ("bell\x07 esc\x1b[31m nul\x00 c1\x85 tab\tline\r\n", "bell esc[31m nul c1 tab\tline\n"),
         ("AT&amp;T &#65; &copy; & more", "AT&amp;T &#65; &copy; & more"),
+        ("&&#x202E;#x202E;x &\u202e#8238;y", "x y"),
     ],
 )
 def test_one_cleaner_drops_what_a_reader_cannot_see(text: str, cleaned: str) -> None:

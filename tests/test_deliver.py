@@ -194,6 +194,7 @@ def test_an_empty_week_is_mailed_and_fed_only_when_asked(
     outcome = deliver_digest(store, config, PERIOD, FIRST, NOW, empty=True)
     assert (config.digests_dir / "2026-W47.md").exists()
     assert ("email" in outcome.delivered) is publish_empty
+    assert config.log_path.exists() is publish_empty
     assert (config.digests_dir / "feed.xml").exists() is publish_empty
     assert len(handler.envelopes) == int(publish_empty)
 
@@ -330,6 +331,31 @@ def test_crash_after_log_append_does_not_double_the_entry(tmp_path: Path, store:
     assert len(markers(config.log_path)) == 1
     record = store.delivery("2026-W47", "log", digest_hash)
     assert record is not None and record.status == "sent"
+
+
+def test_a_rerender_a_reader_cannot_see_is_not_logged_again(tmp_path: Path, store: Store) -> None:
+    config = make_config(tmp_path, None)
+    restyled = FIRST.replace("## The week", "## This week")
+
+    first = deliver_digest(store, config, PERIOD, FIRST, NOW, reader_view="a" * 64)
+    again = deliver_digest(store, config, PERIOD, restyled, NOW, reader_view="a" * 64)
+    changed = deliver_digest(store, config, PERIOD, SECOND, NOW, reader_view="b" * 64)
+
+    assert "log" in first.delivered and "log" not in again.delivered
+    assert again.revision == 2 and "file" in again.delivered  # the file shows the new look
+    assert "log" in changed.delivered
+    assert [marker.split()[4] for marker in markers(config.log_path)] == ["1", "3"]
+
+
+def test_a_log_kept_by_content_is_not_appended_again_once_views_are_tracked(
+    tmp_path: Path, store: Store
+) -> None:
+    config = make_config(tmp_path, None)
+    deliver_digest(store, config, PERIOD, FIRST, NOW)  # as a digest before reader views
+    deliver_digest(store, config, PERIOD, FIRST, NOW, reader_view="a" * 64)
+    deliver_digest(store, config, PERIOD, FIRST + "\n", NOW, reader_view="a" * 64)
+
+    assert len(markers(config.log_path)) == 1
 
 
 @pytest.mark.parametrize("security", ["starttls", "ssl"])

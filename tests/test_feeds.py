@@ -206,11 +206,42 @@ def test_html_page_is_not_a_feed(server: LoopbackServer) -> None:
     assert str(caught.value).startswith(f"feed {server.url('/page')!r}: not a feed (")
 
 
-def test_truncated_feed_with_only_an_empty_item_is_not_a_feed(server: LoopbackServer) -> None:
+def test_truncated_feed_with_only_an_empty_item_is_no_feed_read(server: LoopbackServer) -> None:
     server.routes["/cut"] = Response(200, "<rss><channel><item>", content_type=RSS)
 
-    with pytest.raises(SourceError, match="not a feed"):
+    with pytest.raises(SourceError, match="ends inside an entry .* no whole entry before"):
         poll_url(server.url("/cut"))
+
+
+def test_a_feed_cut_off_inside_its_third_item_keeps_two_and_is_partial(
+    server: LoopbackServer, store: Store
+) -> None:
+    items = "".join(
+        f"<item><title>Post {n}</title><link>https://blog.test/{n}</link></item>" for n in (1, 2)
+    )
+    whole = f"<rss version='2.0'><channel><title>t</title>{items}"
+    server.routes["/feed"] = Response(
+        200,
+        whole + "<item><title>Post 3 is cut he",
+        content_type=RSS,
+        headers={"ETag": '"v1"'},
+    )
+    source = feed_source(store, "blog", server.url("/feed"))
+    report = collect(store, [source])
+    assert sorted(item.url or "" for item in store.all_items()) == [
+        "https://blog.test/1",
+        "https://blog.test/2",
+    ]
+    reason = "the document ends inside an entry (cut off): only the 2 whole entries before it read"
+    assert report.info == [f"feed 'blog' read in part: {reason}"] and report.failures == []
+    [row] = store.list_sources()
+    assert (row.status, row.last_error) == ("partial", reason)
+    assert store.feed_state(source[0]).etag is None  # read whole next time, not a 304
+
+    server.routes["/feed"] = Response(200, whole + "</channel></rss>", content_type=RSS)
+    collect(store, [source], now=NOW + timedelta(hours=1))
+    [row] = store.list_sources()
+    assert (row.status, row.last_error) == ("ok", None)
 
 
 def test_well_formed_html_page_with_a_title_is_not_a_feed(server: LoopbackServer) -> None:
@@ -585,3 +616,19 @@ def test_a_body_whose_declared_encoding_fails_is_read_as_windows_1252_not_left_t
     assert parsed, "parsing a 40 KB feed took over 30 s"
     [item] = parsed[0].items
     assert item.title is not None and item.title.startswith("Café")
+
+
+def test_a_feed_entrys_category_is_its_topic() -> None:
+    rss = (
+        '<?xml version="1.0"?><rss version="2.0"><channel><title>t</title>'
+        "<item><title>Paged attention</title><link>https://a.test/1</link>"
+        "<category> Inference </category><category>GPU</category></item>"
+        "<item><title>No category</title><link>https://a.test/2</link></item>"
+        "</channel></rss>"
+    )
+    json_feed = (
+        '{"version": "https://jsonfeed.org/version/1.1", "title": "t", "items": ['
+        '{"id": "1", "url": "https://a.test/3", "tags": ["rust", "async"]}]}'
+    )
+    assert [item.topic for item in parse_feed(_fetched(rss)).items] == ["Inference", None]
+    assert [item.topic for item in parse_feed(_fetched(json_feed)).items] == ["rust"]

@@ -32,7 +32,7 @@ def test_a_file_error_carries_the_file_as_data_and_names_it_once(
     store: Store, tmp_path: Path
 ) -> None:
     binary = tmp_path / "photo.md"
-    binary.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    binary.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(64))
 
     with pytest.raises(ImportFormatError) as raised:
         import_file(store, binary, source_id=store.ensure_source("t", "import"), zone=ZONE, now=NOW)

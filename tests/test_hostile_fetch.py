@@ -24,6 +24,7 @@ from digest.models import ItemState, SavedItem, StageReport
 from digest.pipeline import Pipeline
 from digest.store import Store, open_store
 from loopback import LoopbackServer, QuietHTTPServer, Response, serving
+from test_extract import minimal_pdf
 
 NOW = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 RSS = """<?xml version="1.0"?><rss version="2.0"><channel><title>t</title>
@@ -196,6 +197,55 @@ def test_binary_body_is_closed_after_its_first_bytes_and_given_up_for_good(
     assert video.sent < 2_000_000  # of 9 MB
     assert item.state is ItemState.FAILED and item.next_attempt_at is None
     assert video.requests == 1 and again.failures == []
+
+
+def test_a_broken_pdf_served_as_html_is_read_once_within_the_cap_and_never_again(
+    tmp_path: Path,
+) -> None:
+    pdf = Streamed(b"%PDF-1.4\n", 3_000_000, "text/html")
+    store = open_store(tmp_path / "digest.db")
+    try:
+        source_id = store.ensure_source("inbox", "file", path="/inbox")
+        store.save_items(source_id, [SavedItem(pdf.url)], NOW)
+        config = Config(fetch=settings(max_bytes=5_000_000))
+        report = asyncio.run(Pipeline(config, store, clock=lambda: NOW).fetch_and_extract())
+        [item] = store.all_items()
+        later = Pipeline(config, store, clock=lambda: NOW + timedelta(days=30))
+        again = asyncio.run(later.fetch_and_extract())
+    finally:
+        store.close()
+        pdf.stop()
+    assert "unreadable PDF" in report.failures[0] and "given up" in report.failures[0]
+    assert item.state is ItemState.FAILED and item.next_attempt_at is None
+    assert pdf.requests == 1 and again.failures == []
+
+
+def test_a_pdf_served_as_html_is_read_as_a_pdf(server: LoopbackServer, store: Store) -> None:
+    server.routes["/paper"] = Response(
+        200, minimal_pdf("Attention is all you need, a paper about transformer models.")
+    )
+    source_id = store.ensure_source("inbox", "file", path="/inbox")
+    store.save_items(source_id, [SavedItem(server.url("/paper"))], NOW)
+    config = Config(fetch=settings())
+    asyncio.run(Pipeline(config, store, clock=lambda: NOW).fetch_and_extract())
+    [item] = store.all_items()
+    assert item.state is ItemState.FETCHED and "Attention is all you need" in (item.text or "")
+
+
+@pytest.mark.parametrize("credentials", [False, True])
+def test_a_password_in_a_url_is_sent_only_when_the_caller_says_so(
+    server: LoopbackServer, credentials: bool
+) -> None:
+    server.routes["/private"] = Response(200, "ok")
+    url = f"http://bob:PW'x@127.0.0.1:{server.port}/private"
+
+    async def run() -> None:
+        async with Fetcher(settings()) as fetcher:
+            await fetcher.get(url, userinfo=credentials)
+
+    asyncio.run(run())
+    [request] = server.hits("/private")
+    assert ("authorization" in request.headers) is credentials
 
 
 def test_html_is_read_whole_through_the_binary_gate(server: LoopbackServer) -> None:

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from digest.cli import cli
-from digest.collect.importers.opml import parse_opml
+from digest.collect.importers.opml import Feed, parse_opml
 from loopback import LoopbackServer, Response, serving
 
 RSS = (
@@ -130,12 +130,12 @@ def test_sources_export_prints_every_feed_as_valid_opml(rig: Rig) -> None:
     rig.run("import", str(rig.write("feeds.opml", opml(rig))))
     result = rig.run("sources", "export", "--opml")
     assert result.exit_code == 0, result.output
-    assert sorted((name, url) for name, url, _ in parse_opml(result.output)) == [
+    assert sorted((feed.name, feed.url) for feed in parse_opml(result.output)) == [
         ("Configured", rig.feed_url("configured")),
         ("Configured (2)", rig.feed_url("nested")),
         ("Imported & co", rig.feed_url("imported")),
     ]
-    assert ("Configured (2)", rig.feed_url("nested"), "Tech") in parse_opml(result.output)
+    assert Feed("Configured (2)", rig.feed_url("nested"), "Tech") in parse_opml(result.output)
 
 
 def test_sources_export_without_a_format_is_a_usage_error(rig: Rig) -> None:

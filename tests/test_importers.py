@@ -89,6 +89,14 @@ def test_journal_link_title_spanning_two_lines_is_joined() -> None:
     assert item.line == line_of("til.md", "[Demystifying NCCL")
 
 
+def test_a_journal_heading_with_an_open_bracket_does_not_swallow_the_next_link() -> None:
+    text = "# Notes [draft\n- [Paged attention](https://example.org/paged)\n"
+    result = parse("til.md", forced="journal", text=text)
+    assert [(item.url, item.topic, item.line) for item in result.items] == [
+        ("https://example.org/paged", "Notes [draft", 2)
+    ]
+
+
 def test_journal_bare_url_and_dash_url_lines_are_links_without_title() -> None:
     result = parse("til.md")
     (dashed,) = by_url(result, "https://yingru.notion.site/When-Speed-Kills-Stability")

@@ -126,7 +126,6 @@ def test_openers_after_an_ended_post_start_new_posts() -> None:
         "We just released a course that walks you through a B-tree in Go, page by page.",
         "'Storage Engines: A Field Guide' just cited my compaction notes in its chapter on LSM trees.",
         "I don't get why so many people want to move abroad for work.",
-        "Here are 9 boards that list remote jobs paying in EUR:",
         "Day 6 of Tracing From Scratch: sampling tips",
         "Zig 0.14 release notes just dropped!",
         "a developer noticed something about printer queues",

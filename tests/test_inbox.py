@@ -97,8 +97,8 @@ def test_collecting_never_changes_the_files(store: Store, inbox: Path) -> None:
 def test_file_of_unknown_format_is_a_failure_line_while_others_import(
     store: Store, inbox: Path
 ) -> None:
-    (inbox / "photo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
-    (inbox / "shopping.txt").write_text("milk\n")
+    (inbox / "photo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(64))
+    (inbox / "shopping.txt").write_text("milk, as https://example.org/milk says\n")
     _, report = collect(store, inbox)
     failures = report.failures
     assert any(line.startswith(f"{inbox / 'photo.png'}: ") for line in failures)
@@ -139,8 +139,8 @@ def test_a_folder_whose_every_file_fails_marks_the_source_failing(
 ) -> None:
     folder = tmp_path / "junk"
     folder.mkdir()
-    (folder / "photo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
-    (folder / "shopping.txt").write_text("milk\n")
+    (folder / "photo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(64))
+    (folder / "shopping.txt").write_text("milk, as https://example.org/milk says\n")
     _, report = collect(store, folder)
     assert len(report.failures) == 2
     (source,) = store.list_sources()
@@ -153,7 +153,7 @@ def test_a_folder_with_one_good_file_among_bad_ones_stays_healthy(
 ) -> None:
     folder = tmp_path / "mixed"
     folder.mkdir()
-    (folder / "shopping.txt").write_text("milk\n")
+    (folder / "shopping.txt").write_text("milk, as https://example.org/milk says\n")
     (folder / "links.urls").write_text("https://example.org/one\n")
     _, report = collect(store, folder)
     assert report.done == 1 and len(report.failures) == 1

@@ -71,8 +71,10 @@ def test_a_posts_first_line_is_shown_once() -> None:
 
 
 def test_a_summary_that_merely_shares_a_first_word_keeps_it() -> None:
-    assert without_lead("Rustacean news this week.", "Rust") == "Rustacean news this week."
-    assert without_lead("Rust: a new release.", "Rust") == "A new release."
+    opens = {"title_opens_text": True}
+    assert without_lead("Rustacean news this week.", "Rust", **opens) == "Rustacean news this week."
+    assert without_lead("Rust: a new release.", "Rust", **opens) == "A new release."
+    assert without_lead("Rust: a new release.", "Rust") == "Rust: a new release."  # a page's
 
 
 @given(st.text(max_size=300))

@@ -275,3 +275,14 @@ def test_new_saved_context_renews_the_note_of_a_link_whose_page_was_no_article()
     assert not renews(ItemKind.LINK, Quality.CONSENT, True, "old line\nnew line", "new line")
     assert not renews(ItemKind.LINK, None, True, "old line", "new line")  # the article was read
     assert not renews(ItemKind.NOTE, None, False, "old line", "new line")
+
+
+def test_a_changed_prompt_file_renotes_only_on_refresh() -> None:
+    noted = item(
+        ItemState.NOTED, note=Note("A note.", model="gpt", prompt_version="chat-2:English+file-aaa")
+    )
+
+    assert not lifecycle.renote_for_model(noted, "gpt", "chat-2:English+file-bbb")
+    assert lifecycle.renote_for_model(noted, "gpt", "chat-2:English+file-bbb", refresh=True)
+    assert not lifecycle.renote_for_model(noted, "gpt", "chat-2:English+file-aaa", refresh=True)
+    assert lifecycle.renote_for_model(noted, "gpt", "chat-3:English+file-aaa")

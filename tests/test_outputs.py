@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import xml.etree.ElementTree as ET
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -57,7 +59,8 @@ def test_the_feed_is_valid_atom_with_one_entry_per_week_newest_first(
     ]
     newest = parsed.entries[0]
     assert newest.link == "https://me.example/digests/2026-W47.md"
-    assert newest.id.startswith("urn:uuid:")
+    assert re.fullmatch(r"tag:me\.example,2026-11-16:digest-[0-9a-f]{32}/2026-W47", newest.id)
+    assert_atom(feed_path(config).read_bytes())
     html = newest.content[0].value
     assert {tag for tag, _ in elements(html)} <= {"h1", "ul", "li", "a"}
     assert [attrs["href"] for tag, attrs in elements(html) if tag == "a"] == [
@@ -113,6 +116,121 @@ def test_control_characters_in_a_digest_keep_the_feed_valid_and_earlier_weeks_ke
     ]
     old_week = parsed.entries[1].content[0].value
     assert "Bell and NUL" in old_week and "\x07" not in old_week and "\x1b" not in old_week
+
+
+def assert_atom(data: bytes) -> None:
+    """RFC 4287's required elements and rules, checked on the document itself: the feed
+    has one id, title and updated, an author (or every entry one), at most one self link;
+    every entry one id (an absolute IRI), title and updated, and content or an alternate
+    link; times are RFC 3339; ids are unique."""
+    root = ET.fromstring(data)
+    assert root.tag == f"{{{ATOM}}}feed"
+
+    def one(parent: ET.Element, tag: str) -> str:
+        found = parent.findall(f"{{{ATOM}}}{tag}")
+        assert len(found) == 1, f"{parent.tag} needs exactly one {tag}, has {len(found)}"
+        return found[0].text or ""
+
+    def moment(text: str) -> None:
+        assert RFC3339.fullmatch(text), f"not an RFC 3339 time: {text!r}"
+
+    entries = root.findall(f"{{{ATOM}}}entry")
+    ids = [one(root, "id")]
+    one(root, "title")
+    moment(one(root, "updated"))
+    authors = root.findall(f"{{{ATOM}}}author")
+    assert authors or all(e.findall(f"{{{ATOM}}}author") for e in entries)
+    assert all(one(author, "name") for author in authors)
+    links = root.findall(f"{{{ATOM}}}link")
+    assert len([link for link in links if link.get("rel") == "self"]) <= 1
+    for entry in entries:
+        ids.append(one(entry, "id"))
+        one(entry, "title")
+        moment(one(entry, "updated"))
+        for published in entry.findall(f"{{{ATOM}}}published"):
+            moment(published.text or "")
+        alternate = [
+            link for link in entry.findall(f"{{{ATOM}}}link") if link.get("rel") == "alternate"
+        ]
+        assert entry.findall(f"{{{ATOM}}}content") or alternate
+    assert all(re.match(r"[a-z][a-z0-9+.-]*:\S+$", id_) for id_ in ids), ids
+    assert len(set(ids)) == len(ids)
+
+
+ATOM = "http://www.w3.org/2005/Atom"
+RFC3339 = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)")
+W45 = parse_week("2026-W45", UTC_ZONE)
+
+
+def test_ids_stay_when_public_url_is_set_later_and_no_file_link_is_given(
+    tmp_path: Path, store: Store
+) -> None:
+    deliver_digest(store, config_for(tmp_path), W47, digest("2026-W47", "One."), NOW)
+    before = feed_path(config_for(tmp_path)).read_bytes()
+    public = config_for(tmp_path, public_url="https://me.example/digests/")
+    later = NOW + timedelta(hours=1)
+    deliver_digest(store, public, W47, digest("2026-W47", "Two."), later)
+    after = feed_path(public).read_bytes()
+
+    old, new = feedparser.parse(before), feedparser.parse(after)
+    assert (old.feed.id, old.entries[0].id) == (new.feed.id, new.entries[0].id)
+    assert b"file:" not in before and "links" not in old.entries[0]
+    assert "public_url" in old.feed.subtitle
+    assert [(link.rel, link.href) for link in new.feed.links] == [
+        ("self", "https://me.example/digests/feed.xml")
+    ]
+    assert new.entries[0].link == "https://me.example/digests/2026-W47.md"
+    assert "subtitle" not in new.feed
+    for data in (before, after):
+        assert_atom(data)
+
+
+def test_backfilled_weeks_come_newest_first_published_at_their_end(
+    tmp_path: Path, store: Store
+) -> None:
+    config = config_for(tmp_path)
+    for number, week in enumerate((W47, W45, W46)):  # the order a backfill may take
+        deliver_digest(
+            store, config, week, digest(week.label, "Some."), NOW + timedelta(minutes=number)
+        )
+
+    parsed = feedparser.parse(feed_path(config).read_bytes())
+    assert [entry.title for entry in parsed.entries] == [
+        "Digest for 2026-W47",
+        "Digest for 2026-W46",
+        "Digest for 2026-W45",
+    ]
+    assert [entry.published for entry in parsed.entries] == [
+        "2026-11-23T00:00:00Z",
+        "2026-11-16T00:00:00Z",
+        "2026-11-09T00:00:00Z",
+    ]
+    assert [entry.updated for entry in parsed.entries] == [
+        "2026-11-23T08:00:00Z",
+        "2026-11-23T08:02:00Z",
+        "2026-11-23T08:01:00Z",
+    ]
+    assert parsed.feed.updated == "2026-11-23T08:02:00Z"
+    assert_atom(feed_path(config).read_bytes())
+
+
+def test_a_feed_file_from_before_keeps_its_ids(tmp_path: Path, store: Store) -> None:
+    config = config_for(tmp_path)
+    feed_path(config).parent.mkdir(parents=True)
+    feed_path(config).write_text(
+        f'<?xml version="1.0"?><feed xmlns="{ATOM}"><id>urn:uuid:old-feed</id>'
+        "<title>t</title><updated>2026-11-16T08:00:00Z</updated>"
+        "<entry><id>urn:uuid:old-w46</id><title>Digest for 2026-W46</title>"
+        "<updated>2026-11-16T08:00:00Z</updated><content>x</content></entry></feed>"
+    )
+
+    deliver_digest(store, config, W46, digest("2026-W46", "Again."), NOW)
+    deliver_digest(store, config, W47, digest("2026-W47", "New."), NOW)
+
+    parsed = feedparser.parse(feed_path(config).read_bytes())
+    assert parsed.feed.id == "urn:uuid:old-feed"
+    assert [entry.id for entry in parsed.entries][1] == "urn:uuid:old-w46"
+    assert parsed.entries[0].id.startswith("tag:localhost,")
 
 
 # -- one note per item ------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import subprocess
 import sys
@@ -262,3 +263,27 @@ def test_the_store_closes_when_its_block_ends(tmp_path: Path) -> None:
         assert store.count_items() == 0
     with pytest.raises(sqlite3.ProgrammingError):
         store.count_items()
+
+
+def test_text_stored_before_the_cleaner_is_cleaned_by_its_migration(tmp_path: Path) -> None:
+    path = tmp_path / "digest.db"
+    db = Database(sqlite3.connect(path))
+    migrations.apply(db, stop_before="m019_text_for_readers")
+    db.conn.execute(
+        "INSERT INTO items (key, url, kind, title, context, saved_at, collected_at)"
+        " VALUES ('https://a.example/', 'https://a.example/', 'link', 'Invoice \u202eexe.pdf',"
+        " 'see http://bob:pw@h.test/x', '2026-11-18T00:00:00+00:00', '2026-11-18T00:00:00+00:00')"
+    )
+    db.conn.execute(
+        "INSERT INTO notes (cache_key, model, prompt_version, summary, key_points, tags, basis,"
+        " created_at) VALUES ('k', 'm', 'p', 'bell\x07 here', ?, '[]', 'full text', 'now')",
+        (json.dumps(["zero\u200bwidth", "fine"]),),
+    )
+    db.conn.commit()
+    db.conn.close()
+
+    with open_store(path) as store:
+        [item] = store.all_items()
+        (summary, points) = store.conn.execute("SELECT summary, key_points FROM notes").fetchone()
+    assert (item.title, item.context) == ("Invoice exe.pdf", "see http://***@h.test/x")
+    assert (summary, json.loads(points)) == ("bell here", ["zerowidth", "fine"])

@@ -130,3 +130,14 @@ def test_a_run_shows_a_copy_and_a_rewrite_fetched_from_a_feed_as_one_entry(
     assert "- **[WeWork under investigation](" not in markdown
     assert "- **[NY AG investigates WeWork](" not in markdown
     assert f"[Regus profits rise]({server.url('/3')})" in markdown
+
+
+def test_a_merged_story_counts_once_in_the_brief_and_its_site_is_named_without_escapes() -> None:
+    week = [
+        WEEK[0],
+        replace(WEEK[1], url="http://127.0.0.1:8080/x/1", key="http://127.0.0.1:8080/x/1"),
+        *WEEK[2:],
+    ]
+    markdown = compose(PERIOD, week, WeekSummary(()), zone=ZONE, sections={})
+    assert "*also in: [127.0.0.1](http://127.0.0.1:8080/x/1)," in markdown
+    assert "(2 items)" in markdown.split("\n## ")[1]  # the story and Regus, not four

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import itertools
 import random
+import re
+from dataclasses import replace
 from zoneinfo import ZoneInfo
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from digest.compose.digest import compose
-from digest.compose.topics import offline_sections
+from digest.compose.topics import ALSO_SAVED, offline_sections
 from digest.models import Item, Note, WeekSummary
 from digest.periods import parse_week
 from weekitems import week_item
@@ -66,17 +71,80 @@ def test_items_on_one_subject_share_a_section_named_by_their_words(language: str
     names = [next(iter(n)) for n in by_subject.values()]
     assert len(set(names)) == 3
     for subject, (name,) in by_subject.items():
-        assert any(w.lower() in SUBJECTS[language][subject].lower() for w in name.split(", "))
+        assert all(w.lower() in SUBJECTS[language][subject].lower() for w in name.split())
 
 
-def test_the_offline_overview_names_the_main_sections_citing_their_items() -> None:
+def test_the_week_in_brief_covers_every_section_in_the_bodys_order_with_its_count() -> None:
     items, _ = articles("en")
     markdown = compose(PERIOD, items, WeekSummary(()), zone=ZONE, sections=offline_sections(items))
-    week = markdown.split("## The week\n\n", 1)[1].split("\n## ", 1)[0]
-    assert week.count(": 4 items ([") == 3
+    week, body = markdown.split("## The week\n\n", 1)[1].split("\n## ", 1)
+    body_sections = re.findall(r"^## (.+)\n\n((?:.|\n)*?)(?=^## |\Z)", "## " + body, re.M)
+    expected = [(name, str(("\n" + entries).count("\n- **"))) for name, entries in body_sections]
+    assert re.findall(r"^- \*\*(.+?)\*\* \((\d+) items?\)", week, re.M) == expected
+    assert "*Offline: each line is a sentence from its section's most central note" in week
+    assert "**Must read:** [" in week and "the note closest to the rest of the week." in week
     assert "Recurring theme" not in markdown
 
 
-def test_too_few_items_get_no_sections() -> None:
+def test_items_that_share_nothing_are_also_saved_and_a_feeds_under_its_name() -> None:
     items, _ = articles("en", per_subject=1)
-    assert offline_sections(items) == {}
+    items[0] = replace(items[0], sources=("vLLM blog",))
+    assert offline_sections(items, feeds={"vLLM blog"}) == {
+        1: "vLLM blog",
+        2: ALSO_SAVED,
+        3: ALSO_SAVED,
+    }
+
+
+def test_the_users_own_grouping_is_kept_and_never_renamed() -> None:
+    items, _ = articles("en")
+    topics = [replace(item, topic="Kitchen") if item.id > 8 else item for item in items]
+    sections = offline_sections(topics)
+    assert set(sections) == set(range(1, 9))  # the topics stay theirs: compose names them
+    markdown = compose(PERIOD, topics, WeekSummary(()), zone=ZONE, sections=sections)
+    assert "\n## Kitchen\n" in markdown
+
+
+def test_a_section_name_is_never_a_count_or_a_numbered_section() -> None:
+    items, _ = articles("en")
+    counted = [replace(i, text=f"Three {i.text} three three.") for i in items]
+    names = set(offline_sections(counted).values())
+    assert not any(re.search(r"\bthree\b|Section \d", name, re.I) for name in names)
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.integers(0, 11), st.integers(0, 10_000))
+def test_one_more_item_keeps_nine_in_ten_pairs_and_the_names_of_unchanged_groups(
+    subject: int, seed: int
+) -> None:
+    items, _ = articles("en", per_subject=5)
+    randomness = random.Random(seed)
+    terms = list(SUBJECTS["en"].values())[subject % 3].split()
+    text = " ".join(" ".join(randomness.sample(terms, 6)) + "." for _ in range(8))
+    before = offline_sections(items)
+    after = offline_sections([*items, item(len(items) + 1, "another one", text)])
+    pairs = list(itertools.combinations(sorted(before), 2))
+    kept = sum((before[a] == before[b]) == (after[a] == after[b]) for a, b in pairs)
+    assert kept >= 0.9 * len(pairs)
+    for name in set(before.values()) - {ALSO_SAVED}:
+        members = members_of(before, name)
+        now = after[min(members)]
+        if members_of(after, now) == members:  # the same group: the same name
+            assert now == name
+
+
+def members_of(sections: dict[int, str], name: str) -> set[int]:
+    return {item_id for item_id, named in sections.items() if named == name}
+
+
+def test_a_week_with_no_note_to_quote_names_its_sections_first_items_and_says_so() -> None:
+    items = [
+        week_item(n, PERIOD.start, title=f"Saved link {n}", topic="Reading") for n in (1, 2, 3)
+    ]
+    markdown = compose(PERIOD, items, WeekSummary(()), zone=ZONE, sections={})
+    week = markdown.split("## The week\n\n", 1)[1].split("\n## ", 1)[0]
+    assert week.startswith(
+        "- **Reading** (3 items): [Saved link 1](https://site.example/1),"
+        " [Saved link 2](https://site.example/2) and 1 more\n"
+    )
+    assert "no note to quote yet" in week and "Must read" not in week

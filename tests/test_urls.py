@@ -277,6 +277,8 @@ def test_parse_url_fast_path_agrees_with_the_full_checks(text: str) -> None:
         ("file:///etc/passwd", "not a web link (file:)"),
         ("https:example.org", "not an absolute URL"),
         ("   ", "empty URL"),
+        ("HTTP://A\\:65536", "backslash in the host"),  # urlsplit and httpx read it apart
+        ("http://u:p\\x@h.test/", "backslash in the host"),
     ],
 )
 def test_each_url_the_parser_refuses_says_why(text: str, reason: str) -> None:

@@ -7,7 +7,10 @@ its mode. No write follows a symbolic link: one where our file should be is Link
 
 from __future__ import annotations
 
+import errno
+import io
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -16,8 +19,9 @@ from digest.errors import LinkRefused
 PRIVATE_MODE = 0o600
 
 
-def write_atomic(path: Path, text: str, *, private: bool = False) -> None:
-    """Replace `path` with `text` so that readers see the old file or the new one, never half.
+def write_atomic(path: Path, text: str | bytes, *, private: bool = False) -> None:
+    """Replace `path` with `text` (bytes as they are) so that readers see the old file or the
+    new one, never half.
 
     The new file is made with O_EXCL beside it and renamed over `path`: nothing is
     truncated in place, and a symbolic link at `path` is LinkRefused, not replaced."""
@@ -28,7 +32,7 @@ def write_atomic(path: Path, text: str, *, private: bool = False) -> None:
         mode = PRIVATE_MODE if private else _mode_for(path)
         os.fchmod(fd, mode)  # mkstemp makes it 0600 whatever the umask
         with os.fdopen(fd, "wb") as tmp:
-            tmp.write(text.encode("utf-8"))
+            tmp.write(text.encode("utf-8") if isinstance(text, str) else text)
             tmp.flush()
             os.fsync(tmp.fileno())
         os.replace(tmp_name, path)
@@ -39,13 +43,42 @@ def write_atomic(path: Path, text: str, *, private: bool = False) -> None:
 
 
 def create_private(path: Path) -> None:
-    """Create `path` empty and 0600 if it does not exist, without following a link there."""
+    """Create `path` empty and 0600 if it does not exist, without following a link there;
+    an existing file is left to its owner (SQLite opens it), a symbolic link refused."""
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, PRIVATE_MODE)
     except FileExistsError:
         refuse_link(path)
         return
     os.close(fd)
+
+
+def open_own(path: Path, flags: int, mode: int = 0o666) -> int:
+    """A descriptor on our own file at `path`: created new with O_EXCL, or opened as it is;
+    never through a symbolic link, and never a file with other names (a hard link to one
+    of the user's files) or not regular: those are LinkRefused. `mode` less the umask."""
+    flags |= os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        return os.open(path, flags | os.O_CREAT | os.O_EXCL, mode)
+    except FileExistsError:
+        pass
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise LinkRefused(path) from exc
+        raise
+    found = os.fstat(fd)
+    if not stat.S_ISREG(found.st_mode) or found.st_nlink > 1:
+        os.close(fd)
+        raise LinkRefused(path)
+    return fd
+
+
+def open_append(path: Path) -> io.TextIOWrapper:
+    """`path` opened to append text (created if need be) as open_own allows it."""
+    fd = open_own(path, os.O_WRONLY | os.O_APPEND)
+    return os.fdopen(fd, "a", encoding="utf-8", newline="")
 
 
 def refuse_link(path: Path) -> None:

@@ -9,18 +9,19 @@ import sys
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from digest.errors import DISK_ERRNOS, ConfigError, DeliveryError, DigestError, disk_error
-from digest.models import Period, Stage, StageReport
+from digest.models import ItemKind, ItemState, Period, Stage, StageReport
 from digest.urls import for_display
 
 if TYPE_CHECKING:  # config pulls in pydantic: imported when a command needs it
     from digest.config import Config, ConfigLocation
+    from digest.store import Store
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -191,6 +192,7 @@ def _run_stages(
     only_period: bool = False,
     retry_fetch: bool = False,
     retry_notes: bool = False,
+    refresh: bool = False,
 ) -> None:
     from digest.clock import utc_now
     from digest.pipeline import NotesScope, run
@@ -198,7 +200,7 @@ def _run_stages(
 
     cfg = config()
     period = _period(cfg, week, utc_now())
-    notes = NotesScope(only_period=only_period, retry=retry_notes)
+    notes = NotesScope(only_period=only_period, retry=retry_notes, refresh=refresh)
     with stage_progress() as progress:
         result = run(
             cfg,
@@ -327,11 +329,42 @@ def extract(retry: bool) -> None:
     is_flag=True,
     help="Ask the model again for items whose note attempts ran out (llm.max_attempts).",
 )
+@WEEK
+@click.option(
+    "--refresh",
+    is_flag=True,
+    help="With --week: renew that week's notes made with another prompt (llm.prompt_file)"
+    " or model; a prompt change otherwise applies to new notes only.",
+)
+@click.option(
+    "--dry-run", is_flag=True, help="Only estimate the calls, tokens and cost; nothing is sent."
+)
 @common_options
 @locked
-def summarize(retry: bool) -> None:
-    """Write notes for items that have none, or whose text changed."""
-    _run_stages("summarize", (Stage.NOTES,), None, retry_notes=retry)
+def summarize(retry: bool, week: str | None, refresh: bool, dry_run: bool) -> None:
+    """Write notes for items that have none, or whose text changed (with --week: that
+    week's items only)."""
+    if refresh and week is None:
+        raise click.UsageError("--refresh renews one week's notes: give --week")
+    if dry_run:
+        from digest.clock import utc_now
+        from digest.pipeline import estimate_run
+
+        cfg = config()
+        period = _period(cfg, week, utc_now())
+        for line in estimate_run(
+            cfg, period, only_period=week is not None, refresh=refresh
+        ).lines():
+            click.echo(line)
+        return
+    _run_stages(
+        "summarize",
+        (Stage.NOTES,),
+        week,
+        only_period=week is not None,
+        retry_notes=retry,
+        refresh=refresh,
+    )
 
 
 @cli.command()
@@ -414,11 +447,13 @@ def sources_list() -> None:
 @click.option(
     "--include-secrets",
     is_flag=True,
-    help="Keep the feeds' passwords and tokens (shown as *** without it).",
+    help="Keep the feeds' passwords and tokens (shown as *** without it), and put a basic"
+    " auth's login into its feed's URL.",
 )
 @common_options
 def sources_export(as_opml: bool, include_secrets: bool) -> None:
-    """Print every feed source, configured and imported, as OPML."""
+    """Print every feed source, configured and imported, as OPML (folders, categories and
+    site links kept: `digest import` reads it back)."""
     from digest.collect.feedlists import feeds_as_opml
     from digest.store import open_store
 
@@ -426,7 +461,112 @@ def sources_export(as_opml: bool, include_secrets: bool) -> None:
         raise click.UsageError("say which format: --opml")
     cfg = config()
     with open_store(cfg.db_path) as store:
-        click.echo(feeds_as_opml(store, cfg.sources, include_secrets), nl=False)
+        click.echo(feeds_as_opml(store, cfg.sources, include_secrets=include_secrets), nl=False)
+
+
+@sources.command("add")
+@click.argument("url")
+@click.option("--name", help="Its name (default: the feed's host).")
+@click.option("--category", help="Its topic, also its OPML folder ('Tech/AI': two levels).")
+@common_options
+def sources_add(url: str, name: str | None, category: str | None) -> None:
+    """Add a feed: to the config file (its comments kept), or the store without one."""
+    from digest.clock import utc_now
+    from digest.collect.manage import add_feed
+
+    _manage(
+        lambda cfg, store: add_feed(cfg, store, url, name=name, category=category, now=utc_now())
+    )
+
+
+@sources.command("remove")
+@click.argument("name")
+@common_options
+def sources_remove(name: str) -> None:
+    """Stop collecting a source and stop listing it; the items it brought stay."""
+    from digest.clock import utc_now
+    from digest.collect.manage import remove_source
+
+    _manage(lambda cfg, store: remove_source(cfg, store, name, utc_now()))
+
+
+@sources.command("pause")
+@click.argument("name")
+@common_options
+def sources_pause(name: str) -> None:
+    """Stop collecting a source until `digest sources resume NAME`."""
+    from digest.collect.manage import set_paused
+
+    _manage(lambda cfg, store: set_paused(cfg, store, name, True))
+
+
+@sources.command("resume")
+@click.argument("name")
+@common_options
+def sources_resume(name: str) -> None:
+    """Collect a paused source again."""
+    from digest.collect.manage import set_paused
+
+    _manage(lambda cfg, store: set_paused(cfg, store, name, False))
+
+
+@sources.command("rename")
+@click.argument("old")
+@click.argument("new")
+@common_options
+def sources_rename(old: str, new: str) -> None:
+    """Give a source another name; its items and poll state go with it."""
+    from digest.collect.manage import rename_source
+
+    _manage(lambda cfg, store: rename_source(cfg, store, old, new))
+
+
+def _manage(change: Callable[[Config, Store], str]) -> None:
+    """Run one `digest sources` change and print what it did."""
+    from digest.store import open_store
+
+    cfg = config()
+    with open_store(cfg.db_path) as store:
+        click.echo(for_display(change(cfg, store)))
+
+
+@cli.group()
+@common_options
+def prompts() -> None:
+    """Your own prompts: [llm] prompt_file and summary_prompt_file."""
+
+
+@prompts.command("export")
+@click.argument("folder", type=click.Path(path_type=Path, file_okay=False))
+@common_options
+def prompts_export(folder: Path) -> None:
+    """Write the built-in prompts into FOLDER as Jinja templates to start from (note.md.j2
+    for [llm] prompt_file, week.md.j2 for summary_prompt_file); existing files are kept."""
+    from digest.notes.prompts import STARTERS
+    from digest.starters import export_starters
+
+    for line in export_starters("digest.notes", "starters", STARTERS, folder):
+        click.echo(line)
+
+
+@cli.group()
+@common_options
+def templates() -> None:
+    """Your own templates: [output] templates_dir."""
+
+
+@templates.command("export")
+@click.argument("folder", type=click.Path(path_type=Path, file_okay=False))
+@common_options
+def templates_export(folder: Path) -> None:
+    """Write the built-in templates into FOLDER to start from: digest.md.j2 (the markdown
+    digest) and mail.html.j2 (the email's HTML part), each listing the variables it gets;
+    existing files are kept. Point [output] templates_dir at the folder."""
+    from digest.compose.usertemplates import BUILT_IN
+    from digest.starters import export_starters
+
+    for line in export_starters("digest.compose", "templates", BUILT_IN, folder):
+        click.echo(line)
 
 
 @cli.command()
@@ -497,19 +637,156 @@ def read(refs: tuple[str, ...]) -> None:
 
 
 @cli.command()
-@click.option("--week", required=True, metavar="YYYY-Www|last", help="The week to mail again.")
+@click.argument("query")
+@click.option("--week", metavar="YYYY-Www|last", help="Only items saved in this ISO week.")
+@click.option("--since", metavar="YYYY-MM-DD|YYYY-Www", help="Only items saved from then on.")
+@click.option("--source", metavar="NAME", help="Only items from this source.")
+@click.option("--kind", type=click.Choice([k.value for k in ItemKind]), help="Only this kind.")
+@click.option("--state", type=click.Choice([s.value for s in ItemState]), help="Only this state.")
+@click.option("--unread", is_flag=True, help="Only items not marked read.")
+@click.option("--limit", type=click.IntRange(1), default=20, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per hit and line.")
+@common_options
+def search(
+    query: str,
+    week: str | None,
+    since: str | None,
+    source: str | None,
+    kind: str | None,
+    state: str | None,
+    unread: bool,
+    limit: int,
+    as_json: bool,
+) -> None:
+    """Search everything saved (title, text, note, saved context, tags, host), best first.
+
+    QUERY is FTS5 syntax: words (stemmed: 'serve' finds 'serving'), "a phrase", prefix*,
+    AND, OR, NOT, NEAR(a b), column:word (title, text, note, context, tags, host)."""
+    from digest.clock import utc_now
+    from digest.errors import BadSearch
+    from digest.search import show_hits, write_json
+    from digest.store import SearchFilter, open_store
+
+    cfg = config()
+    if week and since:
+        raise click.UsageError("--week and --since cannot go together")
+    period = _period(cfg, week, utc_now()) if week else None
+    narrow = SearchFilter(
+        start=period.start if period else _since(cfg, since),
+        end=period.end if period else None,
+        source=source,
+        kind=ItemKind(kind) if kind else None,
+        state=ItemState(state) if state else None,
+        unread=unread,
+    )
+    with open_store(cfg.db_path) as store:
+        _known_source(store, source)
+        try:
+            hits = store.search(query, narrow, limit)
+        except BadSearch as exc:
+            hint = '(words with punctuation go in "double quotes")'
+            click.echo(for_display(f"digest: {exc} {hint}"), err=True)
+            sys.exit(2)
+    if as_json:
+        write_json(hits, cfg.digest.zone, sys.stdout)
+    else:
+        from rich.console import Console
+
+        show_hits(hits, cfg.digest.zone, Console(highlight=False))
+    if not hits:
+        click.echo(f"nothing found for {query!r}", err=True)
+
+
+def _since(cfg: Config, since: str | None) -> datetime | None:
+    if since is None:
+        return None
+    from digest.clock import utc_now
+    from digest.periods import local_midnight
+
+    try:
+        return local_midnight(date.fromisoformat(since), cfg.digest.zone)
+    except ValueError:
+        try:
+            return _period(cfg, since, utc_now()).start
+        except click.BadParameter as exc:
+            raise click.BadParameter(
+                f"not a date (YYYY-MM-DD) or a week: {exc.message}", param_hint="--since"
+            ) from exc
+
+
+def _known_source(store: Store, source: str | None) -> None:
+    if source is not None and source not in {row.name for row in store.list_sources()}:
+        raise click.BadParameter(
+            f"no source named {source!r} (`digest sources list` names them)",
+            param_hint="--source",
+        )
+
+
+@cli.command()
+@click.argument("ids", nargs=-1, required=True, type=int, metavar="ID...")
+@click.option("--unstar", is_flag=True, help="Take the star off instead.")
 @common_options
 @locked
-def resend(week: str) -> None:
+def star(ids: tuple[int, ...], unstar: bool) -> None:
+    """Star items (by id, as `digest search` shows them): the ranking learns from them."""
+    from digest.clock import utc_now
+    from digest.store import open_store
+
+    with open_store(config().db_path) as store:
+        unknown = [i for i in ids if not store.star(i, utc_now(), starred=not unstar)]
+    for item_id in ids:
+        if item_id not in unknown:
+            click.echo(f"{'unstarred' if unstar else 'starred'}: {item_id}")
+    if unknown:
+        raise DigestError(f"no saved item with id {', '.join(map(str, unknown))}")
+
+
+@cli.group()
+@common_options
+def rules() -> None:
+    """The reader's [[rules]]: mute, skip notes, pin, tag, put in a section."""
+
+
+@rules.command("test")
+@WEEK
+@common_options
+def rules_test(week: str | None) -> None:
+    """Per rule: the items it matches in the week, and how the digest would read without it
+    (composed offline from the store: no model call, nothing written)."""
+    from digest.clock import utc_now
+    from digest.rulecheck import rules_report
+
+    cfg = config()
+    for line in rules_report(cfg, _period(cfg, week, utc_now())):
+        click.echo(for_display(line))
+
+
+@cli.command()
+@click.option("--week", required=True, metavar="YYYY-Www|last", help="The week to mail again.")
+@click.option(
+    "--to",
+    "to",
+    multiple=True,
+    metavar="ADDRESS",
+    help="Mail only this recipient (repeat it), e.g. those refused last time.",
+)
+@common_options
+@locked
+def resend(week: str, to: tuple[str, ...]) -> None:
     """Mail the latest revision of a week's digest again, even if it was sent or unknown."""
     from digest.clock import utc_now
     from digest.jobs import resend as resend_digest
 
     cfg = config()
-    outcome = resend_digest(cfg, _period(cfg, week, utc_now()))
-    if outcome.failures:
+    outcome = resend_digest(cfg, _period(cfg, week, utc_now()), to=to)
+    if outcome.failures and "email" not in outcome.delivered:
         raise DeliveryError(outcome.failures[0])
-    click.echo(f"mailed {outcome.period} revision {outcome.revision} to {', '.join(cfg.email.to)}")
+    click.echo(
+        f"mailed {outcome.period} revision {outcome.revision} to {', '.join(to or cfg.email.to)}"
+    )
+    if outcome.failures:  # some recipients refused it
+        click.echo(for_display(f"digest: {outcome.failures[0]}"), err=True)
+        sys.exit(EXIT_WRITTEN_NOT_DELIVERED)
 
 
 @cli.command()
@@ -596,11 +873,7 @@ def status(as_json: bool, list_all: bool, failed_only: bool, source: str | None)
     from digest.store import open_store
 
     with open_store(config().db_path) as store:
-        if source is not None and source not in {row.name for row in store.list_sources()}:
-            raise click.BadParameter(
-                f"no source named {source!r} (`digest sources list` names them)",
-                param_hint="--source",
-            )
+        _known_source(store, source)
         data = gather_status(store, StatusQuery(list_all, failed_only, source))
     render_status(data, as_json=as_json)
 

@@ -8,11 +8,11 @@ import logging
 import os
 import re
 import tomllib
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from ipaddress import ip_network
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import (
@@ -42,7 +42,8 @@ SUBJECT_FIELDS = ("period", "dates")
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # every number has a range (Field ge/gt and le), checked at load; no inf or nan
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class DigestSection(_Section):
@@ -83,6 +84,46 @@ def checked_template(value: str, fields: Collection[str]) -> str:
     return value
 
 
+ENV_PREFIX = "env:"  # a header or cookie value read from this environment variable
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an HTTP token (RFC 9110)
+_NOT_HEADER_VALUE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+_MANAGED_HEADERS = frozenset({"host", "content-length", "transfer-encoding", "connection"})
+
+
+class _Secret(_Section):
+    """A secret named by the config, kept in the environment or in a file, never in it."""
+
+    def _one_place(self, env: str | None, file: Path | None, key: str) -> None:
+        if (env is None) == (file is None):
+            raise ValueError(f"give {key}_env (an environment variable) or {key}_file, one of them")
+
+
+class BasicAuth(_Secret):
+    type: Literal["basic"]
+    username: str
+    password_env: str | None = None
+    password_file: Path | None = None
+
+    @model_validator(mode="after")
+    def _password_somewhere(self) -> BasicAuth:
+        self._one_place(self.password_env, self.password_file, "password")
+        return self
+
+
+class BearerAuth(_Secret):
+    type: Literal["bearer"]
+    token_env: str | None = None
+    token_file: Path | None = None
+
+    @model_validator(mode="after")
+    def _token_somewhere(self) -> BearerAuth:
+        self._one_place(self.token_env, self.token_file, "token")
+        return self
+
+
+SourceAuth = Annotated[BasicAuth | BearerAuth, Field(discriminator="type")]
+
+
 class SourceConfig(_Section):
     name: str
     kind: Literal["feed", "file"]
@@ -90,6 +131,37 @@ class SourceConfig(_Section):
     path: Path | None = None
     format: str | None = None  # force an importer for a file source
     topic: str | None = None  # default topic for this source's items
+    follow_symlinks: bool = False  # read files that symbolic links in the folder lead to
+    max_file_mb: float = Field(64, gt=0, le=100_000)  # a larger file is reported and skipped
+    # a private feed: sent only to the host of `url` (see fetch/access.py)
+    auth: SourceAuth | None = None
+    headers: dict[str, str] = Field(default_factory=dict)  # values may be "env:NAME"
+    cookies: dict[str, str] = Field(default_factory=dict)  # values may be "env:NAME"
+    user_agent: str | None = None  # instead of [fetch] user_agent, for this feed
+    paused: bool = False  # not collected (`digest sources pause|resume`); its items stay
+
+    @field_validator("headers", "cookies")
+    @classmethod
+    def _sendable(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, text in value.items():
+            if not _HEADER_NAME.fullmatch(name):
+                raise ValueError(f"{name!r} is not a valid header or cookie name")
+            if name.lower() in _MANAGED_HEADERS:
+                raise ValueError(f"{name!r} is set by digest itself")
+            if _NOT_HEADER_VALUE.search(text):
+                raise ValueError(f"the value of {name!r} holds a line break or control character")
+        return value
+
+    @field_validator("user_agent")
+    @classmethod
+    def _one_line(cls, value: str | None) -> str | None:
+        if value is not None and _NOT_HEADER_VALUE.search(value):
+            raise ValueError("holds a line break or control character")
+        return value
+
+    @property
+    def is_private(self) -> bool:
+        return bool(self.auth or self.headers or self.cookies)
 
     @field_validator("url")
     @classmethod
@@ -102,6 +174,8 @@ class SourceConfig(_Section):
             raise ValueError("a feed source needs url")
         if self.kind == "file" and not self.path:
             raise ValueError("a file source needs path")
+        if self.kind == "file" and (self.is_private or self.user_agent):
+            raise ValueError("auth, headers, cookies and user_agent are for feed sources")
         return self
 
 
@@ -109,16 +183,18 @@ class FetchConfig(_Section):
     concurrency: int = Field(16, ge=1, le=256)
     per_host_concurrency: int = Field(2, ge=1, le=64)
     per_host_delay_s: float = Field(1.0, ge=0, le=60)  # between request starts to one host
-    timeout_s: float = Field(20, gt=0)
-    max_bytes: int = Field(10_000_000, ge=1024)
+    timeout_s: float = Field(20, gt=0, le=600)
+    max_bytes: int = Field(10_000_000, ge=1024, le=1_000_000_000)
     max_redirects: int = Field(5, ge=0, le=20)
-    max_items_per_feed: int = Field(200, ge=1)  # new entries taken per collect, newest first
+    max_items_per_feed: int = Field(
+        200, ge=1, le=10_000
+    )  # new entries taken per collect, newest first
     # false, true, or a list of networks (CIDR) that may be fetched although private
     allow_private_addresses: bool | list[str] = False
     user_agent: str = "digest/0.1 (+https://github.com/digest-dev/digest)"
-    retry_base_s: float = Field(3600, ge=0)  # first retry after this, doubling each time
-    retry_max_s: float = Field(7 * 86400, ge=0)
-    max_attempts: int = Field(8, ge=1)  # transient failures; permanent ones stop after 3
+    retry_base_s: float = Field(3600, ge=0, le=86_400)  # first retry after this, doubling each time
+    retry_max_s: float = Field(7 * 86400, ge=0, le=31_536_000)  # a year
+    max_attempts: int = Field(8, ge=1, le=100)  # transient failures; permanent ones stop after 3
     # links to these hosts are resolved at fetch time and the item re-keyed to where they lead
     shortener_hosts: list[str] = Field(default_factory=lambda: sorted(SHORTENER_HOSTS))
 
@@ -132,8 +208,8 @@ class FetchConfig(_Section):
 
 
 class ModelPrice(_Section):
-    input_per_mtok: float = Field(ge=0)
-    output_per_mtok: float = Field(ge=0)
+    input_per_mtok: float = Field(ge=0, le=100_000)
+    output_per_mtok: float = Field(ge=0, le=100_000)
 
 
 # OpenAI's list prices (USD per million tokens, standard tier) when this table was written.
@@ -153,13 +229,15 @@ class LLMConfig(_Section):
     base_url: str = ""
     api_key_env: str = "OPENAI_API_KEY"
     concurrency: int = Field(4, ge=1, le=64)
-    timeout_s: float = Field(60, gt=0)
+    timeout_s: float = Field(60, gt=0, le=3600)
     max_retries: int = Field(3, ge=0, le=10)
     language: str = "English"
-    max_input_tokens: int = Field(6000, ge=500)  # longer texts are condensed before the call
-    max_output_tokens: int = Field(300, ge=50)  # per note
-    summary_max_output_tokens: int = Field(800, ge=100)  # the week summary
-    budget_usd: float | None = Field(None, gt=0)  # per run; None: no cap
+    max_input_tokens: int = Field(
+        6000, ge=500, le=2_000_000
+    )  # longer texts are condensed before the call
+    max_output_tokens: int = Field(300, ge=50, le=100_000)  # per note
+    summary_max_output_tokens: int = Field(800, ge=100, le=100_000)  # the week summary
+    budget_usd: float | None = Field(None, gt=0, le=10_000)  # per run; None: no cap
     # USD per million tokens, by model; merged over DEFAULT_PRICES (models in neither cost 0)
     prices: dict[str, ModelPrice] = Field(default_factory=dict)
     # deprecated here, read from [offline]; kept for the offline summariser, which reads it
@@ -167,9 +245,13 @@ class LLMConfig(_Section):
     # sends of one (text, model, prompt version) over all runs; then the extractive note stands
     max_attempts: int = Field(2, ge=1, le=10)
     # the notes stage as a whole: past it no call is made; the rest stay pending
-    stage_timeout_s: float = Field(1800, gt=0)
+    stage_timeout_s: float = Field(1800, gt=0, le=86_400)
     # "auto": max_completion_tokens for reasoning models (o1, o3, o4, gpt-5…), else max_tokens
     token_limit_param: Literal["auto", "max_tokens", "max_completion_tokens"] = "auto"
+    # Jinja templates of what the model is asked (`digest prompts export DIR`; the variables
+    # are NOTE_PROMPT_VARIABLES and WEEK_PROMPT_VARIABLES); None: the built-in prompts
+    prompt_file: Path | None = None
+    summary_prompt_file: Path | None = None
 
     def price(self, model: str) -> ModelPrice | None:
         return self.prices.get(model) or DEFAULT_PRICES.get(model)
@@ -183,6 +265,14 @@ class LLMConfig(_Section):
         return self.base_url or os.environ.get("OPENAI_BASE_URL") or None
 
 
+# What a prompt file may use (docs in notes/prompts.py); `text` and `notes` are the data,
+# placed between two delimiter lines the model is told to treat as data only.
+NOTE_PROMPT_VARIABLES = frozenset(
+    {"title", "url", "site", "kind", "basis", "language", "known_tags", "text"}
+)
+WEEK_PROMPT_VARIABLES = frozenset({"language", "count", "notes"})
+
+
 class OfflineConfig(_Section):
     """The built-in summariser, used when [llm] provider = "offline" and as the stand-in."""
 
@@ -190,7 +280,9 @@ class OfflineConfig(_Section):
 
 
 class EmailConfig(_Section):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, populate_by_name=True, allow_inf_nan=False
+    )
 
     enabled: bool = False
     host: str = "localhost"
@@ -202,7 +294,7 @@ class EmailConfig(_Section):
     to: list[str] = Field(default_factory=lambda: ["me@example.org"])
     subject: str = "Your digest, {dates}"  # SUBJECT_FIELDS, nothing else
     send: Literal["once", "every_revision"] = "once"  # once: when the week is over
-    timeout_s: float = Field(30, gt=0)
+    timeout_s: float = Field(30, gt=0, le=600)
     ca_file: Path | None = None  # trust this certificate (self-signed servers)
     retries: int = Field(3, ge=0, le=10)  # a 4xx reply is retried this often within a run
     retry_backoff_s: float = Field(5, ge=0, le=600)  # the first pause; it doubles
@@ -220,6 +312,15 @@ class EmailConfig(_Section):
 class OutputConfig(_Section):
     public_url: str = ""  # where <data_dir>/digests/ is served; long emails link there
     notes_dir: Path | None = None  # one markdown note per item (Obsidian-style); None: off
+    # digest.md.j2 and mail.html.j2 here replace the built-in ones (`digest templates export`)
+    templates_dir: Path | None = None
+
+    @field_validator("templates_dir")
+    @classmethod
+    def _no_file(cls, value: Path | None) -> Path | None:
+        if value is not None and value.is_file():
+            raise ValueError(f"must be a folder, not the file {str(value)!r}")
+        return value
 
     @field_validator("public_url")
     @classmethod
@@ -227,9 +328,22 @@ class OutputConfig(_Section):
         return web_url(value) if value else value
 
 
+class AudioConfig(_Section):
+    """The audio edition: the week narrated offline, an MP3 with chapters, a podcast feed."""
+
+    enabled: bool = False
+    voice: Path | None = None  # a Piper voice model (.onnx, its .json beside it); None: espeak-ng
+    espeak: str = "espeak-ng"  # the espeak-ng program: a name on PATH or an absolute path
+    espeak_voice: str = "en-us"
+    words_per_minute: int = Field(150, ge=80, le=400)
+    max_minutes: float = Field(20, gt=0, le=240)
+    bitrate_kbps: Literal[32, 40, 48, 56, 64] = 48  # mono speech
+    timeout_s: float = Field(900, gt=0, le=86_400)  # one chapter's synthesis is stopped past this
+
+
 class LogConfig(_Section):
     file: Path | None = None  # None: stderr (journald); else a rotating file
-    max_bytes: int = Field(1_000_000, ge=10_000)
+    max_bytes: int = Field(1_000_000, ge=10_000, le=1_000_000_000)
     backups: int = Field(5, ge=1, le=100)
 
 
@@ -249,15 +363,79 @@ class ScheduleConfig(_Section):
         return value
 
 
+_MATCHERS = (
+    "host",
+    "source",
+    "kind",
+    "tags",
+    "words",
+    "regex",
+    "language",
+    "min_words",
+    "max_words",
+)
+_ACTIONS = ("mute", "skip_notes", "pin", "tag", "section")
+
+
+class RuleConfig(_Section):
+    """One [[rules]] entry: what it matches (every condition given must hold; a list matches
+    when any of its values does) and what it does to the items it matches."""
+
+    name: str
+    host: list[str] = Field(default_factory=list)  # example.com matches its subdomains too
+    source: list[str] = Field(default_factory=list)
+    kind: list[Literal["link", "note", "post"]] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list)  # the note's tags or the item's topic
+    words: list[str] = Field(default_factory=list)  # whole words or phrases, in title or text
+    regex: str | None = None  # searched in the title and text (Python syntax; (?i) for case)
+    language: list[str] = Field(default_factory=list)  # the page's language: "en", "de"…
+    min_words: int | None = Field(None, ge=0, le=10_000_000)
+    max_words: int | None = Field(None, ge=0, le=10_000_000)
+    mute: bool = False  # kept and searchable, left out of the digest (and noted offline)
+    skip_notes: bool = False  # noted offline: no model call is spent on it
+    pin: bool = False  # first in its section, and in "Must read"
+    tag: list[str] = Field(default_factory=list)  # added to the note's tags in the digest
+    section: str | None = None  # shown under this section
+
+    @field_validator("host", "source", "kind", "tags", "words", "language", "tag", mode="before")
+    @classmethod
+    def _one_or_a_list(cls, value: object) -> object:
+        return [value] if isinstance(value, str) else value
+
+    @field_validator("regex")
+    @classmethod
+    def _compiles(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"regex does not compile: {exc}") from exc
+        return value
+
+    @model_validator(mode="after")
+    def _matches_and_acts(self) -> RuleConfig:
+        if not any(getattr(self, key) not in (None, []) for key in _MATCHERS):
+            raise ValueError(
+                f"rule {self.name!r} matches nothing: give one of {', '.join(_MATCHERS)}"
+            )
+        if not any(getattr(self, key) not in (None, [], False) for key in _ACTIONS):
+            raise ValueError(f"rule {self.name!r} does nothing: give one of {', '.join(_ACTIONS)}")
+        return self
+
+
 class Config(_Section):
     digest: DigestSection = DigestSection()
     sources: list[SourceConfig] = Field(default_factory=list)
+    # what the reader cares about: ranks each section's items (see compose/ranking.py)
+    interests: list[str] = Field(default_factory=list)
+    rules: list[RuleConfig] = Field(default_factory=list)
     fetch: FetchConfig = FetchConfig()
     llm: LLMConfig = LLMConfig()
     offline: OfflineConfig = OfflineConfig()
     email: EmailConfig = EmailConfig()
     schedule: ScheduleConfig = ScheduleConfig()
     output: OutputConfig = OutputConfig()
+    audio: AudioConfig = AudioConfig()
     log: LogConfig = LogConfig()
     _path: Path | None = PrivateAttr(None)  # the file it came from, if any
 
@@ -273,6 +451,13 @@ class Config(_Section):
         duplicated = sorted({name for name in names if names.count(name) > 1})
         if duplicated:
             raise ValueError(f"source names must be unique: {', '.join(duplicated)}")
+        return self
+
+    @model_validator(mode="after")
+    def _unique_rule_names(self) -> Config:
+        names = [rule.name for rule in self.rules]
+        if duplicated := sorted({name for name in names if names.count(name) > 1}):
+            raise ValueError(f"rule names must be unique: {', '.join(duplicated)}")
         return self
 
     @model_validator(mode="after")
@@ -364,7 +549,9 @@ def parse_config(text: str, path: Path) -> Config:
     except ValidationError as exc:
         raise ConfigError(describe_validation_errors(exc, text, path)) from exc
     config._path = path  # private: not a key the file may set
-    return _resolve_paths(config, path.resolve().parent)
+    resolved = _resolve_paths(config, path.resolve().parent)
+    _check_prompt_files(resolved)
+    return resolved
 
 
 def default_config_text(data_dir: Path) -> str:
@@ -395,21 +582,84 @@ def _resolve_paths(config: Config, base: Path) -> Config:
         p = p.expanduser()
         return p if p.is_absolute() else (base / p).resolve()
 
-    sources = [
-        s.model_copy(update={"path": resolve(s.path)}) if s.path else s for s in config.sources
-    ]
+    sources = [_resolve_source_paths(s, resolve) for s in config.sources]
     email = config.email
     if email.ca_file:
         email = email.model_copy(update={"ca_file": resolve(email.ca_file)})
     digest = config.digest.model_copy(update={"data_dir": resolve(config.digest.data_dir)})
-    output, log = config.output, config.log
+    output, log, audio = config.output, config.log, config.audio
     if output.notes_dir:
         output = output.model_copy(update={"notes_dir": resolve(output.notes_dir)})
+    if output.templates_dir:
+        output = output.model_copy(update={"templates_dir": resolve(output.templates_dir)})
     if log.file:
         log = log.model_copy(update={"file": resolve(log.file)})
+    files = {
+        key: resolve(value)
+        for key in ("prompt_file", "summary_prompt_file")
+        if (value := getattr(config.llm, key)) is not None
+    }
+    llm = config.llm.model_copy(update=files)
+    if audio.voice:
+        audio = audio.model_copy(update={"voice": resolve(audio.voice)})
     return config.model_copy(
-        update={"digest": digest, "sources": sources, "email": email, "output": output, "log": log}
+        update={
+            "digest": digest,
+            "sources": sources,
+            "email": email,
+            "output": output,
+            "log": log,
+            "llm": llm,
+            "audio": audio,
+        }
     )
+
+
+def check_template(path: Path, key: str, variables: frozenset[str] | None) -> str:
+    """The text of the Jinja template at `path`, read and parsed; ConfigError naming the
+    key and the file (and line) when it cannot be read, does not parse, or uses a variable
+    it is not given (`variables`; None: any)."""
+    import jinja2
+    import jinja2.meta
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"config error: {key}: cannot read {path}: {exc}") from exc
+    try:
+        ast = jinja2.Environment().parse(text)
+    except jinja2.TemplateSyntaxError as exc:
+        raise ConfigError(f"config error: {path}:{exc.lineno}: {key}: {exc.message}") from exc
+    unknown = sorted(jinja2.meta.find_undeclared_variables(ast) - (variables or set()))
+    if variables is not None and unknown:
+        line = next(
+            (n for n, t in enumerate(text.splitlines(), 1) if re.search(rf"\b{unknown[0]}\b", t)),
+            None,
+        )
+        where = f"{path}:{line}" if line else str(path)
+        known = ", ".join(sorted(variables))
+        raise ConfigError(
+            f"config error: {where}: {key}: unknown variable {unknown[0]!r}; known: {known}"
+        )
+    return text
+
+
+def _check_prompt_files(config: Config) -> None:
+    llm = config.llm
+    if llm.prompt_file is not None:
+        check_template(llm.prompt_file, "llm.prompt_file", NOTE_PROMPT_VARIABLES)
+    if llm.summary_prompt_file is not None:
+        check_template(llm.summary_prompt_file, "llm.summary_prompt_file", WEEK_PROMPT_VARIABLES)
+
+
+def _resolve_source_paths(source: SourceConfig, resolve: Callable[[Path], Path]) -> SourceConfig:
+    update: dict[str, object] = {"path": resolve(source.path)} if source.path else {}
+    auth = source.auth
+    if isinstance(auth, BasicAuth) and auth.password_file:
+        update["auth"] = auth.model_copy(update={"password_file": resolve(auth.password_file)})
+    if isinstance(auth, BearerAuth) and auth.token_file:
+        update["auth"] = auth.model_copy(update={"token_file": resolve(auth.token_file)})
+    return source.model_copy(update=update) if update else source
 
 
 def describe_validation_errors(exc: ValidationError, text: str, path: Path) -> str:
@@ -443,6 +693,7 @@ _EXPECTED = {
     "model_type": _TABLE,
     "model_attributes_type": _TABLE,
     "dict_type": _TABLE,
+    "finite_number": "must be a finite number",
 }
 
 
@@ -458,20 +709,50 @@ def _in_our_words(error: ErrorDetails) -> str:
         return f"must be one of {context.get('expected', '')}, not {given!r}"
     if kind in _BOUNDS:
         words, key = _BOUNDS[kind]
-        return f"must be {words} {context.get(key)}, not {given!r}"
+        allowed = _range_of([str(part) for part in error["loc"]])
+        return f"must be {allowed or f'{words} {context.get(key)}'}, not {given!r}"
     if kind in _EXPECTED:
         return f"{_EXPECTED[kind]}, not {given!r}"
     return str(error["msg"])
 
 
 def _did_you_mean(location: list[str]) -> str:
+    # In TOML a key written after a [table] header belongs to that table.
+    if len(location) > 1 and location[-1] in ("interests", "rules"):
+        return f"; {location[-1]} goes at the top of the file, before any [section]"
     known = _keys_at(location[:-1])
     close = difflib.get_close_matches(location[-1], known, n=1, cutoff=0.6)
     return f"; did you mean {close[0]!r}?" if close else ""
 
 
-def _keys_at(location: list[str]) -> list[str]:
-    """The keys the table at `location` accepts (list indexes and dict keys skipped)."""
+def _range_of(location: list[str]) -> str | None:
+    """The documented range of the number at `location`: "at least 0 and at most 86400"."""
+    model = _model_at(location[:-1])
+    field = model.model_fields.get(location[-1]) if model is not None else None
+    if field is None:
+        return None
+    return range_words(field.metadata)
+
+
+def range_words(constraints: Iterable[object]) -> str | None:
+    """A field's bounds (annotated_types Ge, Gt, Le, Lt) in words, lower bound first."""
+    words = {
+        "ge": "at least",
+        "gt": "more than",
+        "le": "at most",
+        "lt": "less than",
+    }
+    parts = [
+        f"{words[name]} {getattr(bound, name):_}"
+        for name in words
+        for bound in constraints
+        if getattr(bound, name, None) is not None
+    ]
+    return " and ".join(parts) or None
+
+
+def _model_at(location: list[str]) -> type[BaseModel] | None:
+    """The model of the table at `location` (list indexes and dict keys skipped)."""
     model: type[BaseModel] = Config
     for part in location:
         field = model.model_fields.get(part)
@@ -479,8 +760,16 @@ def _keys_at(location: list[str]) -> list[str]:
             continue  # an index into [[sources]] or a key of [llm.prices]
         nested = _model_in(field.annotation)
         if nested is None:
-            return []
+            return None
         model = nested
+    return model
+
+
+def _keys_at(location: list[str]) -> list[str]:
+    """The keys the table at `location` accepts (list indexes and dict keys skipped)."""
+    model = _model_at(location)
+    if model is None:
+        return []
     hidden = {"note_sentences"} if model is LLMConfig else set()
     return [field.alias or name for name, field in model.model_fields.items() if name not in hidden]
 
@@ -494,10 +783,13 @@ def _model_in(annotation: object) -> type[BaseModel] | None:
     return None
 
 
+_TABLE_ARRAYS = ("sources", "rules")  # [[sources]], [[rules]]: located by their n-th header
+
+
 def _dotted_key(location: list[str]) -> str:
-    if location and location[0] == "sources" and len(location) > 1 and location[1].isdigit():
+    if location and location[0] in _TABLE_ARRAYS and len(location) > 1 and location[1].isdigit():
         rest = ".".join(location[2:])
-        return f"sources[{int(location[1]) + 1}]" + (f".{rest}" if rest else "")
+        return f"{location[0]}[{int(location[1]) + 1}]" + (f".{rest}" if rest else "")
     return ".".join(location)
 
 
@@ -508,8 +800,9 @@ def _find_line(text: str, location: list[str]) -> int | None:
     lines = text.splitlines()
     section_start = 0
     key = location[-1]
-    if location[0] == "sources" and len(location) > 1 and location[1].isdigit():
-        headers = [i for i, line in enumerate(lines) if re.match(r"\s*\[\[sources\]\]", line)]
+    if location[0] in _TABLE_ARRAYS and len(location) > 1 and location[1].isdigit():
+        header = re.compile(rf"\s*\[\[{location[0]}\]\]")
+        headers = [i for i, line in enumerate(lines) if header.match(line)]
         index = int(location[1])
         if index >= len(headers):
             return None

@@ -1,6 +1,7 @@
 """`digest doctor`: is this installation able to run? One line per check, with the fix.
 
-Checks the config, the data folder, the database, the sources, the network (DNS for
+Checks the config, the data folder, the database, the sources, the voice of the audio
+edition when it is enabled, the network (DNS for
 every feed host, and one feed), the LLM endpoint and the SMTP server, each with our
 own timeouts. It writes nothing: the data folder is checked with access(2), the
 database is opened read-only (never created or migrated), no mail is sent. The config
@@ -23,10 +24,11 @@ from urllib.parse import urlsplit
 
 import openai
 
+from digest.audio.voices import NoVoice, voice_for
 from digest.clock import utc_now
 from digest.config import Config, SourceConfig, load_config, user_config_path
 from digest.deliver.mail import UNREACHABLE, check_server
-from digest.errors import DeliveryError, DigestError
+from digest.errors import DeliveryError, DigestError, FetchError
 from digest.store import open_store_read_only, schema_differences
 from digest.urls import holds_secret
 
@@ -68,12 +70,13 @@ def run_checks(
         yield Check("config", False, str(exc), "correct the file at the place named")
         return
     yield Check("config", True, str(config.path) if config.path else _no_config_file())
-    if (exposed := config_exposure(config)) is not None:
-        yield exposed
+    yield from secrets_exposed(config)
     yield _checked("data dir", check_data_dir, config)
     yield _checked("database", check_database, config)
     feeds = _feed_sources(config)
     yield from check_sources(config, feeds)
+    if config.audio.enabled:
+        yield _checked("audio", check_audio, config)
     if local:
         return
     yield from check_network(config, feeds, resolve)
@@ -85,21 +88,22 @@ def _no_config_file() -> str:
     return f"no config file, built-in defaults; `digest init` writes {user_config_path()}"
 
 
-def config_exposure(config: Config) -> Check | None:
-    """A problem when the config file holds a password or token and others may read it."""
-    if config.path is None:
-        return None
+def secrets_exposed(config: Config) -> Iterator[Check]:
+    """A problem for the config file, and the database that keeps its feeds' URLs, when
+    a source URL holds a password or token and others may read the file."""
     holding = [s.name for s in config.sources if s.url and holds_secret(s.url)]
-    mode = config.path.stat().st_mode
-    if not holding or not mode & (stat.S_IRGRP | stat.S_IROTH):
-        return None
-    return Check(
-        "config secrets",
-        False,
-        f"{config.path} is readable by others (mode {stat.S_IMODE(mode):o}) and holds a"
-        f" password or token (source {holding[0]!r})",
-        f"chmod 600 {config.path}",
-    )
+    if not holding:
+        return
+    for name, path in (("config secrets", config.path), ("database secrets", config.db_path)):
+        mode = path.stat().st_mode if path is not None and path.exists() else 0
+        if mode & (stat.S_IRGRP | stat.S_IROTH):
+            yield Check(
+                name,
+                False,
+                f"{path} is readable by others (mode {stat.S_IMODE(mode):o}) and holds a"
+                f" password or token (source {holding[0]!r})",
+                f"chmod 600 {path}",
+            )
 
 
 def _checked(name: str, check: Callable[[Config], str], config: Config) -> Check:
@@ -282,14 +286,25 @@ def _unresolved_hosts(hosts: list[str], resolve: Resolver) -> dict[str, str]:
 
 
 def _fetch_one(config: Config, source: SourceConfig) -> str:
+    from digest.fetch.access import access_hint, source_access
     from digest.fetch.client import Fetcher, check_status
 
     async def fetch() -> None:
+        access = source_access(source)  # a private feed is asked with its login
         async with Fetcher(config.fetch) as fetcher:
-            check_status(await fetcher.get(source.url or ""))
+            url = source.url or ""
+            check_status(
+                await fetcher.get(
+                    url, access.headers, credentials=access.credentials, userinfo=True
+                )
+            )
 
     try:
         asyncio.run(fetch())
+    except FetchError as exc:
+        login = exc.status in (401, 403) and exc.permanent
+        fix = access_hint(source) if login else "check the url, and that this machine can reach it"
+        raise Problem(f"feed {source.name!r}: {exc}", fix) from exc
     except DigestError as exc:
         raise Problem(
             f"feed {source.name!r}: {exc}", "check the url, and that this machine can reach it"
@@ -343,6 +358,17 @@ def _llm_fix(exc: openai.APIError) -> str:
     if isinstance(exc, openai.APIConnectionError | openai.APITimeoutError):
         return "check [llm] base_url and that the server is up"
     return "see the server's message; `digest now` falls back to offline notes meanwhile"
+
+
+def check_audio(config: Config) -> str:
+    """A voice that can speak the audio edition (a Piper model is loaded, nothing spoken)."""
+    try:
+        return f"{voice_for(config.audio).name} speaks the audio edition"
+    except NoVoice as exc:
+        raise Problem(
+            str(exc).removeprefix("audio: "),
+            "apt-get install espeak-ng, or set [audio] voice to a Piper voice model",
+        ) from exc
 
 
 def check_smtp(config: Config) -> str:

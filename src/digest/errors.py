@@ -12,19 +12,22 @@
     ├── RunCancelled            the daemon is stopping: let it end the run after the item
     ├── SourceError             a feed or file source could not be read: record, next source
     ├── ImportFormatError       a file's format is unknown or forced wrongly: tell the user
+    ├── BadSearch               a search query FTS5 cannot parse: wrong usage (exit 2)
     ├── FetchError              a page could not be fetched (url; permanent, retry_after):
     │   │                       record against the item, retry with backoff (lifecycle)
     │   ├── BlockedAddress      a scheme or address the guard refuses: given up sooner
     │   │   └── AddressRefused  (fetch.guard) raised in the transport, which knows no URL
     │   └── SkippedContent      binary: closed after its first bytes, never fetched again
     ├── ExtractError            fetched bytes held no usable text (url): record, retry later
+    │   └── UnreadableDocument  a PDF no reader opens (broken, encrypted, scanned): final
     ├── SummarizeError          no valid note: a stand-in, retry later (llm.max_attempts sends)
     │   ├── UnusableAnswer      it answered, nothing usable
     │   └── LLMUnavailable      quota, auth, model, no server: stop the stage for this run
     │       └── BudgetReached   llm.budget_usd is spent: no new calls this run
     └── DeliveryError           mail or file delivery failed (fix: what to do): retry later
         ├── DeliveryUnknown     (deliver.mail) dropped after the message was sent: never resend
-        └── SmtpReplyError      (deliver.mail) the server answered an error code; 4xx is transient
+        ├── SmtpReplyError      (deliver.mail) the server answered an error code; 4xx is transient
+        └── NoVoice             (audio.voices) nothing can speak: install espeak-ng or a voice
 
 Outside the tree, on purpose: doctor.Problem (a failed check and its fix, caught by doctor
 itself), collect.importers.common.TimeError (a ValueError a parser turns into a Rejected
@@ -159,9 +162,14 @@ class ImportFormatError(DigestError):
     pass
 
 
+class BadSearch(DigestError):
+    pass
+
+
 class FetchError(DigestError):
     """A fetch failed. `permanent` failures (404, 410, refused address) are given up sooner;
-    `retry_after` is the wait the server asked for, in seconds."""
+    `retry_after` is the wait the server asked for, in seconds; `status` the HTTP status
+    that failed it, if one did."""
 
     action = "fetch failed"
 
@@ -172,10 +180,12 @@ class FetchError(DigestError):
         url: str | None = None,
         permanent: bool = False,
         retry_after: float | None = None,
+        status: int | None = None,
     ):
         super().__init__(reason, url=url)
         self.permanent = permanent
         self.retry_after = retry_after
+        self.status = status
 
 
 class BlockedAddress(FetchError):
@@ -194,6 +204,11 @@ class SkippedContent(FetchError):
 
 class ExtractError(DigestError):
     action = "extract failed"
+
+
+class UnreadableDocument(ExtractError):
+    """A document (PDF) whose bytes no reader opens: the same bytes would fail again, so
+    it is final, never fetched again."""
 
 
 class SummarizeError(DigestError):

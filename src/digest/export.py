@@ -6,6 +6,7 @@ import csv
 import json
 from typing import Any, TextIO
 
+from digest.compose.unread import pretend_note
 from digest.models import Item, Period
 from digest.store import Store
 from digest.text import clean
@@ -46,7 +47,7 @@ def export_row(item: Item) -> dict[str, Any]:
         "state": item.state.value,
         "error": item.error and for_display(item.error),
         "text": item.text,
-        "note": item.note.summary if item.note else None,
+        "note": item.note.summary if item.note and not pretend_note(item) else None,
         "tags": list(item.note.tags) if item.note else [],
         "topic": item.topic,
         "kind": item.kind.value,
@@ -83,7 +84,7 @@ def write_export(store: Store, period: Period | None, fmt: str, out: TextIO) -> 
 
 def csv_cell(value: object) -> object:
     """A text cell no spreadsheet runs as a formula and no terminal obeys: cleaned
-    (text.clean), with a `'` before a leading = + - @ tab or CR (OWASP's rule)."""
+    (text.clean), with a `'` before a leading = + - @, tab, CR or newline (OWASP's rule)."""
     if not isinstance(value, str):
         return value
     value = clean(value)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Sequence
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
@@ -23,12 +24,15 @@ log = logging.getLogger("digest")
 CATCH_UP_WEEKS = 8  # how far back the weekly job delivers missed or changed weeks
 
 
-def resend(config: Config, period: Period, clock: Clock = utc_now) -> DeliveryOutcome:
-    """`digest resend`: mail the latest revision of `period` again; the caller holds the lock."""
+def resend(
+    config: Config, period: Period, clock: Clock = utc_now, to: Sequence[str] = ()
+) -> DeliveryOutcome:
+    """`digest resend`: mail the latest revision of `period` again (to `to` alone if given);
+    the caller holds the lock."""
     with open_store(config.db_path) as store:
         items = store.items_saved_between(period.start, period.end)
         allowed = linkable_urls(items, backlog_for(store, config, period))
-        return resend_email(store, config, period, clock(), allowed_urls=allowed)
+        return resend_email(store, config, period, clock(), allowed_urls=allowed, to=to)
 
 
 def daemon_jobs(

@@ -268,12 +268,22 @@ def context_renews_note(
     return renewable and new_context not in (context or "")
 
 
-def renote_for_model(item: Item, model: str, prompt_version: str) -> bool:
-    """Noted by another model or prompt version: noted again when a digest needs it."""
-    return item.note is not None and (item.note.model, item.note.prompt_version) != (
-        model,
-        prompt_version,
-    )
+PROMPT_FILE_MARK = "+file-"  # a prompt version ends so with the hash of [llm] prompt_file
+
+
+def renote_for_model(item: Item, model: str, prompt_version: str, *, refresh: bool = False) -> bool:
+    """Noted by another model or prompt version: noted again when a digest needs it. A
+    change of the prompt file alone applies to new notes, and to old ones on `refresh`."""
+    if item.note is None:
+        return False
+    if refresh:
+        return (item.note.model, item.note.prompt_version) != (model, prompt_version)
+    built_in = _built_in(item.note.prompt_version)
+    return (item.note.model, built_in) != (model, _built_in(prompt_version))
+
+
+def _built_in(prompt_version: str) -> str:
+    return prompt_version.split(PROMPT_FILE_MARK)[0]
 
 
 @dataclass(frozen=True)

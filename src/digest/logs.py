@@ -5,12 +5,15 @@ Nothing happens at import; the CLI calls `configure_logging` once it knows the c
 
 from __future__ import annotations
 
+import io
 import logging
 import re
 import sys
 from collections.abc import Iterable
 from logging.handlers import RotatingFileHandler
+from pathlib import Path
 
+from digest.atomic import open_append
 from digest.config import Config, LogConfig
 from digest.urls import for_display
 
@@ -59,9 +62,19 @@ class RedactingFilter(logging.Filter):
         return True
 
 
+class _OwnFileHandler(RotatingFileHandler):
+    """A rotating log that opens its file as atomic.open_append does: no symbolic link."""
+
+    def _open(self) -> io.TextIOWrapper:
+        return open_append(Path(self.baseFilename))
+
+
 def config_secrets(config: Config) -> list[str]:
     """The secret values the config points at (they live in the environment)."""
-    return [secret for secret in (config.email.password, config.llm.api_key) if secret]
+    from digest.fetch.access import secrets_of
+
+    sources = [secret for source in config.sources for secret in secrets_of(source)]
+    return [secret for secret in (config.email.password, config.llm.api_key) if secret] + sources
 
 
 def configure_logging(
@@ -71,7 +84,7 @@ def configure_logging(
     handler: logging.Handler
     if log_config is not None and log_config.file is not None:
         log_config.file.parent.mkdir(parents=True, exist_ok=True)
-        handler = RotatingFileHandler(
+        handler = _OwnFileHandler(
             log_config.file,
             maxBytes=log_config.max_bytes,
             backupCount=log_config.backups,

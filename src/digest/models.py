@@ -155,6 +155,7 @@ class Item:
     note_failures: int = 0  # failed note attempts in a row: what the backoff counts
     note_error: str | None = None
     note_next_attempt_at: datetime | None = None
+    language: str | None = None  # the page's, as extracted ("en", "de-AT")
 
     @property
     def gave_up(self) -> bool:

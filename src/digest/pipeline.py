@@ -3,21 +3,33 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from digest import lifecycle
+from digest.audio.script import Script, week_script
 from digest.clock import REAL_WAITS, Clock, Progress, Waits, no_progress, utc_now
 from digest.collect.feedlists import imported_feed_sources
 from digest.collect.feeds import collect_feeds
 from digest.collect.inbox import collect_file_source
 from digest.compose.backlog import backlog_for, linkable_urls
-from digest.compose.digest import Backlog, Provenance, compose
+from digest.compose.digest import (
+    Backlog,
+    Provenance,
+    Topic,
+    digest_context,
+    format_period,
+    reader_view,
+    render_digest,
+)
+from digest.compose.ranking import HISTORY, History, rank_items
+from digest.compose.rules import RulesOutcome, apply_rules, needs_whole_text, notes_skipped
 from digest.compose.stories import TEXT_CHARS
 from digest.compose.topics import offline_sections
 from digest.compose.unread import without_unresolved
@@ -28,7 +40,7 @@ from digest.errors import RunCancelled
 from digest.extract.quality import SHOWS_ARTICLE_TEXT
 from digest.fetch.client import Fetcher
 from digest.fetch.stage import FetchStage
-from digest.models import Item, ItemKind, NoteBasis, Period, Stage, StageReport
+from digest.models import Item, ItemKind, NoteBasis, Period, Stage, StageReport, WeekSummary
 from digest.notes import CallRecord, NoteRequest, Summarizer
 from digest.notes.stage import Estimate, NotesStage
 from digest.periods import parse_week, period_containing, previous_period
@@ -57,6 +69,19 @@ class RunResult:
         return bool(self.delivery and self.delivery.failures) or bool(self.model_unreachable)
 
 
+@dataclass(frozen=True)
+class Composed:
+    """A period's digest as the store stands: its markdown, its items and backlog, and a
+    hash of what a reader sees in it (compose.digest.reader_view)."""
+
+    markdown: str
+    items: list[Item]
+    backlog: Backlog
+    reader_view: str
+    topics: list[Topic]  # its sections as listed, for the audio edition
+    problems: list[str] = field(default_factory=list)  # a template of yours that failed
+
+
 class Pipeline:
     """One run's worth of stages over one open store."""
 
@@ -76,7 +101,7 @@ class Pipeline:
         self.waits = waits
         self.run_id: int | None = None
         self.retry = False  # fetch every failed item now, whatever its backoff says
-        self.notes = NotesStage(store, config, clock, note_request)
+        self.notes = NotesStage(store, config, clock, note_request, notes_offline(config))
 
     async def _counted(
         self, stage: Stage, total: int, finished: list[int], items: int, work: Awaitable[None]
@@ -102,6 +127,7 @@ class Pipeline:
                 source,
             )
             for source in self.config.sources
+            if not source.paused
         ]
 
     async def collect(self) -> list[StageReport]:
@@ -138,14 +164,28 @@ class Pipeline:
     # -- notes -------------------------------------------------------------
 
     async def make_notes(
-        self, summarizer: Summarizer, period: Period | None = None, *, only_period: bool = False
+        self,
+        summarizer: Summarizer,
+        period: Period | None = None,
+        *,
+        only_period: bool = False,
+        refresh: bool = False,
     ) -> StageReport:
         """Notes for the items that need one (see NotesStage.due), made concurrently."""
         report = StageReport(Stage.NOTES)
-        due = self.notes.due(summarizer, period, only_period=only_period)
+        due = self.notes.due(summarizer, period, only_period=only_period, refresh=refresh)
         known_tags = self.notes.known_tags()
         finished = [0]
         self.notes.start()
+        skipped = {item.id for item in due if self.notes.offline_only(item)}
+        writers = {False: summarizer, True: self.notes.offline_summarizer()}  # no model call
+        groups = [
+            (writer, group)
+            for offline, writer in writers.items()
+            for group in self.notes.by_text(
+                writer, [item for item in due if (item.id in skipped) == offline], known_tags
+            )
+        ]
         await run_together(
             self._counted(
                 Stage.NOTES,
@@ -153,62 +193,78 @@ class Pipeline:
                 finished,
                 len(group),
                 isolated(  # a bug on one text: those items stay pending, the others go on
-                    self.notes.note_same_text(summarizer, group, known_tags, report),
+                    self.notes.note_same_text(writer, group, known_tags, report),
                     f"item {group[0].id}",
                     report.failures,
                 ),
             )
-            for group in self.notes.by_text(summarizer, due, known_tags)
+            for writer, group in groups
         )
         self.notes.finish(report)
         return report
 
     # -- compose and deliver -----------------------------------------------
 
-    async def compose_digest(
-        self, period: Period, summarizer: Summarizer
-    ) -> tuple[str, list[Item], Backlog]:
+    async def compose_digest(self, period: Period, summarizer: Summarizer) -> Composed:
         """The period's markdown as the store stands, with its items and backlog."""
-        items = self.store.items_saved_between(period.start, period.end, text_chars=TEXT_CHARS)
+        week = ruled_week(self.store, self.config, period)
+        items = week.shown
         week_summary = await self.notes.week_summary(period, items, summarizer)
+        muted = [item.id for item in week.muted]
         provenance = Provenance(
-            self.notes.notes_usage(period), self.notes.week_usage, self.notes.note_calls(period)
+            self.notes.notes_usage(period, muted),
+            self.notes.week_usage,
+            self.notes.note_calls(period),
+            muted=len(muted),
         )
         backlog = backlog_for(self.store, self.config, period)
-        zone = self.config.digest.zone
-        sections = offline_sections(items) if self.config.llm.provider == "offline" else None
-        markdown = compose(
-            period,
-            items,
-            week_summary,
-            zone=zone,
-            backlog=backlog,
-            provenance=provenance,
-            sections=sections,
+        history = reader_history(self.store)
+        context = week_context(
+            self.config, period, week, week_summary, history, backlog, provenance
         )
-        return for_display(markdown), items, backlog  # the digest goes everywhere: no secrets
+        rendered = render_digest(context, self.config.output.templates_dir)
+        markdown = for_display(rendered.text)  # the digest goes everywhere: no secrets
+        problems = [rendered.problem] if rendered.problem else []
+        return Composed(markdown, items, backlog, reader_view(context), context["topics"], problems)
 
     async def compose_draft(self, period: Period, summarizer: Summarizer) -> Path:
         """Rewrite the period's digest file only: the log and mail get the weekly revision."""
-        markdown, _, _ = await self.compose_digest(period, summarizer)
-        return write_draft(self.config, period, markdown)
+        composed = await self.compose_digest(period, summarizer)
+        for problem in composed.problems:
+            log.warning("%s", problem)
+        return write_draft(self.config, period, composed.markdown)
 
     async def compose_and_deliver(
         self, period: Period, summarizer: Summarizer, sleep: Sleep = time.sleep
     ) -> DeliveryOutcome:
-        markdown, items, backlog = await self.compose_digest(period, summarizer)
+        composed = await self.compose_digest(period, summarizer)
+        items = composed.items
         outcome = deliver_digest(
             self.store,
             self.config,
             period,
-            markdown,
+            composed.markdown,
             self.clock(),
-            allowed_urls=[for_display(url) for url in linkable_urls(items, backlog)],
+            allowed_urls=[for_display(url) for url in linkable_urls(items, composed.backlog)],
             sleep=sleep,
             empty=not items,
+            reader_view=composed.reader_view,
+            audio=self._script(period, composed.topics) if self.config.audio.enabled else None,
         )
+        outcome.failures.extend(composed.problems)
         self._write_item_notes(period, items, outcome)
         return outcome
+
+    def _script(self, period: Period, topics: Sequence[Topic]) -> Script:
+        """The week for the ear: the digest's topics in its order (the same items)."""
+        audio = self.config.audio
+        return week_script(
+            period.label,
+            format_period(period, self.config.digest.zone),
+            topics,
+            max_minutes=audio.max_minutes,
+            words_per_minute=audio.words_per_minute,
+        )
 
     def _write_item_notes(
         self, period: Period, items: list[Item], outcome: DeliveryOutcome
@@ -232,6 +288,56 @@ class Pipeline:
 
     def _record_call(self, call: CallRecord) -> None:
         self.notes.record_call(call, self.run_id)
+
+
+def ruled_week(store: Store, config: Config, period: Period) -> RulesOutcome:
+    """The period's items through the reader's [[rules]]: the muted left out, pins and
+    sections noted (the whole page is read only when a rule counts its words)."""
+    return apply_rules(config.rules, week_items(store, config, period))
+
+
+def notes_offline(config: Config) -> Callable[[Item], bool]:
+    """Whether the reader's rules keep the model off an item's note."""
+    return functools.partial(notes_skipped, config.rules)
+
+
+def week_items(store: Store, config: Config, period: Period) -> list[Item]:
+    chars = None if needs_whole_text(config.rules) else TEXT_CHARS
+    return store.items_saved_between(period.start, period.end, text_chars=chars)
+
+
+def reader_history(store: Store) -> History:
+    return History(
+        store.starred_items(HISTORY, text_chars=TEXT_CHARS),
+        store.read_items(HISTORY, text_chars=TEXT_CHARS),
+    )
+
+
+def week_context(
+    config: Config,
+    period: Period,
+    week: RulesOutcome,
+    week_summary: WeekSummary,
+    history: History,
+    backlog: Backlog,
+    provenance: Provenance | None,
+) -> dict[str, Any]:
+    """What the digest's template renders: its sections (offline ones without a model), each
+    ordered by the reader's interests and history (compose.ranking)."""
+    feeds = {source.name for source in config.sources if source.kind == "feed"}
+    offline = config.llm.provider == "offline"
+    sections = offline_sections(week.shown, feeds) if offline else None
+    ranking = rank_items(week.shown, config.interests, history, week.pinned)
+    return digest_context(
+        period,
+        week.shown,
+        week_summary,
+        zone=config.digest.zone,
+        backlog=backlog,
+        provenance=provenance,
+        sections=sections,
+        ranking=ranking,
+    )
 
 
 def note_request(item: Item, known_tags: Sequence[str]) -> NoteRequest:
@@ -260,13 +366,15 @@ def note_request(item: Item, known_tags: Sequence[str]) -> NoteRequest:
     )
 
 
-def estimate_run(config: Config, period: Period, *, only_period: bool = True) -> Estimate:
+def estimate_run(
+    config: Config, period: Period, *, only_period: bool = True, refresh: bool = False
+) -> Estimate:
     """What a run for `period` would spend on the LLM, from the store as it is (no writes,
     no API key needed)."""
     with open_store(config.db_path) as store:
-        notes = NotesStage(store, config, utc_now, note_request)
+        notes = NotesStage(store, config, utc_now, note_request, notes_offline(config))
         summarizer = notes.summarizer(on_call=lambda call: None, need_key=False)
-        return notes.estimate(summarizer, period, only_period=only_period)
+        return notes.estimate(summarizer, period, only_period=only_period, refresh=refresh)
 
 
 def resolve_period(config: Config, week: str | None, now: datetime) -> Period:
@@ -296,6 +404,7 @@ class NotesScope:
 
     only_period: bool = False
     retry: bool = False
+    refresh: bool = False  # renew the period's notes made with another prompt file
 
 
 async def _run_stages(
@@ -317,7 +426,9 @@ async def _run_stages(
         if Stage.NOTES in stages:
             if scope.retry:
                 pipeline.store.retry_notes()
-            report = await pipeline.make_notes(summarizer, period, only_period=scope.only_period)
+            report = await pipeline.make_notes(
+                summarizer, period, only_period=scope.only_period, refresh=scope.refresh
+            )
             result.reports.append(report)
         if Stage.DRAFT in stages:
             result.path = await pipeline.compose_draft(period, summarizer)
@@ -327,7 +438,10 @@ async def _run_stages(
             delivery = result.delivery
             result.reports.append(
                 StageReport(
-                    Stage.DELIVER, len(delivery.delivered), delivery.failures, delivery.held
+                    Stage.DELIVER,
+                    len(delivery.delivered),
+                    delivery.failures,
+                    [*delivery.held, *delivery.info],
                 )
             )
     finally:

@@ -4,7 +4,8 @@ An exclusive `fcntl.flock` on `<data_dir>/digest.lock`. The kernel drops the loc
 when its holder exits, however it exits, so a crash never leaves a stale lock.
 While held, the file says who holds it (pid, command, start time) so that the
 next run can say so in its message. The file itself is never deleted: deleting a
-flock'ed file lets two processes lock two different inodes.
+flock'ed file lets two processes lock two different inodes. It is opened as
+atomic.open_own allows: a symbolic or hard link there is refused, never truncated.
 """
 
 from __future__ import annotations
@@ -20,9 +21,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from digest.atomic import PRIVATE_MODE, open_own
 from digest.clock import utc_now
 from digest.errors import RunLocked, disk_error
 from digest.store import ensure_folder
+from digest.urls import for_display
 
 LOCK_NAME = "digest.lock"
 POLL_S = 0.05
@@ -46,7 +49,7 @@ def run_lock(
     path = data_dir / LOCK_NAME
     try:
         data_dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = open_own(path, os.O_RDWR, PRIVATE_MODE)
     except OSError as exc:
         raise disk_error(exc, f"the run lock {path}") from exc
     try:
@@ -91,7 +94,8 @@ def _acquire(
 
 def _write_holder(fd: int) -> None:
     started = utc_now().strftime("%Y-%m-%dT%H:%M:%SZ")
-    holder = {"pid": os.getpid(), "command": " ".join(sys.argv), "started": started}
+    command = for_display(" ".join(sys.argv))  # `digest add` of a URL with a password
+    holder = {"pid": os.getpid(), "command": command, "started": started}
     data = (json.dumps(holder) + "\n").encode()
     os.ftruncate(fd, 0)
     with contextlib.suppress(OSError):  # a full disk: the lock holds, its holder goes unsaid

@@ -51,10 +51,19 @@ STOPWORDS = frozenset(_STOPWORDS.split())
 def clean(text: str) -> str:
     """Drop invisible and control characters, raw or as character references, and
     normalise line endings: the one cleaner of every text stored for a reader."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    if "&" in text:
-        text = _REFERENCE.sub(_visible_reference, text)
-    return _INVISIBLE.sub("", text)
+    text = _INVISIBLE.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+    while "&" in text:  # again: `&&#x202E;#x202E;` leaves a reference once cut
+        cleaned = _REFERENCE.sub(_visible_reference, text)
+        if cleaned == text:
+            break
+        text = cleaned
+    return text
+
+
+def for_reader(text: str) -> str:
+    """Text as stored to be shown: no hidden characters (clean), and no password or token
+    of a URL quoted in it (urls.for_display), so the database and every output agree."""
+    return for_display(clean(text))
 
 
 def _visible_reference(reference: re.Match[str]) -> str:
@@ -108,26 +117,28 @@ def words(text: str) -> list[str]:
     return [w for w in found if len(w) > 1 and not w.isdigit() and w not in STOPWORDS]
 
 
-# English function words that other languages' text rarely holds (unlike "was", "also", "will",
-# "so" in German, "is", "in" in Dutch): telling English where another language was asked for
-_ENGLISH_ONLY_WORDS = """
-    the and of that with for this these those are which how why what its from they their them
-    would could should"""
-_ENGLISH_ONLY = frozenset(_ENGLISH_ONLY_WORDS.split())
+MIN_LANGUAGE_WORDS = 12  # fewer words (a title, a link) are too few to tell a language by
+
+
+def language_of(text: str) -> str | None:
+    """The ISO 639-1 code of the language `text` is written in (py3langid), or None when it
+    has too few words to judge; links are left out first (a URL is no language)."""
+    prose = without_links(text)
+    if len(re.findall(r"[^\W\d_]{2,}", prose)) < MIN_LANGUAGE_WORDS:
+        return None
+    import py3langid  # loaded on first use: its model takes a second to read
+
+    return str(py3langid.classify(prose)[0])
 
 
 def looks_english(text: str) -> bool:
-    """False for a text of some length with too few English function words to be English."""
-    tokens = re.findall(r"[^\W\d_]+", text.lower())
-    if len(tokens) < 8:
-        return True
-    return sum(token in STOPWORDS for token in tokens) / len(tokens) >= 0.15
+    """False for a text long enough to judge that is in another language than English."""
+    return language_of(text) in (None, "en")
 
 
 def surely_english(text: str) -> bool:
-    """True for a text of some length where words found only in English are common."""
-    tokens = re.findall(r"[^\W\d_]+", text.lower())
-    return len(tokens) >= 8 and sum(t in _ENGLISH_ONLY for t in tokens) / len(tokens) >= 0.12
+    """True for a text long enough to judge that is in English."""
+    return language_of(text) == "en"
 
 
 def shorten(text: str, limit: int) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import socket
 from collections.abc import Collection
 from dataclasses import dataclass
 from functools import cached_property
@@ -89,6 +90,11 @@ _SCHEME_PREFIX = re.compile(r"[a-z][a-z0-9+.\-]*:", re.IGNORECASE)
 _UNSAFE_CHAR = re.compile(r"[\s\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 _ASCII_HOST = re.compile(r"[a-z0-9_-]{1,63}(?:\.[a-z0-9_-]{1,63})*\.?", re.IGNORECASE)
 _DOTTED_NUMBERS = re.compile(r"[0-9.]+")
+# An IPv4 address in any form inet_aton accepts: one to four parts, each decimal, octal
+# (leading 0) or hex (0x): 2130706433, 127.1, 0177.0.0.1, 0x7f.0.0.1.
+_IPV4_PART = re.compile(r"0x[0-9a-f]*|0[0-7]*|[1-9][0-9]*", re.IGNORECASE)
+_NUMERIC_HOST = re.compile(r"https?://(?:[^@/?#\\]*@)?(?P<host>[0-9][^:/?#\\]*)", re.IGNORECASE)
+_AUTHORITY_END = re.compile(r"[/?#]")  # as httpx splits a URL
 # The common case, known good without taking it apart: http(s), a plain DNS name (not all
 # digits and dots), an optional port, and no whitespace or control character after.
 _PLAIN_WEB_URL = re.compile(
@@ -127,12 +133,37 @@ def parse_url(text: str, *, credentials: bool = True) -> WebURL | BadURL:
     every output). Everything else
     gives a BadURL saying why; a scheme other than http(s) gives "not a web link (scheme:)".
     """
-    url = text.strip().removeprefix("<").removesuffix(">").strip()
+    url = _ipv4_written_out(text.strip().removeprefix("<").removesuffix(">").strip())
     plain = _PLAIN_WEB_URL.fullmatch(url) if len(url) <= MAX_URL_CHARS else None
-    if plain is not None and (plain["port"] is None or 0 < int(plain["port"]) <= 65535):
+    if (
+        plain is not None
+        and "xn--" not in url.lower()
+        and (plain["port"] is None or 0 < int(plain["port"]) <= 65535)
+    ):
         return WebURL(url)
     reason = _url_problem(url, credentials)
     return WebURL(url) if reason is None else BadURL(reason)
+
+
+def ipv4_dotted(host: str) -> str | None:
+    """`host` as a dotted-quad IPv4 address when it is written as one in any form
+    inet_aton accepts (decimal, octal, hex, shortened), else None."""
+    parts = host.removesuffix(".").split(".")
+    if not 1 <= len(parts) <= 4 or not all(_IPV4_PART.fullmatch(part) for part in parts):
+        return None
+    try:
+        return socket.inet_ntoa(socket.inet_aton(host.removesuffix(".")))
+    except OSError:  # a part too large for its place (10.0.0.300)
+        return None
+
+
+def _ipv4_written_out(url: str) -> str:
+    """`url` with an IPv4 host in another form (http://127.1/) as a dotted quad, so that the
+    address guard and the store see the address it means."""
+    numeric = _NUMERIC_HOST.match(url)
+    if numeric is None or (dotted := ipv4_dotted(numeric["host"])) in (None, numeric["host"]):
+        return url
+    return f"{url[: numeric.start('host')]}{dotted}{url[numeric.end('host') :]}"
 
 
 def _url_problem(url: str, credentials: bool = True) -> str | None:
@@ -152,7 +183,9 @@ def _url_problem(url: str, credentials: bool = True) -> str | None:
         return f"not a web link ({name}:)"
     if not url[scheme.end() :].startswith("//"):
         return "not an absolute URL"
-    authority = re.split(r"[/?#\\]", url[scheme.end() + 2 :], maxsplit=1)[0]
+    authority = _AUTHORITY_END.split(url[scheme.end() + 2 :], maxsplit=1)[0]
+    if "\\" in authority:  # a browser reads it as "/", httpx as part of the host
+        return "backslash in the host"
     return _authority_problem(authority, credentials)
 
 
@@ -202,7 +235,7 @@ def _host_problem(host: str) -> str | None:
         except ValueError:
             return "not an IPv4 address"
         return None
-    if host.isascii():
+    if host.isascii() and "xn--" not in host.lower():
         return None if _ASCII_HOST.fullmatch(host) else "bad host name"
     try:  # as the HTTP client will encode it (IDNA 2008 on the lower-cased name)
         idna.encode(host.lower().rstrip("."))
@@ -333,7 +366,6 @@ _URL_START = re.compile(r"\b[a-z][a-z0-9+.\-]*://", re.IGNORECASE)
 # Where a URL quoted in a message ends: characters never legal in a URL, so every
 # character legal in userinfo (RFC 3986: unreserved, sub-delims, `:`, `%XX`) stays inside.
 _URL_END = re.compile(r"[\s\"<>`]")
-_AUTHORITY_END = re.compile(r"[/?#\\]")  # as httpx and parse_url split the authority
 # Punctuation after a URL in a sentence or a quote: shown as is, not read as a value.
 _TRAILING = re.compile(r"[\'\").,;:!\]]+$")
 _QUERY_START = re.compile(r"[?#]")
@@ -345,7 +377,7 @@ def for_display(text: str) -> str:
     """`text` (a URL, or any message quoting URLs) fit to show.
 
     Each URL in it is taken apart as httpx does (the authority runs to the first `/`,
-    `?`, `#` or `\\`; the userinfo to its last `@`), so a password holding any character
+    `?` or `#`; the userinfo to its last `@`), so a password holding any character
     legal there, `'` included, is replaced whole: `http://***@host/`. Values of query
     keys that name a secret (SECRET_QUERY_WORDS, SECRET_QUERY_KEYS) become `***`, and a
     host whose labels mix scripts (a Cyrillic `а` in `pаypal.com`) is shown in punycode.
@@ -365,10 +397,16 @@ def for_display(text: str) -> str:
     return "".join([*shown, text[position:]])
 
 
-def _display_url(url: str) -> str:
+def _split(url: str) -> tuple[str, str, str]:
+    """`scheme://authority/rest` as (scheme, authority, rest), the authority cut as httpx
+    cuts it: at the first `/`, `?` or `#`."""
     head, _, rest = url.partition("://")
     cut = _AUTHORITY_END.search(rest)
-    authority, tail = (rest, "") if cut is None else (rest[: cut.start()], rest[cut.start() :])
+    return (head, rest, "") if cut is None else (head, rest[: cut.start()], rest[cut.start() :])
+
+
+def _display_url(url: str) -> str:
+    head, authority, tail = _split(url)
     if "@" in authority:
         authority = f"{REDACTED}@{authority.rpartition('@')[2]}"
     trailing = _TRAILING.search(tail if tail else authority)
@@ -382,10 +420,18 @@ def _display_url(url: str) -> str:
 
 def holds_secret(url: str) -> bool:
     """Whether for_display would hide something of `url`: a userinfo or a secret value."""
-    rest = url.partition("://")[2]
-    cut = _AUTHORITY_END.search(rest)
-    tail = "" if cut is None else rest[cut.start() :]
-    return "@" in rest[: len(rest) - len(tail)] or _display_tail(tail) != tail
+    _, authority, tail = _split(url)
+    return "@" in authority or _display_tail(tail) != tail
+
+
+def without_userinfo(url: str, *, mark: bool = False) -> str:
+    """`url` with no user name or password: what may be requested without sending any.
+    With `mark`, `***@` stands in their place: how a saved link is stored (only a
+    configured source's URL keeps what it needs to be fetched)."""
+    head, authority, tail = _split(url)
+    if "@" not in authority:
+        return url
+    return f"{head}://{REDACTED + '@' if mark else ''}{authority.rpartition('@')[2]}{tail}"
 
 
 def _display_authority(authority: str) -> str:
@@ -400,6 +446,9 @@ def _display_tail(tail: str) -> str:
     """The path as is; the query and fragment (OAuth puts tokens there) pair by pair."""
     start = _QUERY_START.search(tail)
     if start is None or "=" not in tail:
+        return tail
+    lowered = tail.lower()
+    if not any(word in lowered for word in SECRET_QUERY_WORDS):  # every secret key holds one
         return tail
     pairs = _PAIR_SEPARATOR.split(tail[start.start() :])
     return tail[: start.start()] + "".join(_display_pair(pair) for pair in pairs)
@@ -437,12 +486,5 @@ _WRITING_SYSTEMS = (
 
 def _mixes_scripts(label: str) -> bool:
     """UTS #39's mixed-script test: no one script (Common and Inherited fit any) covers it."""
-    scripts = {_script(ch) for ch in label} - {"COMMON", "INHERITED"}
+    scripts = {str(categories.alias(char)) for char in label} - {"COMMON", "INHERITED"}
     return len(scripts) > 1 and not any(scripts <= system for system in _WRITING_SYSTEMS)
-
-
-def _script(char: str) -> str:
-    try:
-        return str(categories.alias(char))
-    except KeyError:  # a code point the data does not know: its own script
-        return f"U+{ord(char):04X}"

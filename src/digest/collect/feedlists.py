@@ -13,15 +13,17 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, urlsplit, urlunsplit
 
 from digest.collect.formats import FEED_LIST_FORMATS
 from digest.collect.importers.common import url_problem
 from digest.collect.importers.opml import Feed, export_opml, parse_opml
 from digest.config import SourceConfig
 from digest.errors import ImportFormatError
+from digest.fetch.access import basic_login
 from digest.models import Rejected
 from digest.store import Store
-from digest.store.records import SourceListing
+from digest.store.records import ImportedFeed, SourceListing
 from digest.urls import for_display, normalize_url
 
 OPML = FEED_LIST_FORMATS[0]
@@ -70,20 +72,22 @@ def import_feed_list(
 ) -> FeedListReport:
     """Add the list's feeds not known yet as database feed sources, each under a free name."""
     report = FeedListReport(feed_list.path)
-    rows = store.list_sources()
+    rows = store.list_sources()  # removed sources are not known: importing brings them back
     names = {row.name for row in rows} | {source.name for source in declared}
-    known = {_key(row.location) for row in rows if row.kind == "feed"}
-    known |= {_key(s.url) for s in declared if s.kind == "feed" and s.url}
-    for name, url, category in feed_list.feeds:
+    known = {feed_key(row.location) for row in rows if row.kind == "feed"}
+    known |= {feed_key(s.url) for s in declared if s.kind == "feed" and s.url}
+    for name, url, category, site in feed_list.feeds:
         if (problem := url_problem(url)) is not None:
             report.rejected.append(Rejected(None, name, f"{problem}: {url}"))
-        elif _key(url) in known:
+        elif feed_key(url) in known:
             report.known += 1
         else:
             unique = _free_name(name, names)
-            store.add_imported_feed(unique, url.strip(), topic=category, origin=ORIGIN, now=now)
+            store.add_imported_feed(
+                unique, url.strip(), topic=category, origin=ORIGIN, now=now, html_url=site
+            )
             names.add(unique)
-            known.add(_key(url))
+            known.add(feed_key(url))
             report.added += 1
     return report
 
@@ -91,34 +95,73 @@ def import_feed_list(
 def imported_feed_sources(
     store: Store, declared: Sequence[SourceConfig]
 ) -> list[tuple[int, SourceConfig]]:
-    """The database's imported feeds that the config does not declare (by name or URL)."""
-    names = {source.name for source in declared}
-    urls = {_key(s.url) for s in declared if s.kind == "feed" and s.url}
+    """The database's imported feeds that the config does not declare (by name or URL) and
+    that are not paused: the ones to poll."""
     return [
         (row.id, SourceConfig(name=row.name, kind="feed", url=row.url, topic=row.topic))
+        for row in _imported(store, declared)
+        if not row.paused
+    ]
+
+
+def _imported(store: Store, declared: Sequence[SourceConfig]) -> list[ImportedFeed]:
+    names = {source.name for source in declared}
+    urls = {feed_key(s.url) for s in declared if s.kind == "feed" and s.url}
+    return [
+        row
         for row in store.imported_feeds()
         if row.name not in names
-        and _key(row.url) not in urls
+        and feed_key(row.url) not in urls
         and url_problem(row.url or "") is None  # saved by an older, laxer check: not polled
     ]
 
 
 def feeds_as_opml(
-    store: Store, declared: Sequence[SourceConfig], include_secrets: bool = False
+    store: Store, declared: Sequence[SourceConfig], *, include_secrets: bool = False
 ) -> str:
-    """Every feed source, configured then imported, as an OPML 2.0 document; passwords and
-    tokens in their URLs shown as `***` unless `include_secrets`."""
-    configured = [(s.name, s.url, s.topic) for s in declared if s.kind == "feed" and s.url]
-    imported = [(s.name, s.url or "", s.topic) for _, s in imported_feed_sources(store, declared)]
-    return export_opml(
-        [
-            (name, url if include_secrets else for_display(url), topic)
-            for name, url, topic in [*configured, *imported]
-        ]
-    )
+    """Every feed source, configured then imported (paused ones too), as an OPML 2.0
+    document. Passwords and tokens in the URLs are shown as `***` unless
+    `include_secrets`, which also puts a basic `auth`'s login into its feed's URL (tokens,
+    headers and cookies have no place in OPML)."""
+    sites = store.site_links()
+    configured = [
+        Feed(s.name, _exported_url(s, include_secrets), s.topic, sites.get(s.name))
+        for s in declared
+        if s.kind == "feed" and s.url
+    ]
+    imported = [
+        Feed(
+            row.name,
+            row.url if include_secrets else for_display(row.url),
+            row.topic,
+            row.html_url,
+        )
+        for row in _imported(store, declared)
+    ]
+    return export_opml([*configured, *imported])
 
 
-def _key(url: str | None) -> str:
+def _exported_url(source: SourceConfig, include_secrets: bool) -> str:
+    url = source.url or ""
+    if not include_secrets:
+        return for_display(url)
+    if (login := basic_login(source)) is not None:
+        user, password = login
+        parts = urlsplit(_without_login(url))
+        userinfo = f"{quote(user, safe='')}:{quote(password, safe='')}@"
+        return urlunsplit(parts._replace(netloc=userinfo + parts.netloc))
+    return url
+
+
+def _without_login(url: str) -> str:
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+
+
+def feed_key(url: str | None) -> str:
+    """What tells two feed URLs apart: the canonical form, else the text."""
     try:
         return normalize_url(url or "")
     except ValueError:
@@ -142,7 +185,8 @@ def all_sources(store: Store, declared: Sequence[SourceConfig]) -> list[dict[str
     for source in declared:
         row = rows.pop(source.name, None)
         location = source.url or str(source.path)
-        listed.append(_listed(source.name, source.kind, "config", location, row))
+        entry = _listed(source.name, source.kind, "config", location, row)
+        listed.append(entry | {"status": "paused"} if source.paused else entry)
     for row in rows.values():
         listed.append(_listed(row.name, row.kind, _origin(row), row.location, row))
     return listed

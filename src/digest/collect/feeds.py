@@ -26,6 +26,7 @@ from digest.collect.feedparts import feed_parts
 from digest.collect.importers.common import plain_text, storable
 from digest.config import FetchConfig, SourceConfig
 from digest.errors import DigestError, FetchError, SourceError, unit_bug
+from digest.fetch.access import PUBLIC, Access, access_hint, source_access
 from digest.fetch.client import Fetcher, FetchResult, check_status, describe_error
 from digest.lifecycle import Backoff, is_due, next_attempt_at
 from digest.models import FeedState, ItemKind, SavedItem, Stage, StageReport
@@ -59,6 +60,7 @@ _DECLARATIONS = (
 )
 _DECLARATIONS_BYTES = re.compile(_DECLARATIONS.encode(), re.S | re.I)
 _DECLARATIONS_TEXT = re.compile(_DECLARATIONS, re.S | re.I)
+_ENTRY_OPEN = re.compile(rb"<(?:item|entry)[\s>/]")  # an RSS item or Atom entry opening
 
 
 @dataclass(frozen=True)
@@ -71,8 +73,9 @@ class FeedPoll:
     gone: bool = False
     skipped: int = 0  # entries without a usable link
     unusable_links: tuple[str, ...] = ()  # a few of their links, as given, for the report
-    truncated: bool = False  # larger than fetch.max_bytes: the entries before the cap read
+    partial: str | None = None  # why only some entries were read (size cap, cut off)
     merged: int = 0  # entries saved as one with another entry (same link, no guid/enclosure)
+    site: str | None = None  # the feed's own web page (its htmlUrl in OPML)
 
 
 @dataclass(frozen=True)
@@ -83,22 +86,26 @@ class FeedEntries:
     skipped: int = 0
     merged: int = 0
     unusable_links: tuple[str, ...] = ()  # the first few links that were not web links
+    site: str | None = None  # the feed's own web page, when it names one
 
 
 # -- one feed --------------------------------------------------------------
 
 
-async def poll_feed(fetcher: Fetcher, state: FeedState) -> FeedPoll:
+async def poll_feed(fetcher: Fetcher, state: FeedState, access: Access = PUBLIC) -> FeedPoll:
     """Poll one feed conditionally; FetchError or SourceError when it cannot be read."""
     headers = {
+        **access.headers,
         "Accept": "application/atom+xml, application/rss+xml, application/feed+json,"
-        " application/xml;q=0.9, */*;q=0.8"
+        " application/xml;q=0.9, */*;q=0.8",
     }
     if state.etag:
         headers["If-None-Match"] = state.etag
     if state.last_modified:
         headers["If-Modified-Since"] = state.last_modified
-    result = await fetcher.get(state.url, headers, truncate=True)
+    result = await fetcher.get(
+        state.url, headers, truncate=True, credentials=access.credentials, userinfo=True
+    )
     url = result.permanent_redirect or state.url
     if result.status == 304:
         etag = result.headers.get("etag") or state.etag
@@ -107,29 +114,47 @@ async def poll_feed(fetcher: Fetcher, state: FeedState) -> FeedPoll:
     if result.status == 410:
         return FeedPoll([], url, state.etag, state.last_modified, gone=True)
     check_status(result)
+    validators = result.headers.get("etag"), result.headers.get("last-modified")
+    partial = None
     if result.truncated:
-        result = replace(result, content=whole_entries(result))
+        partial = f"larger than fetch.max_bytes ({len(result.content)} bytes)"
+    elif ends_inside_an_entry(result):
+        partial = "the document ends inside an entry (cut off)"
+        validators = None, None  # no 304 next time: the whole feed is still to be read
+    if partial:
+        result = replace(result, content=whole_entries(result, partial))
     parsed = await asyncio.to_thread(parse_feed_in_parts, result)  # feedparser is CPU-bound
     return FeedPoll(
         parsed.items,
         url,
-        result.headers.get("etag"),
-        result.headers.get("last-modified"),
+        *validators,
         skipped=parsed.skipped,
         unusable_links=parsed.unusable_links,
         merged=parsed.merged,
-        truncated=result.truncated,
+        partial=partial and f"{partial}: only the {len(parsed.items)} whole entries before it read",
+        site=parsed.site,
     )
 
 
-def whole_entries(result: FetchResult) -> bytes:
-    """A feed body cut at the size cap, up to the end of its last whole entry; SourceError
-    when there is none (or the feed is JSON, which cannot be read in part)."""
+def ends_inside_an_entry(result: FetchResult) -> bool:
+    """Whether an XML feed body stops after an entry opened and before it closed."""
+    if _looks_like_json(result):
+        return False
+    opened = [match.start() for match in _ENTRY_OPEN.finditer(result.content)]
+    return bool(opened) and opened[-1] > max(
+        result.content.rfind(b"</item>"), result.content.rfind(b"</entry>")
+    )
+
+
+def whole_entries(result: FetchResult, partial: str) -> bytes:
+    """A feed body read in `partial` (cut at the size cap, or cut off), up to the end of its
+    last whole entry; SourceError when there is none (or the feed is JSON, which cannot be
+    read in part)."""
     end = max(result.content.rfind(b"</item>") + 7, result.content.rfind(b"</entry>") + 8)
     if end < 8 or _looks_like_json(result):
         raise SourceError(
-            f"feed {result.url!r}: larger than fetch.max_bytes ({len(result.content)} bytes)"
-            " and no whole entry before that; raise the cap"
+            f"feed {result.url!r}: {partial}, and no whole entry before that"
+            + ("; raise the cap" if result.truncated else "")
         )
     return result.content[:end]
 
@@ -142,13 +167,15 @@ def parse_feed_in_parts(result: FetchResult) -> FeedEntries:
     items: list[SavedItem] = []
     skipped = merged = 0
     unusable: tuple[str, ...] = ()
+    site = None
     for part in feed_parts(result.content, FEED_PART_BYTES):
         parsed = parse_feed(replace(result, content=part))
         items += parsed.items
         skipped += parsed.skipped
         merged += parsed.merged
         unusable = (*unusable, *parsed.unusable_links)[:UNUSABLE_LINKS_SHOWN]
-    return FeedEntries(items, skipped, merged, unusable)
+        site = site or parsed.site
+    return FeedEntries(items, skipped, merged, unusable, site)
 
 
 def parse_feed(result: FetchResult) -> FeedEntries:
@@ -179,7 +206,8 @@ def _parse_xml_feed(result: FetchResult) -> FeedEntries:
         reason = describe_error(problem) if problem else "no RSS, Atom or JSON Feed found"
         raise SourceError(f"feed {result.url!r}: not a feed ({reason})")
     identities = [_entry_identity(entry, result.final_url) for entry in parsed.entries]
-    return _keyed(items, identities, [entry.get("link") for entry in parsed.entries])
+    keyed = _keyed(items, identities, [entry.get("link") for entry in parsed.entries])
+    return replace(keyed, site=_absolute_link(parsed.feed.get("link"), result.final_url))
 
 
 def strip_declarations(body: bytes) -> bytes:
@@ -203,13 +231,22 @@ def feed_entry_item(entry: Any, base: str) -> SavedItem | None:
     content = entry.get("content") or [{}]
     summary = entry.get("summary") or content[0].get("value")
     moment = entry.get("published_parsed") or entry.get("updated_parsed")
+    terms = [tag.get("term") for tag in entry.get("tags") or () if isinstance(tag, dict)]
     return SavedItem(
         url=url,
         title=_clean(title),
         saved_at=_from_struct_time(moment),
+        topic=_category(terms),
         context=plain_text(summary, MAX_CONTEXT_CHARS) if summary else None,
         kind=ItemKind.LINK,
     )
+
+
+def _category(terms: Sequence[object]) -> str | None:
+    """The entry's first category (RSS <category>, Atom category term, JSON Feed tag): the
+    feed's own grouping, the section the entry is listed under."""
+    named = (" ".join(term.split()) for term in terms if isinstance(term, str))
+    return next((name for name in named if name), None)
 
 
 def _parse_json_feed(body: bytes, base: str) -> FeedEntries:
@@ -231,7 +268,8 @@ def _parse_json_feed(body: bytes, base: str) -> FeedEntries:
         raw.get("url") or raw.get("external_url") if isinstance(raw, dict) else None
         for raw in raw_items
     ]
-    return _keyed(items, identities, links)
+    keyed = _keyed(items, identities, links)
+    return replace(keyed, site=_absolute_link(document.get("home_page_url"), base))
 
 
 # -- entries that share one link -------------------------------------------------------
@@ -299,10 +337,12 @@ def _json_item(raw: dict[str, Any], base: str) -> SavedItem | None:
         return None
     summary = raw.get("summary") or raw.get("content_text") or raw.get("content_html")
     title = raw.get("title")
+    tags = raw.get("tags")
     return SavedItem(
         url=url,
         title=_clean(title) if isinstance(title, str) else None,
         saved_at=_from_iso(raw.get("date_published") or raw.get("date_modified")),
+        topic=_category(tags if isinstance(tags, list) else []),
         context=plain_text(summary, MAX_CONTEXT_CHARS) if isinstance(summary, str) else None,
         kind=ItemKind.LINK,
     )
@@ -392,7 +432,16 @@ async def _collect_one(
 ) -> _Outcome:
     state = store.feed_state(source_id)
     try:
-        poll = await poll_feed(fetcher, state)
+        poll = await poll_feed(fetcher, state, source_access(source))
+    except FetchError as exc:
+        if exc.status in (401, 403) and exc.permanent:  # not a bot wall's challenge
+            exc = FetchError(
+                f"{exc.reason}; {access_hint(source)}",
+                url=exc.url,
+                permanent=True,
+                status=exc.status,
+            )
+        return _Outcome(failure=_record_failure(store, source_id, source, state, exc, config, now))
     except DigestError as exc:
         return _Outcome(failure=_record_failure(store, source_id, source, state, exc, config, now))
     except Exception as exc:  # a bug: this feed fails and is retried later, the others go on
@@ -411,6 +460,8 @@ async def _collect_one(
         now=now,
         gone=poll.gone,
         skipped=None if poll.not_modified else poll.skipped,
+        partial=poll.partial,
+        site=poll.site,
     )
     info = _news(source, state, poll, saved.redated)
     if left:
@@ -438,11 +489,8 @@ def _news(source: SourceConfig, state: FeedState, poll: FeedPoll, redated: int) 
     info = []
     if redated:
         info.append(f"feed {source.name!r}: {redated} entries {REDATED}")
-    if poll.truncated:
-        info.append(
-            f"feed {source.name!r} is larger than fetch.max_bytes: only the entries before"
-            " the cap were read; raise the cap to read them all"
-        )
+    if poll.partial:
+        info.append(f"feed {source.name!r} read in part: {poll.partial}")
     if poll.url != state.url:
         info.append(f"feed {source.name!r} moved permanently to {poll.url}; update the config")
     if poll.skipped and poll.skipped != state.skipped:  # once per change, not every poll

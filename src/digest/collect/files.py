@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import codecs
 import os
+import re
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
@@ -28,8 +30,9 @@ from digest.collect.feedlists import (
     read_feed_list,
 )
 from digest.collect.formats import Importer, ImportResult, find_reading
-from digest.collect.importers.common import storable, url_problem
+from digest.collect.importers.common import lines_of, storable, url_problem
 from digest.collect.importers.opml import is_opml
+from digest.collect.importers.posts import signals_of_posts
 from digest.config import IMPORT_SOURCE, MANUAL_SOURCE, SourceConfig
 from digest.errors import ImportFormatError, SourceError, bug_reason, unit_bug
 from digest.models import FileReading, ItemKind, Rejected, SavedItem
@@ -69,6 +72,7 @@ class Loaded:
     importer: Importer
     text: str
     reading: FileReading
+    bad: list[Rejected] = field(default_factory=list)  # lines skipped: binary, undecodable
 
 
 # -- reporting ------------------------------------------------------------------
@@ -165,6 +169,18 @@ def read_bytes(path: Path) -> bytes:
         raise unreadable(path, exc) from exc
 
 
+HEAD_BYTES = 65536  # what a file is recognised from
+
+
+def read_head(path: Path) -> str:
+    """The text of the file's first HEAD_BYTES."""
+    try:
+        with path.open("rb") as file:
+            return decode(file.read(HEAD_BYTES), path)
+    except OSError as exc:
+        raise unreadable(path, exc) from exc
+
+
 def decode(data: bytes, path: Path) -> str:
     """Text of a file: UTF-8 (BOM or not, a stray bad byte or two kept as U+FFFD), UTF-16
     with a BOM, else a Western legacy encoding (cp1252, which latin-1 text reads the same in)
@@ -191,7 +207,7 @@ def encoding_of(data: bytes, path: Path) -> str:
     for a binary file. `data` may be the file's start only (big files are read in blocks)."""
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         return "utf-16"
-    if b"\x00" in data[:8192]:
+    if _mostly_binary(data[:HEAD_BYTES]):
         raise ImportFormatError("a binary file, not text", path=path)
     text = data.decode("utf-8-sig", errors="replace")
     bad = text.count("\ufffd") - data.count("\ufffd".encode())
@@ -199,12 +215,66 @@ def encoding_of(data: bytes, path: Path) -> str:
     return "cp1252" if bad > 3 and bad * 1000 > len(text) else "utf-8-sig"
 
 
+# Characters no text holds: NUL and the other C0 controls but tab, the line ends, form feed
+# and escape. A file is binary when they are BINARY_SHARE of its start, or when they are
+# common (SOME_CONTROLS) and, with the bytes that are not UTF-8, make BINARY_SHARE: compressed
+# data such as a photo is mostly bytes of the second kind, while a text in a legacy 8-bit
+# encoding (cp1251, latin-1) has no controls at all. Else a line holding one is skipped and
+# reported, as is one holding bytes its encoding could not read.
+_CONTROL = re.compile("[\x00-\x08\x0e-\x1a\x1c-\x1f]")
+BINARY_SHARE = 0.3
+SOME_CONTROLS = 0.05
+
+
+def _mostly_binary(head: bytes) -> bool:
+    text = head.decode("utf-8", errors="replace")
+    if not text:
+        return False
+    controls = len(_CONTROL.findall(text))
+    odd = controls + text.count("\ufffd")
+    return controls >= BINARY_SHARE * len(text) or (
+        controls >= SOME_CONTROLS * len(text) and odd >= BINARY_SHARE * len(text)
+    )
+
+
+def line_problem(line: str, *, undecodable: bool = True) -> str | None:
+    """Why a line of a text file is skipped: binary bytes, or (`undecodable`: the decoder
+    put U+FFFD there) bytes that are not text in the file's encoding; None for a good one."""
+    if _CONTROL.search(line):
+        return "binary bytes (NUL or control characters); line skipped"
+    if undecodable and "\ufffd" in line:
+        return "bytes that are not text in the file's encoding; line skipped"
+    return None
+
+
+def without_bad_lines(text: str, *, undecodable: bool) -> tuple[str, list[Rejected]]:
+    """`text` with its bad lines (line_problem) blanked, their numbers kept; and the lines
+    skipped, for the report."""
+    if not _CONTROL.search(text) and not (undecodable and "\ufffd" in text):
+        return text, []
+    lines = lines_of(text)
+    skipped: list[Rejected] = []
+    for index, line in enumerate(lines):
+        if (problem := line_problem(line, undecodable=undecodable)) is not None:
+            skipped.append(Rejected(index + 1, _CONTROL.sub("\ufffd", line)[:200], problem))
+            lines[index] = ""
+    return "\n".join(lines), skipped
+
+
 def load(
     path: Path, data: bytes, forced_format: str | None, recorded: FileReading | None = None
 ) -> Loaded:
-    """The file's text and how to read it (formats.find_reading); ImportFormatError names
-    the file."""
-    return _recognise(path, decode(data, path), forced_format, recorded)
+    """The file's text without its bad lines (reported), and how to read it
+    (formats.find_reading); ImportFormatError names the file."""
+    text, bad = good_text(data, path)
+    return replace(_recognise(path, text, forced_format, recorded), bad=bad)
+
+
+def good_text(data: bytes, path: Path) -> tuple[str, list[Rejected]]:
+    """The file's text with its bad lines blanked, and those lines (without_bad_lines)."""
+    text = decode(data, path)
+    undecodable = text.count("\ufffd") > data.count("\ufffd".encode())
+    return without_bad_lines(text, undecodable=undecodable)
 
 
 def _recognise(
@@ -238,7 +308,7 @@ def save(
         result: ImportResult = loaded.importer.parse(loaded.text, zone=zone)
     except ImportFormatError as exc:  # sniffed as the format, yet broken (invalid JSON…)
         raise ImportFormatError(exc.reason, path=loaded.path) from exc
-    result = after_line_only(result, after_line)
+    result = after_line_only(replace(result, rejected=[*loaded.bad, *result.rejected]), after_line)
     report = save_result(store, loaded.path, loaded.reading, result, source_id, now, zone, topic)
     report.replaced = store.end_reading(file_key(loaded.path), loaded.reading, source_id, now)
     return report
@@ -365,10 +435,14 @@ def import_files(
         except SourceError as exc:
             outcomes.append(Unimported(given, _reason_for(exc, given)))
             continue
-        if not found:
+        if not found.files and not found.left:
             outcomes.append(Unimported(given, "an empty folder, nothing to import", failed=False))
-        for path in found:
-            outcomes.append(_import_one(store, path, source_id, zone, now, forced_format, declared))
+        outcomes.extend(found.left)
+        sorting = given.is_dir() and forced_format is None  # saves apart from other documents
+        for path in found.files:
+            outcomes.append(
+                _import_one(store, path, source_id, zone, now, forced_format, declared, sorting)
+            )
     return outcomes
 
 
@@ -380,20 +454,23 @@ def _import_one(
     now: datetime,
     forced_format: str | None,
     declared: Sequence[SourceConfig],
+    sorting: bool,
 ) -> ImportOutcome:
     from digest.collect.bigfiles import big_file, save_big  # it builds on this module
 
     try:
+        if sorting and (left := not_saves(path, read_head(path))) is not None:
+            return left
         recorded = store.file_reading(file_key(path))
         if (big := big_file(path, file_size(path), forced_format, recorded)) is not None:
             return save_big(store, big, source_id=source_id, zone=zone, now=now)[0]
-        text = decode(read_bytes(path), path)
+        text, bad = good_text(read_bytes(path), path)
         if not text.strip():
             return Unimported(path, "an empty file, nothing to import", failed=False)
         planned = _plan(path, text, forced_format, recorded)
         if isinstance(planned, FeedList):
             return import_feed_list(store, planned, declared, now)
-        return save(store, planned, source_id=source_id, zone=zone, now=now)
+        return save(store, replace(planned, bad=bad), source_id=source_id, zone=zone, now=now)
     except (SourceError, ImportFormatError) as exc:
         return Unimported(path, _reason_for(exc, path))
     except Exception as exc:  # a bug: this file is not imported, the others are
@@ -406,19 +483,112 @@ def _reason_for(exc: SourceError | ImportFormatError, path: Path) -> str:
     return exc.reason if exc.path == path else str(exc)
 
 
-def files_under(root: Path | None) -> list[Path]:
-    """`root` if it is a file, else every non-hidden regular file below it, sorted."""
+@dataclass
+class Found:
+    """The files a path given to digest holds, and those found but left alone (why)."""
+
+    files: list[Path] = field(default_factory=list)
+    left: list[Unimported] = field(default_factory=list)
+
+
+def _is_list(head: str) -> bool:
+    markdown = re.search(r"^\s*(?:#{1,6}\s|\|)", head, re.MULTILINE)
+    return markdown is None and len(_ENTRY.findall(head)) >= LIST_ENTRIES
+
+
+def files_under(root: Path | None, *, follow_symlinks: bool = False) -> Found:
+    """`root` if it is a file, else every non-hidden regular file below it, sorted.
+
+    Below a folder, a symbolic link is left alone (and named) unless `follow_symlinks`:
+    an inbox can hold a link to a key or a password file the user never meant to save. A
+    FIFO, socket or device is left alone wherever it is: reading one can block forever.
+    """
     if root is None:
         raise SourceError("a file source needs a path")
-    if root.is_file():
-        return [root]
     if not root.is_dir():
-        raise SourceError("no such file or folder", path=root)
-    found: list[Path] = []
+        if not root.exists():
+            raise SourceError("no such file or folder", path=root)
+        return _sorted(_regular([root], follow_symlinks=True))
+    candidates: list[Path] = []
     for folder, dirs, files in os.walk(root, onerror=_raise_source_error):
         dirs[:] = [name for name in dirs if not name.startswith(".")]
-        found.extend(Path(folder, name) for name in files if not name.startswith("."))
-    return sorted(path for path in found if path.is_file())
+        names = [*files, *(name for name in dirs if Path(folder, name).is_symlink())]
+        candidates.extend(Path(folder, name) for name in names if not name.startswith("."))
+    return _sorted(_regular(candidates, follow_symlinks=follow_symlinks))
+
+
+def _sorted(found: Found) -> Found:
+    return Found(sorted(found.files), sorted(found.left, key=lambda left: left.path))
+
+
+def _regular(paths: list[Path], *, follow_symlinks: bool) -> Found:
+    found = Found()
+    for path in paths:
+        if path.is_symlink() and not follow_symlinks:
+            found.left.append(
+                _left(
+                    path,
+                    f"a symbolic link to {_target(path)}, not followed"
+                    " (follow_symlinks = true in the source reads it)",
+                )
+            )
+            continue
+        try:
+            mode = path.stat().st_mode
+        except OSError as exc:
+            found.left.append(_left(path, f"cannot read it: {exc.strerror or exc}"))
+            continue
+        if stat.S_ISREG(mode):
+            found.files.append(path)
+        elif not stat.S_ISDIR(mode):
+            found.left.append(_left(path, f"not a regular file ({_kind(mode)})"))
+    return found
+
+
+def _left(path: Path, why: str) -> Unimported:
+    return Unimported(path, f"skipped: {why}", failed=False)
+
+
+def _target(link: Path) -> str:
+    try:
+        return os.readlink(link)
+    except OSError:
+        return "?"
+
+
+def _kind(mode: int) -> str:
+    kinds = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a device"))
+    return next((name for test, name in kinds if test(mode)), "a device")
+
+
+# Documents a folder of saves often holds beside them, told by their names.
+_DOCUMENT_NAME = re.compile(
+    r"^(?:readme|licen[cs]e|copying|notice|authors|contributing|code_of_conduct|security"
+    r"|changelog|changes|history)(?:[._-]|$)",
+    re.IGNORECASE,
+)
+_WEB_LINK = re.compile(r"https?://", re.IGNORECASE)
+_ENTRY = re.compile(r"^\s*[-*•]\s+\w", re.MULTILINE)
+LIST_ENTRIES = 3  # a document with this many `- ` entries and no markdown is a list of saves
+_DATED_ENTRY = re.compile(r"^\s{0,3}#{1,6}\s+\d{4}[-/.]\d{1,2}[-/.]\d{1,2}", re.MULTILINE)
+
+
+def not_saves(path: Path, head: str) -> Unimported | None:
+    """A file found in a folder that is no saves file (its start is `head`): a README, a
+    licence or a changelog by its name, or a document with no saved link (`http(s)://`), no
+    dated entry (`## YYYY-MM-DD`), no plain list of entries (LIST_ENTRIES `- ` lines, no
+    markdown heading or table) and none of the signs of pasted posts (closing arrows, emoji
+    bullets, `Day N/365`: posts.signals_of_posts). Files given by name, and folder sources with a `format`,
+    are read whatever they look like."""
+    if _DOCUMENT_NAME.match(path.name):
+        why = "a README, licence or changelog, by its name"
+    elif not (_WEB_LINK.search(head) or _DATED_ENTRY.search(head) or _is_list(head)):
+        if signals_of_posts([line.strip() for line in head.splitlines()], head):
+            return None
+        why = "no saved links, dated entries, list of entries or signs of pasted posts"
+    else:
+        return None
+    return Unimported(path, f"not a saves file: {why}; skipped", failed=False)
 
 
 def _raise_source_error(exc: OSError) -> None:

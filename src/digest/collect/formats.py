@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import BinaryIO, Protocol
 from zoneinfo import ZoneInfo
 
 from digest.errors import ImportFormatError
@@ -88,6 +88,22 @@ def streaming(importer: Importer) -> LineImporter | None:
     return importer if hasattr(importer, "parse_stream") else None  # type: ignore[return-value]
 
 
+ByteSource = Callable[[], BinaryIO]  # opens a file's bytes
+
+
+class RecordImporter(Importer, Protocol):
+    """An importer that reads a big export a record at a time from its bytes (JSON)."""
+
+    def parse_file(self, open_file: ByteSource, *, zone: ZoneInfo) -> Iterator[ImportResult]:
+        """The export's items, and what was rejected, a block at a time."""
+        ...
+
+
+def record_streaming(importer: Importer) -> RecordImporter | None:
+    """`importer` if it can read a big export a record at a time, else None."""
+    return importer if getattr(importer, "stream_prefix", None) else None  # type: ignore[return-value]
+
+
 def merged(blocks: Iterable[ImportResult]) -> ImportResult:
     """The blocks of a streamed parse as one result."""
     whole = ImportResult()
@@ -119,8 +135,8 @@ def find_importer(text: str, forced: str | None = None) -> Importer:
 
 
 HEAD_CHARS = 65536  # what a format is recognised from
-CLEAR_SCORE = 60  # a reading this sure, and CLEAR_MARGIN above the next, is clear
-CLEAR_MARGIN = 20
+CLEAR_SCORE = 50  # a reading this sure, and CLEAR_MARGIN above the next, is clear
+CLEAR_MARGIN = 25
 
 
 def find_reading(

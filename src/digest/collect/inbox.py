@@ -36,17 +36,20 @@ from zoneinfo import ZoneInfo
 from digest.collect.bigfiles import READ_BLOCK, BigFile, big_file, blocks, read_range, save_big
 from digest.collect.files import (
     FileReport,
+    Unimported,
     describe,
     files_under,
     load,
+    not_saves,
     problem_lines,
     read_bytes,
+    read_head,
     save,
     unreadable,
 )
 from digest.config import SourceConfig
 from digest.errors import ImportFormatError, SourceError, unit_bug
-from digest.models import FileReading, Stage, StageReport
+from digest.models import FileReading, Rejected, Stage, StageReport
 from digest.store import Store
 from digest.store.records import FileState
 
@@ -77,11 +80,13 @@ def collect_file_source(
     """
     report = StageReport(Stage.COLLECT, part="files")
     try:
-        paths = files_under(source.path)
+        found = files_under(source.path, follow_symlinks=source.follow_symlinks)
     except SourceError as exc:
         report.failures.append(f"{source.name}: {exc}")
         store.record_source_failure(source_id, str(exc), now, None)
         return report
+    report.info.extend(line for left in found.left for line in left.describe())
+    paths = found.files
     file_errors: list[str] = []
     for path in paths:
         try:
@@ -94,7 +99,9 @@ def collect_file_source(
             file_errors.append(line := unit_bug(str(path), exc))
             report.failures.append(line)
             continue
-        if outcome is not None:
+        if isinstance(outcome, Unimported):
+            report.info.extend(outcome.describe())
+        elif outcome is not None:
             report.done += outcome.new
             report.info.append(describe(outcome)[0])
             report.failures.extend(problem_lines(outcome))
@@ -108,8 +115,9 @@ def collect_file_source(
 
 def _collect_one(
     store: Store, path: Path, source: SourceConfig, source_id: int, zone: ZoneInfo, now: datetime
-) -> FileReport | None:
-    """Import what is new in `path`; None when nothing changed since it was last read."""
+) -> FileReport | Unimported | None:
+    """Import what is new in `path`; None when nothing changed since it was last read, an
+    Unimported when it is left alone (too big, no saves file, written to while read)."""
     key = str(path.absolute())
     state = store.file_state(key)
     checked_ns = time.time_ns()
@@ -117,8 +125,14 @@ def _collect_one(
     settled = state is not None and _same_stat(state, stat)
     if state is not None and settled and not state.held and _trusted(state, stat):
         return None
+    left = _left_alone(path, source, stat)
+    if left is not None:  # remembered, so that it is said once, not on every collect
+        _remember(store, key, _Seen(stat, stat.st_size, checked_ns, "", False, 0), 0, now)
+        return left
     recorded = store.file_reading(key)
     big_or_data, seen = _read(path, source, stat, checked_ns, state, recorded, whole=settled)
+    if _moved(path, stat):  # written to while read: what was read may be half of either
+        return Unimported(path, "changed while it was read; read again on the next collect")
     if not seen.size:
         _remember(store, key, seen, 0, now)  # only a line still being written: next time
         return None
@@ -133,6 +147,11 @@ def _collect_one(
         store, path, big_or_data, source, source_id, zone, now, grown_from, recorded
     )
     report.held = 1 if seen.held else 0
+    if isinstance(big_or_data, BigFile) and _moved(path, stat):  # streamed while written to
+        report.rejected.append(
+            Rejected(None, "", "changed while it was read; read again next collect")
+        )
+        return report  # its state not remembered: read whole next time
     _remember(store, key, seen, lines_ended, now)
     return report
 
@@ -187,6 +206,33 @@ def _import(
         store, loaded, source_id=source_id, zone=zone, now=now, topic=topic, after_line=after
     )
     return report, complete_lines(loaded.text)
+
+
+def _left_alone(path: Path, source: SourceConfig, stat: os.stat_result) -> Unimported | None:
+    """Why `path` is not read: over the source's size limit, or in a folder and no saves
+    file (files.not_saves); None to read it."""
+    limit = int(source.max_file_mb * 1024 * 1024)
+    if stat.st_size > limit:
+        return Unimported(
+            path,
+            f"skipped: {_megabytes(stat.st_size)}, over the source's limit of"
+            f" {_megabytes(limit)} (max_file_mb)",
+            failed=False,
+        )
+    if source.format is None and source.path is not None and source.path.is_dir():
+        return not_saves(path, read_head(path))
+    return None
+
+
+def _megabytes(size: int) -> str:
+    megabytes = size / 1024 / 1024
+    return f"{megabytes:.0f} MB" if megabytes >= 1 else f"{size / 1024:.0f} KB"
+
+
+def _moved(path: Path, before: os.stat_result) -> bool:
+    """The file's size or mtime is no longer what it was before it was read."""
+    after = _stat(path)
+    return (after.st_size, after.st_mtime_ns) != (before.st_size, before.st_mtime_ns)
 
 
 def _stat(path: Path) -> os.stat_result:

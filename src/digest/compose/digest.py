@@ -7,19 +7,34 @@ written, because the content hash of the result decides whether a delivery is ne
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections import Counter
 from collections.abc import Container, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import date, timedelta
 from functools import cache
+from pathlib import Path
+from typing import Any
 from urllib.parse import quote, urlsplit
 from zoneinfo import ZoneInfo
 
 import jinja2
 
+from digest.compose.brief import (
+    MUST_READ_RULE,
+    OFFLINE_NOTE,
+    OFFLINE_TITLES_NOTE,
+    RANKED_MUST_READ_RULE,
+    Noted,
+    week_in_brief,
+)
+from digest.compose.posts import is_list_post, labelled_links, post_title
+from digest.compose.ranking import Ranking
 from digest.compose.stories import same_stories
-from digest.compose.unread import reason, unread_line
+from digest.compose.topics import ALSO_SAVED
+from digest.compose.unread import offline_stand_in, reason, saved_words, unread_line
+from digest.compose.usertemplates import Rendered, render
 from digest.lifecycle import why_no_note
 from digest.models import (
     Item,
@@ -28,13 +43,13 @@ from digest.models import (
     ModelUsage,
     NoteBasis,
     Period,
-    Statement,
     Usage,
     WeekSummary,
 )
-from digest.text import shorten, url_title, without_links
+from digest.text import sentences, shorten, url_title, without_links
 
 OTHER = "Other"
+CATCH_ALL = (OTHER, ALSO_SAVED)  # the sections of what has no section of its own: last
 SAVED_CONTEXT_MARKER = "(from saved context — the page could not be read)"
 NOT_READ_MARKER = "(page not read yet; fetched on the next run)"
 EXTRACTIVE_MARKER = "(extractive summary)"
@@ -42,8 +57,8 @@ EXCERPT_MARKER = "(from the central passages of a long page)"
 EMPTY_WEEK = "Nothing was saved this week."
 SHORT_NOTE_CHARS = 280  # a saved note this short is shown as it is, not summarised
 CITED_TITLE_CHARS = 60
-OVERVIEW_SECTIONS = 4
-OVERVIEW_CITES = 2
+BRIEF_TITLES = 2  # a section with no note to quote is told by its first titles
+MIN_NOTE_WORDS = 3  # a note never opens on a shorter fragment
 _INLINE_CITATION = re.compile(r"\s*\[(\d+(?:\s*,\s*\d+)*)\]")
 
 _MONTHS = (
@@ -69,6 +84,8 @@ class Entry:
     points: tuple[str, ...]
     also: tuple[tuple[str, str], ...] = ()  # (site, url) of the same story elsewhere
     links: tuple[tuple[str, str], ...] = ()  # (name, url) of the links in a post's text
+    why: str | None = None  # why the ranking put it where it is: "matches your interest 'x'"
+    unread_page: bool = False  # a link whose page has not been read: its note is not the page's
 
 
 @dataclass
@@ -96,6 +113,7 @@ class Provenance:
     # every call made for the notes (repairs, failures, refused answers too), as `status`
     # counts them; None: the notes' own usage
     note_calls: Usage | None = None
+    muted: int = 0  # items the reader's rules left out
 
 
 @dataclass(frozen=True)
@@ -114,32 +132,93 @@ def compose(
     backlog: Backlog = Backlog(),
     provenance: Provenance | None = None,
     sections: Mapping[int, str] | None = None,
+    ranking: Ranking | None = None,
 ) -> str:
-    """The digest of `period`: heading, the week's summary, the items grouped by topic,
-    then the backlog sections that have items, then the provenance footer if given.
+    """The digest of `period` as markdown: see digest_context."""
+    context = digest_context(
+        period,
+        items,
+        week_summary,
+        zone=zone,
+        backlog=backlog,
+        provenance=provenance,
+        sections=sections,
+        ranking=ranking,
+    )
+    return render_digest(context).text
+
+
+def render_digest(context: Mapping[str, Any], templates_dir: Path | None = None) -> Rendered:
+    """The digest's markdown: from `templates_dir`'s digest.md.j2 if there is one (the
+    built-in one when it fails, with the failure), else from the built-in template."""
+    return render(
+        "digest.md.j2",
+        context,
+        templates_dir,
+        lambda: _template().render(**context),
+        filters=MD_FILTERS,
+    )
+
+
+def reader_view(context: Mapping[str, Any]) -> str:
+    """A hash of what a reader of the digest sees (items, notes, sections, the week's
+    summary, the backlog), not of how it is rendered nor of the footer's costs: the log
+    takes a new revision only when this changes."""
+    shown = {key: value for key, value in context.items() if key not in NOT_SEEN}
+    text = json.dumps(shown, default=asdict, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+NOT_SEEN = frozenset({"footer"})  # what a model cost; the items and their notes are seen
+
+
+def digest_context(
+    period: Period,
+    items: Sequence[Item],
+    week_summary: WeekSummary,
+    *,
+    zone: ZoneInfo,
+    backlog: Backlog = Backlog(),
+    provenance: Provenance | None = None,
+    sections: Mapping[int, str] | None = None,
+    ranking: Ranking | None = None,
+) -> dict[str, Any]:
+    """What the digest template renders: heading, the week's summary, the items grouped by
+    topic, then the backlog sections that have items, then the provenance footer if given.
 
     A WeekSummary is checked against `items`: citations of other ids are dropped, and so is
     a statement left citing nothing; links and URLs in its text are removed, and citations
     become links to the items' own URLs. `sections` names the section of items without a
-    topic (most central first within a section); the offline week summary is then made of
-    the main sections, citing their most central items."""
+    topic (most central first within a section); given it, an offline week summary is
+    replaced by the week in brief (compose/brief.py), which covers every section. `ranking`
+    orders the items within each section, says why, and names the must-reads first."""
     unique = _unique(items)
-    sections = sections or {}
-    topics = group_by_topic(*_one_entry_per_story(unique), sections=sections)
-    if sections and week_summary.model == "offline":
-        week_summary = overview(sections, unique)
+    brief = sections is not None and week_summary.model == "offline"
+    sections, ranking = sections or {}, ranking or Ranking()
+    entries, also = _one_entry_per_story(unique)
+    topics = group_by_topic(ranking.ordered(entries), also, sections, ranking.why)
+    must_read = [*ranking.pinned, *(week_summary.must_read or ranking.must_read)]
+    week_summary = replace(week_summary, must_read=tuple(dict.fromkeys(must_read)))
+    ranked = [item for i in ranking.must_read for item in unique if item.id == i]
     year_ago = _unique(backlog.year_ago)
     shown = {item.key for item in year_ago}
     unread = [item for item in backlog.unread if item.key not in shown][: backlog.unread_limit]
-    return _template().render(
-        label=period.label,
-        period_range=format_period(period, zone),
-        week_summary=_week_text(week_summary, unique, topics),
-        topics=topics,
-        unread=[_backlog_entry(item, zone) for item in unread],
-        year_ago=[_backlog_entry(item, zone) for item in year_ago],
-        footer=footer_lines(provenance, unique) if provenance else [],
-    )
+    return {
+        "label": period.label,
+        "period_range": format_period(period, zone),
+        "week_summary": brief_text(topics, ranked)
+        if brief and unique
+        else _week_text(week_summary, unique, topics),
+        "topics": topics,
+        "unread": [_backlog_entry(item, zone) for item in unread],
+        "year_ago": [_backlog_entry(item, zone) for item in year_ago],
+        "footer": footer_lines(_without_week(provenance, brief), unique) if provenance else [],
+    }
+
+
+def _without_week(provenance: Provenance, brief: bool) -> Provenance:
+    """The brief says in its own line how it was made: the footer does not repeat it."""
+    return replace(provenance, week=None) if brief else provenance
 
 
 def _backlog_entry(item: Item, zone: ZoneInfo) -> BacklogEntry:
@@ -196,6 +275,7 @@ def group_by_topic(
     items: Sequence[Item],
     also: Mapping[str, Sequence[Item]] | None = None,
     sections: Mapping[int, str] | None = None,
+    why: Mapping[int, str] | None = None,
 ) -> list[Topic]:
     """Topics by size (largest first) then name; Other, the catch-all, comes last. A tag
     names a section only when two or more items share it (as a tag or as their topic): one
@@ -207,29 +287,13 @@ def group_by_topic(
         name = (sections or {}).get(item.id) or topic_of(item, shared)
         others = (also or {}).get(item.key, ())
         sources = tuple((_site(other.url), other.url) for other in others if other.url)
-        links = tuple((url_title(url), url) for url in post_links(item))
-        entry = replace(_entry(item), also=sources, links=links)
+        links = labelled_links(item, post_links(item))
+        entry = replace(_entry(item), also=sources, links=links, why=(why or {}).get(item.id))
         groups.setdefault(name.casefold(), Topic(name)).entries.append(entry)
     return sorted(
         groups.values(),
-        key=lambda t: (t.name == OTHER, -len(t.entries), t.name.casefold(), t.name),
+        key=lambda t: (t.name in CATCH_ALL, -len(t.entries), t.name.casefold(), t.name),
     )
-
-
-def overview(sections: Mapping[int, str], items: Sequence[Item]) -> WeekSummary:
-    """The main sections of the week (largest first, at most OVERVIEW_SECTIONS), each citing
-    its most central items."""
-    present = {item.id for item in items}
-    members: dict[str, list[int]] = {}
-    for item_id, name in sections.items():
-        if item_id in present:
-            members.setdefault(name, []).append(item_id)
-    largest = sorted(members, key=lambda name: (-len(members[name]), name))[:OVERVIEW_SECTIONS]
-    statements = tuple(
-        Statement(f"{name}: {len(members[name])} items", tuple(members[name][:OVERVIEW_CITES]))
-        for name in largest
-    )
-    return WeekSummary(statements, model="offline")
 
 
 def _site(url: str) -> str:
@@ -252,30 +316,66 @@ def _unique(items: Iterable[Item]) -> list[Item]:
 
 def _entry(item: Item) -> Entry:
     note = item.note
+    if item.kind is ItemKind.POST and not item.url:
+        return _post_entry(item)
     if not item.url:
         return _note_entry(item)
     title = _title(item)
-    if note is None:  # no note yet: the user's own words, and why the page is not read
-        context = without_lead(_collapse(item.context or ""), title) or None
-        failed = item.state is ItemState.FAILED
-        return Entry(title, item.url, context, _unread_marker(item) if failed else None, ())
+    if note is None or offline_stand_in(item):  # the user's own words; why the page is unread
+        words = saved_words(item)  # the stand-in note is these words, cleaned: shown if any
+        saved = (
+            (model_text(note.summary) if note else shorten(words, SHORT_NOTE_CHARS))
+            if words
+            else ""
+        )
+        context = without_lead(saved, title, title_opens_text=True) or None
+        marker = _unread_entry_marker(item, context)
+        return Entry(title, item.url, context, marker, (), unread_page=True)
     summary = without_lead(model_text(note.summary), title) or None
     points = tuple(point for point in map(model_text, note.key_points) if point)
-    return Entry(title, item.url, summary, _note_marker(item), points)
+    unread = note.basis is NoteBasis.SAVED_CONTEXT
+    return Entry(title, item.url, summary, _note_marker(item), points, unread_page=unread)
+
+
+def _post_entry(item: Item) -> Entry:
+    """A post: its first sentence as title, the note from the next sentence on; a reading
+    list's labelled links stand for its note."""
+    title = _title(item)
+    if is_list_post(item):
+        return Entry(title, None, None, None, ())
+    context = model_text(item.context or "")  # its links are listed, labelled, below it
+    if len(context) <= SHORT_NOTE_CHARS:  # shown whole, less the title
+        rest = without_lead(context, title, title_opens_text=True)
+        return Entry(title, None, rest or None, None, ())
+    summary = (
+        without_lead(model_text(item.note.summary), title, title_opens_text=True)
+        if item.note
+        else None
+    )
+    points = (
+        ()
+        if item.note is None
+        else tuple(p for p in item.note.key_points if _comparable(p) not in _comparable(title))
+    )
+    return Entry(title, None, summary, None, points)
 
 
 def _title(item: Item) -> str:
     """The saved title, else the page's own (never a wall's), else the link's address."""
-    named = _collapse(item.title or item.page_title or "")
+    named = _collapse(post_title(item) or item.title or item.page_title or "")
     if named or item.url is None:
         return named or _collapse(item.display_title) or "(untitled note)"
     return url_title(item.url)
 
 
-def _pretend(item: Item) -> bool:
-    """An offline note of a page never read restates the title and the saved text: none."""
-    note = item.note
-    return note is not None and note.extractive and note.basis is NoteBasis.SAVED_CONTEXT
+def _unread_entry_marker(item: Item, shown: str | None) -> str | None:
+    """Why a link is shown without a note of its page, in one quiet line."""
+    if item.state is ItemState.FAILED:
+        return _unread_marker(item)
+    why = reason(item)
+    if why and not shown:  # nothing saved to show either: no "from saved context"
+        return f"(page not read: {why})"
+    return _note_marker(item) if item.note else None
 
 
 def _unread_marker(item: Item) -> str:
@@ -299,22 +399,45 @@ def _note_entry(item: Item) -> Entry:
         rest = context.removeprefix(text) if context.startswith(text) else context
         rest = rest.lstrip(" -–—:;,.")
         return Entry(text, None, rest if rest and rest != text else None, None, ())
-    summary = without_lead(_collapse(item.note.summary), text) if item.note else None
+    summary = (
+        without_lead(_collapse(item.note.summary), text, title_opens_text=True)
+        if item.note
+        else None
+    )
     points = item.note.key_points if item.note else ()
     return Entry(text, None, summary or None, None, points)
 
 
-def without_lead(summary: str, title: str) -> str:
-    """The summary without the title it starts with (a post's title is its first line)."""
-    key = _comparable(title)
-    if not key or not _comparable(summary).startswith(key):
+def without_lead(summary: str, title: str, *, title_opens_text: bool = False) -> str:
+    """The summary without the title it repeats: the sentences the title holds are left out,
+    and so is a sentence the title is a shortening of ("…"), so that the note starts at a
+    sentence, never in the middle of one. `title_opens_text`: the title is the text's first
+    line (a post, a note), so a sentence it opens is left without it."""
+    key = _comparable(title.removesuffix("…"))
+    if not key:
         return summary
-    kept = 0  # how many characters of `summary` the title covers, counted on comparable text
-    while kept < len(summary) and len(_comparable(summary[:kept])) < len(key):
+    parts = sentences(summary)
+    kept = 0
+    while kept < len(parts) and (sentence := _comparable(parts[kept])):
+        repeated = sentence in key or (title.endswith("…") and sentence.startswith(key))
+        if not repeated and (not kept or len(sentence.split()) >= MIN_NOTE_WORDS):
+            break  # a fragment right after the title ("Period.") goes with it
         kept += 1
-    if summary[kept : kept + 1].isalnum():  # the title ends inside a word: not a repeat
+    if kept:
+        return " ".join(parts[kept:])
+    if not title_opens_text or title.endswith("…") or not _comparable(summary).startswith(key):
         return summary
-    rest = summary[kept:].lstrip(" -–—:;,.!?…\"'”’)")
+    return _after_title(summary, key)
+
+
+def _after_title(summary: str, key: str) -> str:
+    """What follows a title that opens the summary's first sentence, capitalised."""
+    covered = 0  # how many characters of `summary` the title covers, counted on comparable text
+    while covered < len(summary) and len(_comparable(summary[:covered])) < len(key):
+        covered += 1
+    if summary[covered : covered + 1].isalnum():  # the title ends inside a word: not a repeat
+        return summary
+    rest = summary[covered:].lstrip(" -–—:;,.!?…\"'”’)")
     return rest[:1].upper() + rest[1:]
 
 
@@ -353,6 +476,37 @@ def _week_text(week_summary: WeekSummary, items: Sequence[Item], topics: Sequenc
     return f"{len(items)} {things} saved this week, in {len(topics)} {groups}."
 
 
+def brief_text(topics: Sequence[Topic], ranked: Sequence[Item] = ()) -> str:
+    """The offline week in brief as markdown: a line per section, then the must-read and the
+    rule that picked it (`ranked`: the reader's pins and interests chose them)."""
+    brief = week_in_brief(
+        [(t.name, [Noted(e.title, e.url, e.summary) for e in t.entries]) for t in topics]
+    )
+    lines = []
+    for line in brief.lines:
+        things = "item" if line.count == 1 else "items"
+        if line.sentence:
+            said = f"{md_text(line.sentence)} ({_link(line.cited)})"
+        else:  # nothing to quote: the first titles
+            shown = [line.cited, *line.others][:BRIEF_TITLES]
+            more = line.count - len(shown)
+            said = ", ".join(map(_link, shown)) + (f" and {more} more" if more else "")
+        lines.append(f"- **{md_text(line.section)}** ({line.count} {things}): {said}")
+    quoted = any(line.sentence for line in brief.lines)
+    lines += ["", OFFLINE_NOTE if quoted else OFFLINE_TITLES_NOTE]
+    if ranked:
+        chosen = ", ".join(_link(Noted(_title(item), item.url, None)) for item in ranked)
+        lines += ["", f"**Must read:** {chosen}, {RANKED_MUST_READ_RULE}."]
+    elif brief.must_read:
+        lines += ["", f"**Must read:** {_link(brief.must_read)}, {MUST_READ_RULE}."]
+    return "\n".join(lines)
+
+
+def _link(entry: Noted) -> str:
+    title = shorten(entry.title, CITED_TITLE_CHARS)
+    return f"[{md_label(title)}]({md_url(entry.url)})" if entry.url else f"*{md_text(title)}*"
+
+
 def checked_week_summary(summary: WeekSummary, items: Sequence[Item]) -> str:
     """Markdown of the statements and must-reads whose citations check out against `items`."""
     by_id = {item.id: item for item in items}
@@ -376,7 +530,7 @@ def _citations(ids: Sequence[int], by_id: dict[int, Item]) -> str:
     cited = []
     for item_id in ids:
         item = by_id[item_id]
-        title = md_text(shorten(_title(item), CITED_TITLE_CHARS))
+        title = md_label(shorten(_title(item), CITED_TITLE_CHARS))
         cited.append(f"[{title}]({md_url(item.url)})" if item.url else f"*{title}*")
     return ", ".join(cited)
 
@@ -384,7 +538,7 @@ def _citations(ids: Sequence[int], by_id: dict[int, Item]) -> str:
 def footer_lines(provenance: Provenance, items: Sequence[Item]) -> list[str]:
     """Who wrote the notes and the week summary, the tokens and cost, what was skipped."""
     lines = []
-    pretend = sum(map(_pretend, items))  # offline "notes" of pages never read: not summaries
+    pretend = sum(map(offline_stand_in, items))  # stand-ins for pages never read: no summaries
     usages = [
         replace(entry, count=max(0, entry.count - pretend)) if entry.model == "offline" else entry
         for entry in provenance.notes
@@ -410,6 +564,8 @@ def footer_lines(provenance: Provenance, items: Sequence[Item]) -> list[str]:
     if skipped:
         reasons = "; ".join(f"{count} {why}" for why, count in skipped.items())
         lines.append(f"Not summarised: {reasons}.")
+    if provenance.muted:
+        lines.append(f"{provenance.muted} muted by rules.")
     return [md_text(line) for line in lines]
 
 
@@ -435,9 +591,11 @@ def skipped_items(items: Sequence[Item]) -> dict[str, int]:
     """Why items are shown without a note from their page, with how many of each."""
     reasons: dict[str, int] = {}
     for item in items:
-        if item.note is not None and not _pretend(item):
+        if item.note is not None and not offline_stand_in(item):
             continue
-        why = why_no_note(item, page_unread=_pretend(item), reason=reason(item))
+        if not item.url and len(_collapse(item.context or "")) <= SHORT_NOTE_CHARS:
+            continue  # a short note without a link is shown as written: nothing to summarise
+        why = why_no_note(item, page_unread=offline_stand_in(item), reason=reason(item))
         reasons[why] = reasons.get(why, 0) + 1
     return {f"{'item' if n == 1 else 'items'} {why}": n for why, n in reasons.items()}
 
@@ -457,7 +615,13 @@ def md_line(text: str) -> str:
 
 def md_text(text: str) -> str:
     """Text safe inside link brackets or a heading: markdown syntax characters escaped."""
-    return _unblock(_EDGE_UNDERSCORE.sub(r"\\_", _INLINE_SPECIAL.sub(r"\\\1", _collapse(text))))
+    return _unblock(md_label(text))
+
+
+def md_label(text: str) -> str:
+    """Text inside link brackets in the middle of a line: syntax characters escaped, but no
+    block escape ("127.0.0.1" stays as written: it cannot open a list there)."""
+    return _EDGE_UNDERSCORE.sub(r"\\_", _INLINE_SPECIAL.sub(r"\\\1", _collapse(text)))
 
 
 def md_url(url: str) -> str:
@@ -486,5 +650,14 @@ def _template() -> jinja2.Template:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    environment.filters.update(md_line=md_line, md_text=md_text, md_url=md_url, md_block=md_block)
+    environment.filters.update(MD_FILTERS)
     return environment.get_template("digest.md.j2")
+
+
+MD_FILTERS = {
+    "md_line": md_line,
+    "md_text": md_text,
+    "md_label": md_label,
+    "md_url": md_url,
+    "md_block": md_block,
+}

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from digest.models import Item
+from digest.compose.unread import offline_stand_in, saved_words
+from digest.models import Item, ItemKind
 from digest.text import COMMON_WORD_UNITS, tfidf, words
 
 COPY_SHARE = 0.85  # share of the shorter text's shingles found in the longer one
@@ -24,10 +25,11 @@ TEXT_CHARS = 5_000  # a page's opening tells its story: compose reads no more of
 
 
 def story_text(item: Item) -> str:
-    """What an item says: the opening of its page, else its note, else what was saved with it."""
-    return (item.text or (item.note.summary if item.note else "") or item.context or "")[
-        :TEXT_CHARS
-    ]
+    """What an item says: the opening of its page (a post's own text), else its note (unless
+    it only restates a link never read), else what was saved with it."""
+    page = item.context if item.kind is ItemKind.POST else item.text
+    note = item.note.summary if item.note and not offline_stand_in(item) else ""
+    return (page or note or saved_words(item) or "")[:TEXT_CHARS]
 
 
 def same_stories(items: Sequence[Item]) -> list[list[int]]:

@@ -1,18 +1,24 @@
-"""Sections for the offline digest: related items grouped and named without an LLM.
+"""Sections for the offline digest: what the user said first, then groups found without an LLM.
 
-Each item's text is embedded with WordLlama (its wheel ships the embeddings: loaded from the
-package folder with downloads disabled, so nothing leaves the machine), the embeddings are
-grouped by spherical k-means (about one section per SECTION_ITEMS items, 3 to 10), and each
-section is named by the words that tell it from the others (class-based TF-IDF over the
-items' titles and openings). Deterministic: a fixed seed, ties broken by order.
+An item's own grouping (a journal heading, a list's topic line, an OPML folder, a feed's
+category, an export's tags, a rule's section) is its `topic` and is kept as it is. Of the
+rest, items that clearly belong together form a section named by a short phrase most of them
+contain: each text is embedded with WordLlama (its wheel ships the embeddings: loaded from the
+package folder with downloads disabled, so nothing leaves the machine), the items are joined
+by average-linkage clustering while their mean similarity stays above JOIN_SIMILARITY (a
+threshold, not a count of sections: one more item cannot reshuffle the week), and a group is
+kept only when a phrase found in most of its items names it (class-based TF-IDF, as BERTopic
+does, then the candidate closest to the group's centre, as KeyBERT does). Items of a feed
+that joined no group go under the feed's name; the others under ALSO_SAVED. Deterministic.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -22,35 +28,131 @@ import numpy as np
 from digest.compose.stories import TEXT_CHARS, story_text
 from digest.models import Item
 from digest.notes.tags import is_tag_word
-from digest.text import words
+from digest.text import url_title, without_links, words
 
-MIN_ITEMS = 6  # fewer items are one short list: no sections to find
-SECTION_ITEMS = 7  # about this many items per section
-MIN_SECTIONS, MAX_SECTIONS = 3, 10
+ALSO_SAVED = "Also saved"
+_POSSESSIVE = re.compile(r"['’]s$", re.I)
+_NUMBER_WORDS = """one two three four five six seven eight nine ten eleven twelve twenty hundred
+    thousand million billion first second third last"""
+_NUMBERS = frozenset(_NUMBER_WORDS.split())  # counts and ranks are no subject
 EMBEDDED_CHARS = TEXT_CHARS  # the opening of a text says what it is about
-NAME_WORDS = 2
-RESTARTS = 10  # k-means runs from different seeds, the best kept ...
-RESTART_ITEMS = 200  # ... for a week of up to this many items; fewer beyond
-MIN_RESTARTS = 3
-ITERATIONS = 50  # at most: a run stops when no item changes section
+JOIN_SIMILARITY = 0.1  # mean feature cosine under which two groups are not joined
+MIN_GROUP = 3  # fewer items are no section of their own
+NAME_SHARE = 0.5  # a section's name is found in at least this share of its items
+TELLING = 3  # a name is this many times as common in its group as in the rest of the week
 
 
-def offline_sections(items: Sequence[Item]) -> dict[int, str]:
+def offline_sections(items: Sequence[Item], feeds: Collection[str] = ()) -> dict[int, str]:
     """Item id -> section name for the items that have no topic of their own, most central
-    first within each section (the overview cites those); {} when too few to group."""
+    first within each group (the overview cites those). `feeds`: the names of feed sources,
+    whose items that join no group are listed under the feed's name."""
     loose = [item for item in items if not item.topic]
-    if len(loose) < MIN_ITEMS:
-        return {}
-    texts = [f"{item.display_title}\n{story_text(item)}"[:EMBEDDED_CHARS] for item in loose]
-    count = min(MAX_SECTIONS, max(MIN_SECTIONS, round(len(loose) / SECTION_ITEMS)))
-    vectors = features(texts)
-    labels = cluster(vectors, count)
-    names = section_names(texts, labels)
-    centres = {label: vectors[[n for n, x in enumerate(labels) if x == label]].mean(axis=0)
-               for label in set(labels)}  # fmt: skip
-    closeness = [float(vectors[n] @ centres[label]) for n, label in enumerate(labels)]
-    order = sorted(range(len(loose)), key=lambda n: (labels[n], -closeness[n], n))
-    return {loose[n].id: names[labels[n]] for n in order}
+    texts = [
+        without_links(f"{_title_words(item)}\n{story_text(item)}")[:EMBEDDED_CHARS]
+        for item in loose
+    ]  # a link's host is no subject ("Substack")
+    named: dict[int, str] = {}
+    if len(loose) >= MIN_GROUP:
+        vectors = features(texts)
+        for name, members in named_groups(texts, vectors):
+            for n in members:
+                named[loose[n].id] = name
+    for item in loose:
+        feed = next((source for source in item.sources if source in feeds), None)
+        named.setdefault(item.id, feed or ALSO_SAVED)
+    return named
+
+
+def _title_words(item: Item) -> str:
+    """The title, or the words of a bare link's path (its host names no topic)."""
+    if item.title or item.page_title or not item.url:
+        return item.display_title
+    path = url_title(item.url).partition("/")[2]
+    return re.sub(r"[/_\-.?=&+]+", " ", path)
+
+
+def named_groups(
+    texts: Sequence[str], vectors: np.ndarray[Any, Any]
+) -> list[tuple[str, list[int]]]:
+    """(name, member indexes most central first) of each confident group, in order of their
+    first member; groups that no phrase names are left out."""
+    groups = [g for g in join_groups(vectors @ vectors.T) if len(g) >= MIN_GROUP]
+    bags = [_phrases(text) for text in texts]
+    week = Counter(phrase for bag in bags for phrase in bag)
+    named: list[tuple[str, list[int]]] = []
+    taken: set[str] = set()
+    for members in groups:
+        centre = vectors[members].mean(axis=0)
+        name = group_name([texts[n] for n in members], [bags[n] for n in members], week, len(texts))
+        if name and name.casefold() not in taken:
+            taken.add(name.casefold())
+            order = sorted(members, key=lambda n: (-float(vectors[n] @ centre), n))
+            named.append((name, order))
+    return named
+
+
+def join_groups(similarity: np.ndarray[Any, Any]) -> list[list[int]]:
+    """Average-linkage clustering: the two closest groups are joined while their mean
+    similarity is at least JOIN_SIMILARITY. Groups of indexes, each sorted, by first index."""
+    count = len(similarity)
+    links = similarity.astype(np.float64, copy=True)
+    np.fill_diagonal(links, -np.inf)
+    members: dict[int, list[int]] = {n: [n] for n in range(count)}
+    while len(members) > 1:
+        row, column = np.unravel_index(int(np.argmax(links)), links.shape)
+        if links[row, column] < JOIN_SIMILARITY:
+            break
+        a, b = int(min(row, column)), int(max(row, column))
+        size_a, size_b = len(members[a]), len(members[b])
+        merged = (size_a * links[a] + size_b * links[b]) / (size_a + size_b)
+        links[a, :], links[:, a] = merged, merged
+        links[a, a] = -np.inf
+        links[b, :], links[:, b] = -np.inf, -np.inf
+        members[a] = sorted(members[a] + members.pop(b))
+    return sorted(members.values())
+
+
+def _phrases(text: str) -> set[str]:
+    """The words and two-word phrases of a text that may name a section, lower case."""
+    tokens = [_POSSESSIVE.sub("", t.strip("'’-")) for t in re.findall(r"[\w'’-]+", text)]
+    kept = [t.lower() if t and is_tag_word(t) and t.lower() not in _NUMBERS else "" for t in tokens]
+    pairs = {f"{a} {b}" for a, b in zip(kept, kept[1:], strict=False) if a and b}
+    return {t for t in kept if t} | pairs
+
+
+def group_name(
+    texts: Sequence[str], bags: Sequence[set[str]], week: Counter[str], week_size: int
+) -> str | None:
+    """A phrase found in at least NAME_SHARE of the group's texts and TELLING times as often
+    inside the group as in the rest of the week (what tells the group apart, as BERTopic's
+    class-based TF-IDF asks), the one most shared and closest in meaning to the group's texts
+    (as KeyBERT picks), as most often written; None when no phrase is shared enough. Once
+    past those thresholds the pick rests on the group's own texts only: one more item in the
+    week does not rename a group that did not change."""
+    inside = Counter(phrase for bag in bags for phrase in bag)
+    outside = max(1, week_size - len(bags))
+    shared = [
+        phrase
+        for phrase, n in inside.items()
+        if n >= max(2, NAME_SHARE * len(bags))
+        and n / len(bags) >= TELLING * (week[phrase] - n) / outside
+    ]
+    if not shared:
+        return None
+    closeness = embed(shared) @ embed(texts).mean(axis=0)
+    score = {
+        phrase: inside[phrase] / len(bags) * float(close) * (1 + (len(phrase.split()) - 1) / 2)
+        for phrase, close in zip(shared, closeness, strict=True)
+    }
+    return _as_written(min(score, key=lambda phrase: (-score[phrase], phrase)), texts)
+
+
+def _as_written(phrase: str, texts: Sequence[str]) -> str:
+    """`phrase` as the texts most often write it ("CUDA", "Rust"), its first letter upper."""
+    pattern = re.compile(r"\b" + r"\W+".join(map(re.escape, phrase.split())) + r"\b", re.I)
+    forms = Counter(found for text in texts for found in pattern.findall(text))
+    form = min(forms, key=lambda f: (-forms[f], f)) if forms else phrase
+    return " ".join(form.split())[:1].upper() + " ".join(form.split())[1:]
 
 
 def features(texts: Sequence[str]) -> np.ndarray[Any, Any]:
@@ -92,79 +194,3 @@ def _model() -> Any:
     logging.getLogger("kmeans_logger").setLevel(logging.WARNING)
     folder = Path(wordllama.__file__).parent
     return wordllama.WordLlama.load(cache_dir=folder, disable_download=True)
-
-
-def cluster(vectors: np.ndarray[Any, Any], count: int) -> list[int]:
-    """Spherical k-means, the best of a few seeded runs; labels renumbered by first item."""
-    count = min(count, len(vectors))
-    best, best_fit = np.zeros(len(vectors), dtype=int), -math.inf
-    for seed in range(restarts(len(vectors))):
-        labels, fit = _kmeans(vectors, count, np.random.RandomState(seed))
-        if fit > best_fit + 1e-9:
-            best, best_fit = labels, fit
-    order = {label: n for n, label in enumerate(dict.fromkeys(best.tolist()))}
-    return [order[label] for label in best.tolist()]
-
-
-def restarts(items: int) -> int:
-    """RESTARTS runs for a week of up to RESTART_ITEMS items, fewer (down to MIN_RESTARTS)
-    beyond: each run costs as much as the items, and a big week has no bad start to escape."""
-    return max(MIN_RESTARTS, min(RESTARTS, RESTARTS * RESTART_ITEMS // max(1, items)))
-
-
-def _kmeans(
-    vectors: np.ndarray[Any, Any], count: int, random: np.random.RandomState
-) -> tuple[np.ndarray[Any, Any], float]:
-    centres = [vectors[random.randint(len(vectors))]]
-    for _ in range(count - 1):  # k-means++: far from the centres so far
-        distance = np.maximum(0.0, 1.0 - np.max(vectors @ np.array(centres).T, axis=1))
-        total = distance.sum()
-        pick = random.choice(len(vectors), p=distance / total) if total > 0 else 0
-        centres.append(vectors[pick])
-    matrix = np.array(centres)
-    labels = np.full(len(vectors), -1)
-    for _ in range(ITERATIONS):
-        nearest = np.argmax(vectors @ matrix.T, axis=1)
-        if np.array_equal(nearest, labels):
-            break  # converged: the centres would not move again
-        labels = nearest
-        for k in range(count):
-            members = vectors[labels == k]
-            if len(members):
-                centre = members.sum(axis=0)
-                matrix[k] = centre / (np.linalg.norm(centre) or 1.0)
-    return labels, float(np.sum(vectors * matrix[labels]))
-
-
-def section_names(texts: Sequence[str], labels: Sequence[int]) -> dict[int, str]:
-    """Each section's name: its NAME_WORDS most telling words (class-based TF-IDF), capitalised."""
-    bags = [set(words(text)) for text in texts]
-    tag_words = set(filter(is_tag_word, set().union(*bags)))  # each distinct word checked once
-    bags = [bag & tag_words for bag in bags]
-    per_section: dict[int, Counter[str]] = {}
-    for bag, label in zip(bags, labels, strict=True):
-        per_section.setdefault(label, Counter()).update(bag)
-    sections_with = Counter(word for counts in per_section.values() for word in counts)
-    sizes = Counter(labels)
-    names: dict[int, str] = {}
-    for label, counts in per_section.items():
-        score = {
-            word: n / sizes[label] * math.log(1 + len(per_section) / sections_with[word])
-            for word, n in counts.items()
-            if n >= 2 or sizes[label] == 1
-        }
-        best: list[str] = []
-        for word in sorted(score, key=lambda word: (-score[word], word)):
-            if len(best) < NAME_WORDS and not any(word[:5] == kept[:5] for kept in best):
-                best.append(word)  # "Chart", not "Chart, Charts"
-        names[label] = ", ".join(word.capitalize() for word in best) or f"Section {label + 1}"
-    return _distinct(names)
-
-
-def _distinct(names: dict[int, str]) -> dict[int, str]:
-    seen: Counter[str] = Counter()
-    named = {}
-    for label, name in sorted(names.items()):
-        seen[name] += 1
-        named[label] = name if seen[name] == 1 else f"{name} ({seen[name]})"
-    return named

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import re
 
-from digest.models import Item, StageReport
+from digest.models import Item, NoteBasis, StageReport
+from digest.text import without_links
 
 # (pattern in the recorded error, what it means for the reader); the first match wins
 _ERROR_REASONS = (
@@ -30,6 +31,7 @@ QUALITY_REASONS = {
     "thin": "the page had too little text",
 }
 _UNRESOLVED = _ERROR_REASONS[0][0]
+MIN_SAVED_WORDS = 3  # fewer words saved with a link say nothing the title does not
 
 
 def reason(item: Item) -> str | None:
@@ -71,3 +73,33 @@ def without_unresolved(report: StageReport, noun: str) -> StageReport:
     return StageReport(
         report.stage, 0, [line], report.info, part=report.part, failed_units=len(failures)
     )
+
+
+def saved_words(item: Item) -> str | None:
+    """The user's own words saved with a link (a journal line's comment, a feed's summary),
+    without links and without the title; None when fewer than MIN_SAVED_WORDS are left."""
+    title = _comparable(item.title or "")
+    lines = [without_links(line) for line in (item.context or "").splitlines()]
+    kept = " ".join(line for line in lines if _comparable(line) not in ("", title))
+    return kept if len(kept.split()) >= MIN_SAVED_WORDS else None
+
+
+def offline_stand_in(item: Item) -> bool:
+    """An offline note of a link whose page was not read: it can only restate what was saved
+    with the link, so it is no summary of the page."""
+    note = item.note
+    return (
+        item.url is not None
+        and note is not None
+        and note.extractive
+        and note.basis is NoteBasis.SAVED_CONTEXT
+    )
+
+
+def pretend_note(item: Item) -> bool:
+    """An offline stand-in made of nothing but the link's title or address: no note at all."""
+    return offline_stand_in(item) and saved_words(item) is None
+
+
+def _comparable(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\s]", " ", without_links(text)).casefold().split())

@@ -1,10 +1,14 @@
 """The Atom feed of the digests, `<data_dir>/digests/feed.xml`, for any feed reader.
 
-One entry per period, newest first; its id is stable (derived from the period) and
-its `updated` time is that of the revision it holds, so a new revision updates the
-entry in place. Each delivery rewrites only its own period's entry and keeps the
-others as they were, so the links in old entries keep the allowlist they were
-rendered with. Same content, same bytes: nothing is written when nothing changed.
+One entry per period, the newest week first. Ids are minted once (a `tag:` URI, see
+`feed_ids`) and stored, so they never change, whatever [output] public_url becomes; an
+older feed file's ids are taken over. An entry is `published` at its week's end and
+`updated` at the time of the revision it holds, so a new revision updates the entry in
+place. Without public_url the feed carries no links (a file:// one would lead nowhere
+in a reader) and says how to get them; with it, each entry links to its week and the
+feed to itself. Each delivery rewrites only its own period's entry and keeps the others
+as they were, so the links in old entries keep the allowlist they were rendered with.
+Same content, same bytes: nothing is written when nothing changed.
 """
 
 from __future__ import annotations
@@ -14,8 +18,10 @@ import re
 import uuid
 import xml.etree.ElementTree as ET
 from collections.abc import Collection
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from digest.atomic import write_atomic
 from digest.config import Config
@@ -27,7 +33,12 @@ ATOM = "http://www.w3.org/2005/Atom"
 # What XML 1.0 cannot carry (most C0 controls, lone surrogates, U+FFFE/U+FFFF): one such
 # character in a title would make the whole file unreadable.
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-FEED_ENTRIES = 20
+FEED_ENTRIES = 20  # the newest weeks
+TITLE_PREFIX = "Digest for "
+NO_LINKS = (
+    "Weekly digests. Set [output] public_url to the address this folder is served at:"
+    " each week then links to its page, and the feed to itself."
+)
 log = logging.getLogger("digest")
 
 ET.register_namespace("", ATOM)
@@ -37,6 +48,22 @@ def feed_path(config: Config) -> Path:
     return config.digests_dir / "feed.xml"
 
 
+@dataclass(frozen=True)
+class FeedIds:
+    """The feed's id and the id of one week's entry."""
+
+    feed: str
+    entry: str
+
+
+@dataclass(frozen=True)
+class FoundIds:
+    """The ids a feed file already gives: its own, and each week's (by entry title)."""
+
+    feed: str | None = None
+    entries: dict[str, str] = field(default_factory=dict)
+
+
 def update_feed(
     config: Config,
     period: Period,
@@ -44,28 +71,44 @@ def update_feed(
     *,
     updated: datetime,
     allowed_urls: Collection[str],
+    ids: FeedIds,
 ) -> bool:
     """Put this period's digest into the feed; True when the file changed."""
     path = feed_path(config)
-    base = _feed_base(config)
     entries = {_text(entry, "id"): entry for entry in _existing_entries(path)}
-    entry = _entry(config, period, markdown, updated, allowed_urls)
-    entries[_text(entry, "id")] = entry
-    newest = sorted(entries.values(), key=lambda e: (_text(e, "updated"), _text(e, "id")))
-    data = _serialise(base, newest[::-1][:FEED_ENTRIES])
+    entry = _entry(config, period, markdown, updated, allowed_urls, ids.entry)
+    entries[ids.entry] = entry
+    newest = sorted(entries.values(), key=_week_end, reverse=True)
+    data = _serialise(config, ids.feed, newest[:FEED_ENTRIES])
     if path.exists() and path.read_bytes() == data:
         return False
     write_atomic(path, data.decode("utf-8"))
     return True
 
 
-def _feed_base(config: Config) -> str:
-    """What makes this feed's ids its own: its public URL, else its data folder."""
-    return config.output.public_url.rstrip("/") or f"file://{config.digests_dir}"
+def new_tag(config: Config, now: datetime) -> str:
+    """A tag: URI (RFC 4151) no other feed has: the public host if any, today, a random part."""
+    authority = urlsplit(config.output.public_url).hostname or "localhost"
+    return f"tag:{authority},{now.astimezone(UTC):%Y-%m-%d}:digest-{uuid.uuid4().hex}"
 
 
-def _uuid_urn(name: str) -> str:
-    return uuid.uuid5(uuid.NAMESPACE_URL, name).urn
+def found_ids(config: Config) -> FoundIds:
+    """The ids of the feed file as it is (none when it is missing or unreadable)."""
+    try:
+        root = ET.parse(feed_path(config)).getroot()
+    except (ET.ParseError, OSError):
+        return FoundIds()
+    entries = {
+        _text(entry, "title").removeprefix(TITLE_PREFIX): _text(entry, "id")
+        for entry in root.findall(f"{{{ATOM}}}entry")
+    }
+    return FoundIds(_text(root, "id") or None, entries)
+
+
+def _week_end(entry: ET.Element) -> tuple[str, str]:
+    """What orders the weeks (RFC 3339 in UTC sorts as text); an entry written before
+    <published> was, by its update."""
+    return _text(entry, "published") or _text(entry, "updated"), _text(entry, "updated")
 
 
 def _entry(
@@ -74,29 +117,32 @@ def _entry(
     markdown: str,
     updated: datetime,
     allowed_urls: Collection[str],
+    entry_id: str,
 ) -> ET.Element:
     entry = ET.Element(f"{{{ATOM}}}entry")
-    _sub(entry, "id", _uuid_urn(f"{_feed_base(config)}/{period.label}"))
-    _sub(entry, "title", f"Digest for {period.label}")
+    _sub(entry, "id", entry_id)
+    _sub(entry, "title", f"{TITLE_PREFIX}{period.label}")
+    _sub(entry, "published", _rfc3339(period.end))
     _sub(entry, "updated", _rfc3339(updated))
-    link = config.output.public_url.rstrip("/") + f"/{period.label}.md"
-    if not config.output.public_url:
-        link = (config.digests_dir / f"{period.label}.md").as_uri()
-    ET.SubElement(entry, f"{{{ATOM}}}link", rel="alternate", href=xml_text(link))
+    if public := config.output.public_url.rstrip("/"):
+        link = f"{public}/{period.label}.md"
+        ET.SubElement(entry, f"{{{ATOM}}}link", rel="alternate", href=xml_text(link))
     content = _sub(entry, "content", html_fragment(markdown, allowed_urls))
     content.set("type", "html")
     return entry
 
 
-def _serialise(base: str, entries: list[ET.Element]) -> bytes:
+def _serialise(config: Config, feed_id: str, entries: list[ET.Element]) -> bytes:
     feed = ET.Element(f"{{{ATOM}}}feed")
-    _sub(feed, "id", _uuid_urn(f"{base}/feed.xml"))
+    _sub(feed, "id", feed_id)
     _sub(feed, "title", "digest: weekly digests")
     _sub(feed, "updated", max(_text(entry, "updated") for entry in entries))
     author = ET.SubElement(feed, f"{{{ATOM}}}author")
     _sub(author, "name", "digest")
-    if base.startswith("http"):
-        ET.SubElement(feed, f"{{{ATOM}}}link", rel="self", href=f"{base}/feed.xml")
+    if public := config.output.public_url.rstrip("/"):
+        ET.SubElement(feed, f"{{{ATOM}}}link", rel="self", href=xml_text(f"{public}/feed.xml"))
+    else:
+        _sub(feed, "subtitle", NO_LINKS)
     feed.extend(entries)
     ET.indent(feed)
     data: bytes = ET.tostring(feed, encoding="utf-8", xml_declaration=True)

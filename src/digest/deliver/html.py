@@ -10,19 +10,22 @@ from __future__ import annotations
 import email.utils
 import html
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from email.message import EmailMessage
 from email.policy import SMTP as SMTP_POLICY
 from functools import cache
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import nh3
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
+from markupsafe import Markup
 
 from digest.compose.digest import format_period, md_url
+from digest.compose.usertemplates import is_overridden, render
 from digest.config import EmailConfig
 from digest.errors import DeliveryError
 from digest.models import Period
@@ -32,6 +35,17 @@ ALLOWED_TAGS = frozenset(
     {"p", "h1", "h2", "h3", "ul", "ol", "li", "a", "strong", "em", "code", "pre", "blockquote"}
     | {"br"}
 )
+USER_TAGS = ALLOWED_TAGS | {
+    "div", "span", "table", "thead", "tbody", "tr", "td", "th", "hr", "h4", "small", "b", "i",
+}  # fmt: skip
+_SIDES = ("", "-top", "-right", "-bottom", "-left")
+SAFE_STYLES = frozenset(
+    {"color", "background-color", "font-family", "font-size", "font-weight", "font-style"}
+    | {"line-height", "text-align", "text-decoration", "max-width", "width", "display"}
+    | {"overflow-wrap", "white-space", "vertical-align", "border-collapse"}
+    | {f"{box}{side}" for box in ("margin", "padding", "border") for side in _SIDES}
+)
+MAIL_TEMPLATE = "mail.html.j2"
 # Gmail clips an HTML body past ~102 KB; stay well below, counted as sent (encoded).
 MAX_HTML_PART_BYTES = 90_000
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
@@ -63,11 +77,61 @@ _OPENING_TAG = re.compile(r"<(h1|h2|h3|p|ul|ol|li|blockquote|pre|code|a)(?=[ >])
 
 def markdown_to_html(markdown: str, *, title: str, allowed_urls: Iterable[str]) -> str:
     """The digest as a small styled HTML page; links only to `allowed_urls`, kept as text else."""
+    return _page(title, html_fragment(markdown, allowed_urls))
+
+
+def _page(title: str, body: str) -> str:
     return (
         '<!DOCTYPE html>\n<html><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{html.escape(title)}</title></head>\n"
-        f'<body style="{_BODY_STYLE}">\n{html_fragment(markdown, allowed_urls)}</body></html>\n'
+        f'<body style="{_BODY_STYLE}">\n{body}</body></html>\n'
+    )
+
+
+@dataclass
+class MailTemplate:
+    """The HTML part from [output] templates_dir's mail.html.j2 (see its built-in copy for
+    the variables), sanitised as the built-in part is; `problem` says why the built-in
+    one was used instead, if it was."""
+
+    templates_dir: Path | None
+    period: Period
+    full_copy: str
+    problem: str | None = None
+
+    def page(self, markdown: str, title: str, allowed_urls: Iterable[str]) -> str:
+        body = html_fragment(markdown, allowed_urls)
+        if not is_overridden(self.templates_dir, MAIL_TEMPLATE):
+            return _page(title, body)
+        zone = self.period.start.tzinfo
+        context = {
+            "title": title,
+            "label": self.period.label,
+            "period_range": format_period(
+                self.period, zone if isinstance(zone, ZoneInfo) else ZoneInfo("UTC")
+            ),
+            "body": Markup(body),
+            "markdown": markdown,
+            "full_copy": self.full_copy,
+        }
+        rendered = render(MAIL_TEMPLATE, context, self.templates_dir, lambda: body, html=True)
+        self.problem = self.problem or rendered.problem
+        return _page(title, body if rendered.problem else sanitised(rendered.text))
+
+
+def sanitised(page: str) -> str:
+    """HTML of the user's template as mail may carry it: the tags of a laid-out message,
+    inline styles of safe properties, http(s) links; no scripts, forms, images or events."""
+    return nh3.clean(
+        page,
+        tags=set(USER_TAGS),
+        attributes={"*": {"style"}, "a": {"href"}, "td": {"colspan"}, "th": {"colspan"}},
+        url_schemes={"http", "https"},
+        url_relative="deny",
+        strip_comments=True,
+        link_rel=None,
+        filter_style_properties=set(SAFE_STYLES),
     )
 
 
@@ -148,11 +212,16 @@ def render_email(
     allowed_urls: Iterable[str],
     full_copy: str,
     date: datetime | None = None,
+    small: bool = False,
+    template: MailTemplate | None = None,
 ) -> EmailMessage:
     """A multipart/alternative message: the digest as plain text, sanitised HTML beside it.
 
     `full_copy` is where the whole digest can be read (a URL or a path); the HTML part
-    points to it when the digest is cut to stay under Gmail's clipping limit.
+    points to it when the digest is cut to stay under Gmail's clipping limit. The HTML
+    part comes from `template` when given (its `problem` then says if it failed). A `small`
+    message, for a server that refused the whole one as too large (552), is the plain
+    text alone, headed by that pointer.
     """
     subject = email_subject(config.subject, period)
     message = EmailMessage(policy=SMTP_POLICY)
@@ -165,36 +234,52 @@ def render_email(
     except ValueError as exc:  # an address from the config that does not parse
         raise DeliveryError(f"email: bad address in config: {exc}") from exc
     message["MIME-Version"] = "1.0"
+    if small:
+        notice = f"This digest was too large for the mail server; the full digest: {full_copy}"
+        message.set_content(f"{notice}\n\n{markdown_to_text(markdown)}", cte="quoted-printable")
+        return message
     message.set_content(markdown_to_text(markdown), cte="quoted-printable")
     allowed = [*allowed_urls, full_copy]
+    page = template.page if template is not None else _built_in_page
     message.add_alternative(
-        _html_within_limit(markdown, subject, allowed, full_copy),
+        _html_within_limit(markdown, subject, allowed, full_copy, page),
         subtype="html",
         cte="quoted-printable",
     )
     return message
 
 
-def _html_within_limit(markdown: str, title: str, allowed: Sequence[str], full_copy: str) -> str:
+PageMaker = Callable[[str, str, Iterable[str]], str]  # (markdown, title, allowed) -> page
+
+
+def _built_in_page(markdown: str, title: str, allowed_urls: Iterable[str]) -> str:
+    return markdown_to_html(markdown, title=title, allowed_urls=allowed_urls)
+
+
+def _html_within_limit(
+    markdown: str, title: str, allowed: Sequence[str], full_copy: str, page: PageMaker
+) -> str:
     """The whole digest if it fits; else as many leading blocks as fit, then a pointer."""
-    page = markdown_to_html(markdown, title=title, allowed_urls=allowed)
-    if _fits(page):
-        return page
+    whole = page(markdown, title, allowed)
+    if _fits(whole):
+        return whole
     blocks = markdown.split("\n\n")
     fits, too_many = 0, len(blocks)
     while too_many - fits > 1:  # binary search for the most blocks that fit
         middle = (fits + too_many) // 2
-        if _fits(_cut_page(blocks[:middle], title, allowed, full_copy)):
+        if _fits(_cut_page(blocks[:middle], title, allowed, full_copy, page)):
             fits = middle
         else:
             too_many = middle
-    return _cut_page(blocks[:fits], title, allowed, full_copy)
+    return _cut_page(blocks[:fits], title, allowed, full_copy, page)
 
 
-def _cut_page(blocks: Sequence[str], title: str, allowed: Sequence[str], full_copy: str) -> str:
+def _cut_page(
+    blocks: Sequence[str], title: str, allowed: Sequence[str], full_copy: str, page: PageMaker
+) -> str:
     where = f"<{full_copy}>" if full_copy.startswith(("https://", "http://")) else f"`{full_copy}`"
     notice = f"*This digest is too long for one email; the full digest is at {where}.*"
-    return markdown_to_html("\n\n".join([*blocks, notice]), title=title, allowed_urls=allowed)
+    return page("\n\n".join([*blocks, notice]), title, allowed)
 
 
 def _fits(page: str) -> bool:

@@ -29,25 +29,36 @@ class DeliveryUnknown(DeliveryError):
     """The connection dropped after the message was sent but before the server's final reply."""
 
 
+END_OF_DATA = "end of DATA"
+
+
 class SmtpReplyError(DeliveryError):
     """The server answered with an error code: 4xx is transient, 5xx is a refusal."""
 
-    def __init__(self, message: str, code: int, *, fix: str | None = None):
+    def __init__(self, message: str, code: int, *, fix: str | None = None, step: str = ""):
         super().__init__(message, fix=fix)
         self.code = code
+        self.step = step  # the command answered: "RCPT TO a@b.test", END_OF_DATA
 
     @property
     def transient(self) -> bool:
         return 400 <= self.code < 500
 
+    @property
+    def too_large(self) -> bool:
+        """552 to the message itself: a smaller one may pass."""
+        return self.code == 552 and self.step == END_OF_DATA
 
-def send_email(message: EmailMessage, config: EmailConfig) -> None:
-    """Send over SMTP as configured; the error names the server and what went wrong."""
+
+def send_email(message: EmailMessage, config: EmailConfig) -> dict[str, str]:
+    """Send over SMTP as configured, to every recipient the server accepts; the refused
+    ones, each with the server's answer ("550 no such user"). Raises when nobody got it;
+    the error names the server and what went wrong."""
     where = f"mail to smtp://{config.host}:{config.port} failed"
     try:
-        _send(message, config)
+        return _send(message, config)
     except SmtpReplyError as exc:
-        raise SmtpReplyError(f"{where}: {exc}", exc.code) from exc
+        raise SmtpReplyError(f"{where}: {exc}", exc.code, step=exc.step) from exc
     except DeliveryUnknown as exc:
         raise DeliveryUnknown(f"{where}: {exc}") from exc
     except DeliveryError as exc:
@@ -78,11 +89,11 @@ def check_server(config: EmailConfig) -> str:
     return f"{where} answered ({config.security}{login})"
 
 
-def _send(message: EmailMessage, config: EmailConfig) -> None:
+def _send(message: EmailMessage, config: EmailConfig) -> dict[str, str]:
     smtp = connect(config)
     try:
         authenticate(smtp, config)
-        _transmit(smtp, message, config)
+        return _transmit(smtp, message, config)
     finally:
         _close(smtp)
 
@@ -133,12 +144,19 @@ def authenticate(smtp: smtplib.SMTP, config: EmailConfig) -> None:
         ) from exc
 
 
-def _transmit(smtp: smtplib.SMTP, message: EmailMessage, config: EmailConfig) -> None:
-    """MAIL, RCPT and DATA by hand, so that a drop after the body was sent is told apart."""
+def _transmit(smtp: smtplib.SMTP, message: EmailMessage, config: EmailConfig) -> dict[str, str]:
+    """MAIL, RCPT and DATA by hand, so that a drop after the body was sent is told apart;
+    a refused recipient does not stop the others. The refused ones, as send_email says."""
     smtp.ehlo_or_helo_if_needed()
     _expect(smtp.mail(config.sender), (250,), "MAIL FROM")
+    refused = {}
     for recipient in config.to:
-        _expect(smtp.rcpt(recipient), (250, 251), f"RCPT TO {recipient}")
+        code, text = smtp.rcpt(recipient)
+        if code not in (250, 251):
+            refused[recipient] = (code, text)
+    if len(refused) == len(config.to):  # nobody to send to: the first refusal says why
+        recipient, reply = next(iter(refused.items()))
+        _expect(reply, (250, 251), f"RCPT TO {recipient}")
     _expect(smtp.docmd("DATA"), (354,), "DATA")
     try:
         smtp.send(_dot_stuffed(message.as_bytes(policy=SMTP_POLICY)))
@@ -148,15 +166,18 @@ def _transmit(smtp: smtplib.SMTP, message: EmailMessage, config: EmailConfig) ->
             f"connection lost after the message was sent ({reason(exc, config)});"
             " outcome unknown, not resent"
         ) from exc
-    _expect(reply, (250,), "end of DATA")
+    _expect(reply, (250,), END_OF_DATA)
+    return {
+        to: f"{code} {one_line(text.decode('utf-8', 'replace'))}"
+        for to, (code, text) in refused.items()
+    }
 
 
 def _expect(reply: tuple[int, bytes], codes: tuple[int, ...], step: str) -> None:
     code, text = reply
     if code not in codes:
-        raise SmtpReplyError(
-            f"{step} answered {code} {one_line(text.decode('utf-8', 'replace'))}", code
-        )
+        answer = one_line(text.decode("utf-8", "replace"))
+        raise SmtpReplyError(f"{step} answered {code} {answer}", code, step=step)
 
 
 def _dot_stuffed(data: bytes) -> bytes:

@@ -8,22 +8,25 @@ is unknown is recorded as such and never resent on its own.
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import os
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from email.message import EmailMessage
 from pathlib import Path
 
-from digest.atomic import fsync_dir, write_atomic
-from digest.compose.digest import content_hash
+from digest.atomic import fsync_dir, open_append, write_atomic
+from digest.audio.script import Script
+from digest.compose.digest import content_hash, format_period
 from digest.config import Config
-from digest.deliver.atom import update_feed
-from digest.deliver.html import render_email
+from digest.deliver.atom import FeedIds, found_ids, new_tag, update_feed
+from digest.deliver.html import MailTemplate, render_email
 from digest.deliver.mail import DeliveryUnknown, SmtpReplyError, send_email
+from digest.deliver.podcast import episode_link, publish_episode
 from digest.errors import DeliveryError, bugs_recorded
 from digest.lifecycle import backoff_delay
 from digest.models import Period
@@ -42,6 +45,7 @@ class DeliveryOutcome:
     delivered: list[str] = field(default_factory=list)  # channels delivered this time
     failures: list[str] = field(default_factory=list)
     held: list[str] = field(default_factory=list)  # channels left out on purpose, and why
+    info: list[str] = field(default_factory=list)  # what a channel made: time and size
 
 
 # -- files -------------------------------------------------------------------
@@ -68,7 +72,7 @@ def append_log(log_path: Path, entry: str) -> None:
         return
     log_path.parent.mkdir(parents=True, exist_ok=True)
     created = not log_path.exists()
-    with log_path.open("a", encoding="utf-8", newline="") as log:
+    with open_append(log_path) as log:
         log.write(entry)
         log.flush()
         os.fsync(log.fileno())
@@ -110,10 +114,17 @@ class _Job:
     allowed_urls: Collection[str]
     now: datetime
     sleep: Sleep
+    reader_view: str | None = None  # what a reader sees (compose.digest.reader_view)
+    audio: Script | None = None  # the week's script, when [audio] is enabled
 
     @property
     def digest_hash(self) -> str:
         return content_hash(self.markdown)
+
+    @property
+    def log_key(self) -> str:
+        """What the log's records are keyed by: a revision is logged when it changes."""
+        return self.reader_view or self.digest_hash
 
 
 def deliver_digest(
@@ -126,27 +137,34 @@ def deliver_digest(
     allowed_urls: Collection[str] = (),
     sleep: Sleep = time.sleep,
     empty: bool = False,
+    reader_view: str | None = None,
+    audio: Script | None = None,
 ) -> DeliveryOutcome:
     """Write the digest file, then deliver each channel at most once per content.
 
     `allowed_urls` are the stored URLs the HTML (email, feed) may link to; other links
     keep their text only. Per-channel failures are recorded and listed in the outcome,
     never raised; only a digest file that cannot be written raises DeliveryError. An
-    `empty` week goes to the feed and the mail only with digest.publish_empty; a week is
-    mailed once, when it is over, unless email.send = "every_revision".
+    `empty` week goes to the log, the feed and the mail only with digest.publish_empty; a
+    week is mailed once, when it is over, unless email.send = "every_revision". The log
+    takes a revision only when `reader_view` (what a reader sees) changed, not when only
+    the rendering did. `audio` is the week's script, spoken into the podcast before the
+    mail (which then links the episode).
     """
-    job = _Job(store, config, period, markdown, allowed_urls, now, sleep)
+    job = _Job(store, config, period, markdown, allowed_urls, now, sleep, reader_view, audio)
     path = digest_path(config, period)
     changed = _write_digest_file(path, markdown)
     revision = store.record_digest(period.label, job.digest_hash, str(path), now)
     outcome = DeliveryOutcome(period.label, path, revision, ["file"] if changed else [])
-    _isolated(_deliver_log, job, outcome)
     if empty and not config.digest.publish_empty:
         outcome.held.append(
-            f"{period.label} is empty: not put in the feed or mailed (digest.publish_empty)"
+            f"{period.label} is empty: not logged, put in the feed or mailed (digest.publish_empty)"
         )
         return outcome
+    _isolated(_deliver_log, job, outcome)
     _isolated(_deliver_feed, job, outcome)
+    if audio is not None:
+        _isolated(_deliver_podcast, job, outcome)
     if config.email.enabled:
         held = _why_not_mailed(job)
         if held:
@@ -202,11 +220,17 @@ def resend_email(
     *,
     allowed_urls: Collection[str] = (),
     sleep: Sleep = time.sleep,
+    to: Sequence[str] = (),
 ) -> DeliveryOutcome:
-    """Mail the latest revision of `period` again, whatever its email record says.
+    """Mail the latest revision of `period` again, whatever its email record says; to
+    `to` alone if given (the recipients refused last time), else to email.to.
 
     For the user, after an unknown or refused delivery; the attempt is recorded.
     """
+    if to:
+        config = config.model_copy(
+            update={"email": config.email.model_copy(update={"to": list(to)})}
+        )
     if not config.email.enabled:
         raise DeliveryError("resend: email is not enabled (set [email] enabled = true)")
     latest = store.digest_record(period.label)
@@ -247,12 +271,15 @@ def _write_digest_file(path: Path, markdown: str) -> bool:
 
 def _deliver_log(job: _Job, outcome: DeliveryOutcome) -> None:
     store, label, digest_hash = job.store, job.period.label, job.digest_hash
-    record = store.delivery(label, "log", digest_hash)
-    if record is not None and record.status == "sent":
+    if _logged(store, label, job.log_key):
+        return
+    if _logged(store, label, digest_hash):  # logged by a digest that keyed the log so
+        record = store.begin_delivery(label, "log", job.log_key, job.now)
+        store.finish_delivery(record.id, "sent", job.now)
         return
     revision = store.digest_revision(label, digest_hash)
     assert revision is not None, "record_digest runs before the channels"
-    record = store.begin_delivery(label, "log", digest_hash, job.now)
+    record = store.begin_delivery(label, "log", job.log_key, job.now)
     log_path = job.config.log_path
     try:
         append_log(log_path, log_entry(label, revision, digest_hash, job.markdown))
@@ -263,6 +290,11 @@ def _deliver_log(job: _Job, outcome: DeliveryOutcome) -> None:
         return
     store.finish_delivery(record.id, "sent", job.now)
     outcome.delivered.append("log")
+
+
+def _logged(store: Store, label: str, key: str) -> bool:
+    record = store.delivery(label, "log", key)
+    return record is not None and record.status == "sent"
 
 
 def _deliver_feed(job: _Job, outcome: DeliveryOutcome) -> None:
@@ -276,6 +308,7 @@ def _deliver_feed(job: _Job, outcome: DeliveryOutcome) -> None:
             job.markdown,
             updated=record.created_at,
             allowed_urls=job.allowed_urls,
+            ids=_feed_ids(job),
         )
     except OSError as exc:
         outcome.failures.append(f"cannot write feed in {job.config.digests_dir}: {exc}")
@@ -285,6 +318,50 @@ def _deliver_feed(job: _Job, outcome: DeliveryOutcome) -> None:
         return
     if changed:
         outcome.delivered.append("feed")
+
+
+def _feed_ids(job: _Job) -> FeedIds:
+    """The feed's and the week's ids, minted at their first delivery (or taken over from
+    the feed file as an older digest wrote it) and stored."""
+    store, now, label = job.store, job.now, job.period.label
+    found = found_ids(job.config)
+    tag = store.minted_id("tag", new_tag(job.config, now), now)
+    feed = store.minted_id("feed", found.feed or tag, now)
+    entry = store.minted_id(f"week:{label}", found.entries.get(label) or f"{tag}/{label}", now)
+    return FeedIds(feed, entry)
+
+
+def _deliver_podcast(job: _Job, outcome: DeliveryOutcome) -> None:
+    """Speak the week into its episode and the podcast feed, once per revision."""
+    store, label, digest_hash = job.store, job.period.label, job.digest_hash
+    assert job.audio is not None, "called only with a script"
+    record = store.delivery(label, "podcast", digest_hash)
+    if record is not None and record.status == "sent":
+        return
+    revision = store.digest_record(label, digest_hash)
+    assert revision is not None, "record_digest runs before the channels"
+    record = store.begin_delivery(label, "podcast", digest_hash, job.now)
+    dates = format_period(job.period, job.config.digest.zone)
+    try:
+        published = publish_episode(
+            job.config,
+            job.period,
+            job.audio,
+            dates=dates,
+            updated=revision.created_at,
+            guid=_feed_ids(job).entry,
+        )
+    except DeliveryError as exc:
+        error = str(exc)
+    except OSError as exc:
+        error = f"audio: cannot write in {job.config.digests_dir}: {exc.strerror or exc}"
+    else:
+        store.finish_delivery(record.id, "sent", job.now)
+        outcome.delivered.append("podcast")
+        outcome.info.append(published.report())
+        return
+    store.finish_delivery(record.id, "failed", job.now, error=error)
+    outcome.failures.append(error)
 
 
 def _deliver_email(job: _Job, outcome: DeliveryOutcome) -> None:
@@ -305,40 +382,61 @@ def _send_recorded(job: _Job, outcome: DeliveryOutcome) -> None:
     store, label, digest_hash = job.store, job.period.label, job.digest_hash
     message_id = message_id_for(label, digest_hash)
     record = store.begin_delivery(label, "email", digest_hash, job.now)
+    full_copy = full_copy_location(job.config, job.period)
+    template = MailTemplate(job.config.output.templates_dir, job.period, full_copy)
+    markdown, allowed_urls = job.markdown, list(job.allowed_urls)
+    if listen := episode_link(job.config, job.period):
+        markdown = f"{markdown.rstrip()}\n\n{listen.markdown}\n"
+        allowed_urls += listen.urls
+    render = functools.partial(
+        render_email,
+        markdown,
+        config=job.config.email,
+        period=job.period,
+        message_id=message_id,
+        allowed_urls=allowed_urls,
+        full_copy=full_copy,
+        date=job.now,
+        template=template,
+    )
     try:
-        message = render_email(
-            job.markdown,
-            config=job.config.email,
-            period=job.period,
-            message_id=message_id,
-            allowed_urls=job.allowed_urls,
-            full_copy=full_copy_location(job.config, job.period),
-            date=job.now,
-        )
+        message = render()
     except DeliveryError as exc:
         store.finish_delivery(record.id, "failed", job.now, error=str(exc))
         outcome.failures.append(str(exc))
         return
-    status, error = _send_with_retries(job, message)
+    if template.problem:  # sent with the built-in HTML part: reported, exit 3
+        outcome.failures.append(template.problem)
+    status, error = _send_with_retries(job, message, lambda: render(small=True))
     store.finish_delivery(record.id, status, job.now, error=error, message_id=message_id)
-    if error is None:
+    if status == "sent":
         outcome.delivered.append("email")
-    else:
+    if error is not None:
         outcome.failures.append(error)
 
 
-def _send_with_retries(job: _Job, message: EmailMessage) -> tuple[str, str | None]:
-    """Send; a 4xx reply is retried with doubling pauses, up to [email] retries times."""
-    email = job.config.email
-    attempt = 0
+def _send_with_retries(
+    job: _Job, message: EmailMessage, smaller: Callable[[], EmailMessage]
+) -> tuple[str, str | None]:
+    """Send; a 4xx reply is retried with doubling pauses, up to [email] retries times; a
+    552 to the whole message is retried once as `smaller()`. Sent with an error: some
+    recipients refused it."""
+    email, label = job.config.email, job.period.label
+    attempt, shrunk = 0, False
     while True:
         try:
-            send_email(message, email)
+            refused = send_email(message, email)
         except SmtpReplyError as exc:
+            if exc.too_large and not shrunk:
+                log.warning("%s; sending the text part alone", exc)
+                message, shrunk = smaller(), True
+                job.store.begin_delivery(label, "email", job.digest_hash, job.now)  # a send
+                continue
             if not exc.transient:
+                also = " (also as the text part alone)" if shrunk else ""
                 return (
                     "rejected",
-                    f"{exc}; not retried: fix it, then `digest resend --week {job.period.label}`",
+                    f"{exc}{also}; not retried: fix it, then `digest resend --week {label}`",
                 )
             if attempt >= email.retries:
                 return "failed", f"{exc}; tried {attempt + 1} times, retried on the next run"
@@ -348,10 +446,21 @@ def _send_with_retries(job: _Job, message: EmailMessage) -> tuple[str, str | Non
             if job.sleep(pause):
                 return "failed", f"{exc}; not retried: the run is stopping, retried on the next run"
             attempt += 1
-            job.store.begin_delivery(job.period.label, "email", job.digest_hash, job.now)
+            job.store.begin_delivery(label, "email", job.digest_hash, job.now)
             continue
         except DeliveryUnknown as exc:
             return "unknown", str(exc)
         except DeliveryError as exc:
             return "failed", str(exc)
-        return "sent", None
+        return "sent", _refusals(refused, label)
+
+
+def _refusals(refused: dict[str, str], label: str) -> str | None:
+    if not refused:
+        return None
+    which = ", ".join(f"{to} ({answer})" for to, answer in refused.items())
+    again = " ".join(f"--to {to}" for to in refused)
+    return (
+        f"email for {label}: refused for {which}; the others got it;"
+        f" when fixed: `digest resend --week {label} {again}`"
+    )

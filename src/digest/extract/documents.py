@@ -7,7 +7,7 @@ from io import BytesIO
 from pypdf import PdfReader
 from pypdf.errors import PyPdfError
 
-from digest.errors import ExtractError
+from digest.errors import UnreadableDocument
 from digest.extract.cleanup import clean, first_line
 from digest.extract.sniff import decode_bytes
 from digest.models import Extracted
@@ -30,16 +30,16 @@ def extract_pdf(content: bytes, url: str) -> Extracted:
     try:
         reader = PdfReader(BytesIO(content))
         if reader.is_encrypted and not reader.decrypt(""):
-            raise ExtractError("PDF is encrypted", url=url)
+            raise UnreadableDocument("PDF is encrypted", url=url)
         pages = [page.extract_text() or "" for page in reader.pages[:MAX_PDF_PAGES]]
         info = reader.metadata
         meta_title, author = (info.title, info.author) if info is not None else (None, None)
         published = _pdf_date(reader)
     except _PDF_ERRORS as exc:
-        raise ExtractError(f"unreadable PDF ({exc})", url=url) from exc
+        raise UnreadableDocument(f"unreadable PDF ({exc})", url=url) from exc
     text = "\n\n".join(clean(page) for page in pages if page.strip())
     if len(text) < MIN_TEXT_CHARS:
-        raise ExtractError("no text in PDF (scanned pages?)", url=url)
+        raise UnreadableDocument("no text in PDF (scanned pages?)", url=url)
     return Extracted(
         text=text,
         title=clean(meta_title) or first_line(text),

@@ -24,9 +24,10 @@ from digest.clock import REAL_WAITS, Waits, utc_now
 from digest.config import FetchConfig
 from digest.errors import BlockedAddress, FetchError, SkippedContent
 from digest.extract.sniff import SNIFF_BYTES, is_probably_binary, parse_content_type, sniff_binary
+from digest.fetch.access import Credentials
 from digest.fetch.guard import AddressPolicy, AddressRefused, GuardedTransport, UnresolvedHost
 from digest.retry_after import retry_after_s
-from digest.urls import BadURL, parse_url
+from digest.urls import BadURL, parse_url, without_userinfo
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 PERMANENT_REDIRECTS = frozenset({301, 308})
@@ -77,9 +78,11 @@ def check_status(result: FetchResult, *, now: datetime | None = None) -> None:
     challenge = is_challenge(result)
     reason = f"HTTP {status} (a bot challenge)" if challenge else f"HTTP {status}"
     if 400 <= status < 500 and status not in (408, 429) and not challenge:
-        raise FetchError(reason, url=result.url, permanent=True)
+        raise FetchError(reason, url=result.url, permanent=True, status=status)
     retry_after = retry_after_s(result.headers, now or utc_now(), cap_s=MAX_RETRY_AFTER_S)
-    raise FetchError(reason, url=result.url, permanent=False, retry_after=retry_after)
+    raise FetchError(
+        reason, url=result.url, permanent=False, retry_after=retry_after, status=status
+    )
 
 
 # -- the fetcher -----------------------------------------------------------
@@ -145,8 +148,15 @@ class Fetcher:
         sink: Sink | None = None,
         skip_binary: bool = False,
         truncate: bool = False,
+        credentials: Credentials | None = None,
+        userinfo: bool = False,
     ) -> FetchResult:
         """GET `url`, following redirects; any HTTP status is a result, see check_status.
+
+        `credentials` are added to the requests to their own site only, never to a host a
+        redirect leads to. A user name and password in `url` are sent only with `userinfo`
+        (a configured source's own URL); a saved link is requested without them, and a
+        redirect carrying any is refused.
 
         With a `sink`, the final body is written there as it arrives, not kept in memory.
         With `truncate`, a body over max_bytes is cut there (`truncated`), not refused.
@@ -157,7 +167,8 @@ class Fetcher:
         if not self._clients:
             raise RuntimeError("use Fetcher as an async context manager")
         budget = self.deadline_s  # time spent on the network, not waiting for a slot
-        seen, hop_url, permanent = {url}, url, True
+        hop_url = url if userinfo else without_userinfo(url)
+        seen, permanent = {hop_url}, True
         for hops in range(self.config.max_redirects + 1):
             host = _checked_host(hop_url)
             if (why := self._unresolved.get(host)) is not None:
@@ -167,8 +178,12 @@ class Fetcher:
                 await self._space_out(host)
                 self._check_held_off(url, host)
                 async with self._slots:
+                    sent = {
+                        **(headers or {}),
+                        **(credentials.for_url(hop_url) if credentials else {}),
+                    }
                     hop, spent = await self._hop(
-                        hop_url, host, headers, budget, sink, (skip_binary, truncate)
+                        hop_url, host, sent, budget, sink, (skip_binary, truncate)
                     )
             budget -= spent
             self._hold_off_if_asked(host, hop)

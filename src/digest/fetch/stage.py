@@ -31,7 +31,14 @@ from urllib.parse import urlsplit
 from digest import lifecycle
 from digest.clock import REAL_WAITS, Clock, Progress, Waits
 from digest.config import FetchConfig
-from digest.errors import DigestError, ExtractError, FetchError, SkippedContent, unit_bug
+from digest.errors import (
+    DigestError,
+    ExtractError,
+    FetchError,
+    SkippedContent,
+    UnreadableDocument,
+    unit_bug,
+)
 from digest.extract import extract
 from digest.fetch.client import Fetcher, FetchResult, check_status, describe_error, is_challenge
 from digest.models import Extracted, Item, Stage, StageReport
@@ -221,6 +228,7 @@ class FetchStage:
             config.retry_base_s, config.retry_max_s, config.max_attempts
         )
         self._finished = 0
+        self._unread_links: list[tuple[int, int, str]] = []  # (post id, links unread, first why)
 
     async def run(self, due: Sequence[Item], posts: Sequence[Item]) -> StageReport:
         """Fetch the `due` link items and follow the links of `posts`."""
@@ -236,7 +244,25 @@ class FetchStage:
             await run_together(
                 self._counted(work, total) for work in itertools.chain(fetches, follows)
             )
+        self._report_unread_links()
         return self.report
+
+    def _report_unread_links(self) -> None:
+        """One line for the posts whose links could not be read: they are not failed items
+        (each is noted from its own text), so that the counts agree with `status`."""
+        if not self._unread_links:
+            return
+        post, links, why = min(self._unread_links)
+        posts = len(self._unread_links)
+        if posts == 1:
+            plural = "" if links == 1 else "s"
+            self.report.info.append(f"post {post}: {links} link{plural} not read ({why})")
+        else:
+            unread = sum(count for _, count, _ in self._unread_links)
+            self.report.info.append(
+                f"{unread} links of {posts} posts not read (post {post}: {why});"
+                " the posts are noted from their own text"
+            )
 
     async def _counted(self, work: Awaitable[None], total: int) -> None:
         await work
@@ -281,7 +307,7 @@ class FetchStage:
             self.backoff,
             retry_after_s=getattr(exc, "retry_after", None),
             permanent=getattr(exc, "permanent", False),
-            final=isinstance(exc, SkippedContent),
+            final=isinstance(exc, SkippedContent | UnreadableDocument),
         )
         self.store.apply_fetch(intent)
         next_attempt = intent.next_attempt_at
@@ -306,8 +332,9 @@ class FetchStage:
             self.clock(),
             lifecycle.links_followed(post),
         )
-        self.report.done += len(pages)
-        self.report.failures.extend(f"{error}; a link in post {post.id}" for error in errors)
+        self.report.done += 1  # the post itself is read: it is noted from its own text
+        if errors:
+            self._unread_links.append((post.id, len(errors), errors[0]))
 
 
 async def _read_or_error(reader: PageReader, url: str) -> Page | DigestError:

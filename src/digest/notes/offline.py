@@ -46,7 +46,7 @@ KEY_POINT_MIN_WORDS = 3  # content words; fewer is a fragment, not a point
 
 
 _NAME_CUT = re.compile(r"(?:^|\s)[A-Z][A-Z0-9]{0,2}\.$")  # "ID.", "VW.": likely not an end
-_LIST_MARKER = re.compile(r"^\s*(?:[-*+•▪→>❯]|\d{1,3}[.)])\s")
+_LIST_MARKER = re.compile(r"^\s*(?:[-*+•▪→>❯]+\s*|\d{1,3}[.)]\s)")  # "- x", "-x", "1. x"
 
 
 class OfflineSummarizer:
@@ -63,8 +63,8 @@ class OfflineSummarizer:
     def note_now(self, request: NoteRequest) -> Note:
         """The note, synchronously: there is nothing to wait for."""
         text = clean(request.text)
-        if request.basis is NoteBasis.SAVED_CONTEXT:
-            text = _without_title(text, request.title)
+        if request.basis is NoteBasis.SAVED_CONTEXT:  # a link's address is no sentence of it
+            text = _without_title("\n".join(map(without_links, text.split("\n"))), request.title)
         found = [s for s in segment(text) if words(s)]
         if request.basis is NoteBasis.SAVED_CONTEXT or not found:
             summary = _saved_link_summary(request, found)

@@ -51,11 +51,11 @@ from digest.notes.costs import Spending, call_cost
 from digest.notes.prompts import (
     ECHO_MARKERS,
     MESSAGE_OVERHEAD_TOKENS,
-    PROMPT_VERSION,
     new_delimiter,
     note_data,
     note_header,
     note_instructions,
+    prompt_version,
     repair_messages,
     text_budget,
     week_budget,
@@ -132,7 +132,7 @@ class OpenAISummarizer:
         self.sleep = sleep
         self.model = config.model
         self.summary_model = config.summary_model or config.model
-        self.prompt_version = f"{PROMPT_VERSION}:{config.language}"
+        self.prompt_version = prompt_version(config)
         self.capabilities = Capabilities(config, known_formats, on_format)
         self.spending = Spending(config)
         self._api_key = api_key
@@ -184,7 +184,7 @@ class OpenAISummarizer:
         """The note's messages, the text condensed to fit the input budget, and its basis."""
         delimiter = new_delimiter()
         instructions = note_instructions(self.config, request, delimiter)
-        header = note_header(request)
+        header = note_header(request, self.config)
         text = condense(request.text, text_budget(self.config, instructions, header))
         data = note_data(header, text, delimiter)
         ask = _ask(
@@ -209,7 +209,7 @@ class OpenAISummarizer:
         delimiter = new_delimiter()
         instructions = week_instructions(self.config, delimiter)
         budget = week_budget(self.config, instructions)
-        data, left_out = week_data(notes, delimiter, budget)
+        data, left_out = week_data(notes, delimiter, budget, self.config)
         if left_out:
             log.warning("week summary %s: %d notes left out to fit", period_label, left_out)
         ask = _ask(
@@ -238,7 +238,7 @@ class OpenAISummarizer:
     def planned_tokens(self, request: NoteRequest) -> int | None:
         delimiter = new_delimiter()
         instructions = note_instructions(self.config, request, delimiter)
-        header = note_header(request)
+        header = note_header(request, self.config)
         text = min(count_tokens(request.text), text_budget(self.config, instructions, header))
         fixed = count_tokens(instructions) + count_tokens(header) + 3 * MESSAGE_OVERHEAD_TOKENS
         return fixed + text

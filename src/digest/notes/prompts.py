@@ -1,19 +1,57 @@
 """The messages sent to the model (pure): instructions in the system message only, the data in
-the user message between two lines holding a random delimiter the data cannot know."""
+the user message between two lines holding a random delimiter the data cannot know.
+
+Your own prompts: `[llm] prompt_file` (a note) and `summary_prompt_file` (the summary of
+the week) are Jinja templates of the user message. The system message keeps our frame:
+the data rule and the JSON answer the rest of digest reads. A note's template gets
+
+    title, url, site    the item's title, link and the link's host ("" when it has none)
+    kind                "post" (a saved post: the text is the post) or "link"
+    basis               what the text is: "full text", "excerpt" (the central passages of a
+                        long page), "saved context" (the page could not be read: only what
+                        was saved with the link) or "post text"
+    language            [llm] language
+    known_tags          tags already in use (a list), to reuse
+    text                the text, between the two delimiter lines (added at the end when
+                        the template leaves it out)
+
+and the week's template gets `language`, `count` (how many notes) and `notes` (one line
+per item, "[id] title: note", between the delimiter lines). `digest prompts export DIR`
+writes templates that ask what the built-in prompts ask. A prompt file's hash is part of
+the prompt version, so of each note's key: a changed file applies to new notes, and
+`digest summarize --week W --refresh` renews a week's notes on purpose.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import secrets
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
-from openai.types.chat import ChatCompletionMessageParam
+import jinja2
 
-from digest.config import LLMConfig
+from digest.config import (
+    NOTE_PROMPT_VARIABLES,
+    WEEK_PROMPT_VARIABLES,
+    LLMConfig,
+    check_template,
+)
+from digest.errors import ConfigError
+from digest.lifecycle import PROMPT_FILE_MARK
 from digest.models import Note, NoteBasis
 from digest.notes.base import NoteRequest
 from digest.notes.tokens import count_tokens
 from digest.text import clean, sentences, shorten
 
+if TYPE_CHECKING:  # a type only: the prompts load without the OpenAI SDK
+    from openai.types.chat import ChatCompletionMessageParam
+
 PROMPT_VERSION = "chat-2"
+TEXT_SLOT = "\x00text\x00"  # where a prompt file put {{ text }}: clean() takes NUL from values
+STARTERS = ("note.md.j2", "week.md.j2")  # `digest prompts export`: the built-in prompts
 # Chat formatting around each message, and room for the one repair turn, in tokens.
 MESSAGE_OVERHEAD_TOKENS = 8
 REPAIR_TURN_TOKENS = 60
@@ -36,7 +74,33 @@ def _fence_rule(delimiter: str, what: str) -> str:
     )
 
 
+def prompt_version(config: LLMConfig) -> str:
+    """The version of the note prompt: the built-in's, and the prompt file's hash if any."""
+    version = f"{PROMPT_VERSION}:{config.language}"
+    if config.prompt_file is None:
+        return version
+    return f"{version}{PROMPT_FILE_MARK}{_hash(config.prompt_file, 'llm.prompt_file')}"
+
+
+def week_prompt_mark(config: LLMConfig) -> str:
+    """What the summary prompt file adds to the week summary's key ("" without one): a
+    changed file writes the summary again."""
+    if config.summary_prompt_file is None:
+        return ""
+    return f"{PROMPT_FILE_MARK}{_hash(config.summary_prompt_file, 'llm.summary_prompt_file')}"
+
+
+def _hash(path: Path, key: str) -> str:
+    return hashlib.sha256(_template_text(path, key).encode()).hexdigest()[:12]
+
+
 def note_instructions(config: LLMConfig, request: NoteRequest, delimiter: str) -> str:
+    if config.prompt_file is not None:  # the user's words are in the user message
+        return (
+            f"{NOTE_ROLE} Follow the user's request about the text.\n\n"
+            f"{_fence_rule(delimiter, 'The text is')} Do not put URLs or links anywhere in your"
+            f" answer.\n\n{NOTE_FORMAT}"
+        )
     tags = [
         t for t in (clean(tag).strip().lower() for tag in request.known_tags) if 0 < len(t) <= 40
     ]
@@ -64,7 +128,13 @@ def note_instructions(config: LLMConfig, request: NoteRequest, delimiter: str) -
     )
 
 
-def note_header(request: NoteRequest) -> str:
+def note_header(request: NoteRequest, config: LLMConfig | None = None) -> str:
+    """What goes with the text in the user message: its title and URL, or the prompt file
+    rendered for this item with a slot for the text."""
+    if config is not None and config.prompt_file is not None:
+        return _render_prompt(
+            config.prompt_file, "llm.prompt_file", _note_variables(config, request)
+        )
     lines = [f"Title: {clean(request.title)}" if request.title else ""]
     lines.append(f"URL: {request.url}" if request.url else "")
     return "\n".join(line for line in lines if line)
@@ -72,7 +142,57 @@ def note_header(request: NoteRequest) -> str:
 
 def note_data(header: str, text: str, delimiter: str) -> str:
     body = clean(text).replace(delimiter, "")
+    if TEXT_SLOT in header:
+        return header.replace(TEXT_SLOT, f"{delimiter}\n{body.strip()}\n{delimiter}")
     return f"{delimiter}\n{(header + chr(10) + chr(10) + body).strip()}\n{delimiter}"
+
+
+def _note_variables(config: LLMConfig, request: NoteRequest) -> dict[str, Any]:
+    url = request.url or ""
+    return {
+        "title": clean(request.title or ""),
+        "url": clean(url),
+        "site": urlsplit(url).hostname or "" if url else "",
+        "kind": "post" if request.basis == NoteBasis.POST_TEXT else "link",
+        "basis": str(request.basis),
+        "language": config.language,
+        "known_tags": [clean(tag) for tag in request.known_tags],
+        "text": TEXT_SLOT,
+    }
+
+
+def _render_prompt(path: Path, key: str, variables: dict[str, Any]) -> str:
+    """The prompt file rendered, the slot for the data at the end when it was left out."""
+    try:
+        rendered = _template(path, key).render(variables)
+    except jinja2.TemplateError as exc:
+        raise ConfigError(f"config error: {path}: {key}: {exc}") from exc
+    return rendered if TEXT_SLOT in rendered else f"{rendered.rstrip()}\n\n{TEXT_SLOT}"
+
+
+def _template_text(path: Path, key: str) -> str:
+    """The prompt file as it is now (read on every use: an edit counts from the next note)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        text = None  # check_template says why
+    return _checked(path, key, text)
+
+
+@cache
+def _checked(path: Path, key: str, _text: str | None) -> str:
+    variables = NOTE_PROMPT_VARIABLES if key == "llm.prompt_file" else WEEK_PROMPT_VARIABLES
+    return check_template(path, key, variables)
+
+
+def _template(path: Path, key: str) -> jinja2.Template:
+    return _compiled(_template_text(path, key))
+
+
+@cache
+def _compiled(text: str) -> jinja2.Template:
+    environment = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    return environment.from_string(text)
 
 
 def text_budget(config: LLMConfig, instructions: str, header: str) -> int:
@@ -82,19 +202,35 @@ def text_budget(config: LLMConfig, instructions: str, header: str) -> int:
 
 
 def week_budget(config: LLMConfig, instructions: str) -> int:
-    """Tokens left for the notes once the instructions and a repair turn are counted."""
+    """Tokens left for the notes once the instructions (and the words of a summary prompt
+    file) and a repair turn are counted."""
     fixed = count_tokens(instructions) + 3 * MESSAGE_OVERHEAD_TOKENS + REPAIR_TURN_TOKENS
+    if config.summary_prompt_file is not None:
+        fixed += count_tokens(_week_prompt(config, 0))
     return config.max_input_tokens - fixed - config.summary_max_output_tokens
 
 
+WEEK_ROLE = (
+    "You write the 'summary of the week' section of a weekly reading digest, from the notes"
+    " on the items the user saved."
+)
+WEEK_RULES = (
+    " Each statement lists in `items` the numbers of the items it rests on (only numbers"
+    " given in the data, at least one); do not write the numbers, titles' links or any URL in"
+    " the text."
+)
+
+
 def week_instructions(config: LLMConfig, delimiter: str) -> str:
+    asked = (
+        " Follow the user's request about the notes."
+        if config.summary_prompt_file is not None
+        else f" In {config.language}, write 2 to 5 short statements: the themes, what connects"
+        " items, anything surprising."
+    )
     return (
-        "You write the 'summary of the week' section of a weekly reading digest, from the notes"
-        f" on the items the user saved. In {config.language}, write 2 to 5 short statements:"
-        " the themes, what connects items, anything surprising. Each statement lists in"
-        " `items` the numbers of the items it rests on (only numbers given in the data, at least"
-        " one); do not write the numbers, titles' links or any URL in the text. Then list in"
-        " `must_read` the numbers of at most 3 items most worth reading in full.\n\n"
+        f"{WEEK_ROLE}{asked}{WEEK_RULES} Then list in `must_read` the numbers of at most 3"
+        " items most worth reading in full.\n\n"
         f"{_fence_rule(delimiter, 'The notes are')}\n\n"
         'Answer with only a JSON object: {"statements": [{"text": "...", "items": [1, 2]}],'
         ' "must_read": [1]}'
@@ -102,10 +238,29 @@ def week_instructions(config: LLMConfig, delimiter: str) -> str:
 
 
 def week_data(
-    notes: list[tuple[int, str, Note]], delimiter: str, budget_tokens: int
+    notes: list[tuple[int, str, Note]],
+    delimiter: str,
+    budget_tokens: int,
+    config: LLMConfig | None = None,
 ) -> tuple[str, int]:
     """The notes, one line each, fitted to the budget: whole notes if they fit, else the first
-    sentence of each, else titles; lines past the budget are left out. Also: how many were."""
+    sentence of each, else titles; lines past the budget are left out. Also: how many were.
+    With a summary prompt file, the notes go where it says."""
+    block, left_out = _week_lines(notes, delimiter, budget_tokens)
+    if config is None or config.summary_prompt_file is None:
+        return block, left_out
+    return _week_prompt(config, len(notes)).replace(TEXT_SLOT, block), left_out
+
+
+def _week_prompt(config: LLMConfig, count: int) -> str:
+    assert config.summary_prompt_file is not None
+    variables = {"language": config.language, "count": count, "notes": TEXT_SLOT}
+    return _render_prompt(config.summary_prompt_file, "llm.summary_prompt_file", variables)
+
+
+def _week_lines(
+    notes: list[tuple[int, str, Note]], delimiter: str, budget_tokens: int
+) -> tuple[str, int]:
     for level in ("whole", "first sentence", "title"):
         lines = [_week_line(item_id, title, note, level) for item_id, title, note in notes]
         if count_tokens("\n".join(lines)) <= budget_tokens:

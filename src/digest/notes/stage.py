@@ -43,6 +43,7 @@ from digest.notes import (
 )
 from digest.notes.costs import call_cost
 from digest.notes.judging import stems
+from digest.notes.prompts import week_prompt_mark
 from digest.store import Store
 
 log = logging.getLogger("digest")
@@ -90,6 +91,7 @@ class NotesStage:
     config: Config
     clock: Clock
     request_for: RequestFor
+    offline_only: Callable[[Item], bool] = lambda item: False  # [[rules]]: no model call
     stopped: str | None = None  # why the LLM was stopped for the rest of this run
     unreachable: str | None = None  # stopped because the model could not be reached
     week_usage: ModelUsage | None = None  # the week summary composed this run
@@ -109,18 +111,24 @@ class NotesStage:
     # -- notes -------------------------------------------------------------
 
     def due(
-        self, summarizer: Summarizer, period: Period | None, *, only_period: bool = False
+        self,
+        summarizer: Summarizer,
+        period: Period | None,
+        *,
+        only_period: bool = False,
+        refresh: bool = False,
     ) -> list[Item]:
         """Items with no note or a stand-in, items whose text changed, and, among the items of
         `period`, those noted by another model or prompt version (re-noted lazily: only when
-        a digest needs them). With `only_period`, only the items of `period`."""
+        a digest needs them; with `refresh`, a changed prompt file counts too). With
+        `only_period`, only the items of `period`."""
         due = {
             item.id: item for item in self.store.note_candidates() if lifecycle.due_for_note(item)
         }
         if period is not None:
             model, prompt_version = summarizer.model, summarizer.prompt_version
             for item in self.store.items_saved_between(period.start, period.end):
-                if lifecycle.renote_for_model(item, model, prompt_version):
+                if lifecycle.renote_for_model(item, model, prompt_version, refresh=refresh):
                     due.setdefault(item.id, item)
             if only_period:
                 due = {i: item for i, item in due.items() if lifecycle.in_week(item, period)}
@@ -225,7 +233,12 @@ class NotesStage:
         if not bare:
             return
         fallback = self.offline_summarizer()
-        note = await fallback.note(request)
+        try:
+            note = await fallback.note(request)
+        except SummarizeError as exc:  # nothing to summarise: that item's outcome, not the run's
+            if (line := f"{exc}; no note") not in report.failures:
+                report.failures.append(line)
+            return
         key = note_cache_key(request.text, fallback)
         for item in bare:
             self.store.attach_note(
@@ -291,7 +304,7 @@ class NotesStage:
         if not noted:
             return WeekSummary(())
         basis = json.dumps([(i, title, note.summary, note.tags) for i, title, note in noted])
-        text = f"week {period.label}\n{basis}"
+        text = f"week {period.label}{week_prompt_mark(self.config.llm)}\n{basis}"
         key = note_cache_key(text, summarizer, model=summarizer.summary_model)
         if (cached := self._cached_week(key)) is not None:
             return cached
@@ -373,9 +386,13 @@ class NotesStage:
         sends, usage = self._calls.get(call.item_id, (0, Usage()))
         self._calls[call.item_id] = (sends + call.sent, usage + used)
 
-    def notes_usage(self, period: Period) -> tuple[ModelUsage, ...]:
-        """What the notes of the period's items cost when they were made, by model and prompt."""
-        return tuple(self.store.note_usage_between(period.start, period.end))
+    def notes_usage(
+        self, period: Period, leaving_out: Sequence[int] = ()
+    ) -> tuple[ModelUsage, ...]:
+        """What the notes of the period's items (but those `leaving_out`: muted) cost when
+        they were made, by model and prompt."""
+        usage = self.store.note_usage_between(period.start, period.end, leaving_out=leaving_out)
+        return tuple(usage)
 
     def note_calls(self, period: Period) -> Usage:
         """What every call for the notes of the period's items cost, failed ones included."""
@@ -385,14 +402,20 @@ class NotesStage:
     # -- the estimate of a run ---------------------------------------------------
 
     def estimate(
-        self, summarizer: Summarizer, period: Period, *, only_period: bool = False
+        self,
+        summarizer: Summarizer,
+        period: Period,
+        *,
+        only_period: bool = False,
+        refresh: bool = False,
     ) -> Estimate:
         """The calls, tokens and worst-case cost of noting what is pending now (the items of
         `period` alone with `only_period`), and of the week summary; from the store alone:
         nothing is collected, fetched, called or written."""
         llm = self.config.llm
         known_tags = self.known_tags()
-        due = self.due(summarizer, period, only_period=only_period)
+        due = self.due(summarizer, period, only_period=only_period, refresh=refresh)
+        due = [item for item in due if not self.offline_only(item)]
         cached, missing = 0, []
         for items in self.by_text(summarizer, due, known_tags):
             request = self.request_for(items[0], known_tags)

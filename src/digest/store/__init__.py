@@ -25,12 +25,15 @@ from digest.store.links import LinksStore
 from digest.store.migrations import known_steps, migrations, unknown_steps
 from digest.store.readings import ReadingsStore
 from digest.store.runs import RunsStore
+from digest.store.search import SearchFilter, SearchHit, SearchStore
 from digest.store.sources import SourcesStore
 
 __all__ = [
     "DeliveryRecord",
     "DigestRecord",
     "SaveReport",
+    "SearchFilter",
+    "SearchHit",
     "Store",
     "from_iso",
     "item_key",
@@ -40,7 +43,7 @@ __all__ = [
 ]
 
 
-class Store(SourcesStore, RunsStore, LinksStore, AttemptsStore, ReadingsStore):
+class Store(SourcesStore, RunsStore, LinksStore, AttemptsStore, ReadingsStore, SearchStore):
     pass
 
 

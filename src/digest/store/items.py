@@ -24,8 +24,9 @@ from digest.models import (
     Usage,
 )
 from digest.store.base import BATCH, SaveReport, StoreBase, from_iso, iso
-from digest.text import clean
-from digest.urls import for_display, normalize_url, same_page_key
+from digest.store.index import indexed_at_the_end
+from digest.text import clean, for_reader
+from digest.urls import for_display, normalize_url, same_page_key, without_userinfo
 
 MAX_TITLE_CHARS = 300  # a title, topic or author longer than this is cut at storage
 MAX_CONTEXT_CHARS = 4000  # what the user wrote with a link (a feed's summary): cut beyond
@@ -46,15 +47,16 @@ class ItemsStore(StoreBase):
         saved = redated = 0
         with self.write() as conn:
             (before,) = conn.execute("SELECT coalesce(max(id), 0) FROM items").fetchone()
-            batch: list[tuple[str | None, ...]] = []
-            for item in items:
-                if item.saved_at is not None and not plausible_date(item.saved_at, now):
-                    item, redated = replace(item, saved_at=None), redated + 1
-                batch.append(_item_row(item, collected))
-                if len(batch) >= BATCH:
-                    saved += _save_batch(conn, source_id, batch)
-                    batch = []
-            saved += _save_batch(conn, source_id, batch)
+            with indexed_at_the_end(conn, _next_id(conn)):
+                batch: list[tuple[str | None, ...]] = []
+                for item in items:
+                    if item.saved_at is not None and not plausible_date(item.saved_at, now):
+                        item, redated = replace(item, saved_at=None), redated + 1
+                    batch.append(_item_row(_without_credentials(item), collected))
+                    if len(batch) >= BATCH:
+                        saved += _save_batch(conn, source_id, batch)
+                        batch = []
+                saved += _save_batch(conn, source_id, batch)
             (new,) = conn.execute("SELECT count(*) FROM items WHERE id > ?", (before,)).fetchone()
         return SaveReport(new=new, duplicates=saved - new, redated=redated)
 
@@ -198,8 +200,8 @@ class ItemsStore(StoreBase):
                     intent.cache_key,
                     note.model,
                     note.prompt_version,
-                    clean(note.summary),
-                    json.dumps([clean(point) for point in note.key_points]),
+                    for_reader(note.summary),
+                    json.dumps([for_reader(point) for point in note.key_points]),
                     json.dumps([clean(tag) for tag in note.tags]),
                     note.basis.value,
                     iso(intent.at),
@@ -251,15 +253,19 @@ class ItemsStore(StoreBase):
                 ),
             )
 
-    def note_usage_between(self, start: datetime, end: datetime) -> list[ModelUsage]:
-        """For the distinct notes of the items saved in [start, end): per (model, prompt
-        version), how many notes and what they cost when they were made."""
+    def note_usage_between(
+        self, start: datetime, end: datetime, *, leaving_out: Sequence[int] = ()
+    ) -> list[ModelUsage]:
+        """For the distinct notes of the items saved in [start, end), but those of the items
+        `leaving_out`: per (model, prompt version), how many notes and what they cost when
+        they were made."""
         rows = self._query(
             "SELECT model, prompt_version, count(*) AS notes, sum(tokens_in) AS tokens_in,"
             " sum(tokens_out) AS tokens_out, sum(cost_usd) AS cost_usd FROM notes"
-            " WHERE id IN (SELECT note_id FROM items WHERE saved_at >= ? AND saved_at < ?)"
+            " WHERE id IN (SELECT note_id FROM items WHERE saved_at >= ? AND saved_at < ?"
+            f" AND id NOT IN ({', '.join('?' * len(leaving_out))}))"
             " GROUP BY model, prompt_version ORDER BY model, prompt_version",
-            (iso(start), iso(end)),
+            (iso(start), iso(end), *leaving_out),
         )
         return [
             ModelUsage(
@@ -279,19 +285,25 @@ class ItemsStore(StoreBase):
         return sorted(tags, key=lambda tag: (-tags[tag], tag))
 
 
+def _next_id(conn: sqlite3.Connection) -> int:
+    """The id the next item inserted will get (AUTOINCREMENT: never one given before)."""
+    row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'items'").fetchone()
+    return (int(row[0]) if row else 0) + 1
+
+
 def plausible_date(moment: datetime, now: datetime) -> bool:
     """A save date can be right: not before EARLIEST_DATE, not over a day ahead of `now`."""
     return EARLIEST_DATE <= moment <= now + FUTURE_SLACK
 
 
 def _capped(text: str | None, limit: int) -> str | None:
-    """`text` cleaned for a reader (text.clean), cut to `limit` characters."""
+    """`text` as stored for a reader (text.for_reader), cut to `limit` characters."""
     text = _clean(text)
     return text if text is None or len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _clean(text: str | None) -> str | None:
-    return None if text is None else clean(text)
+    return None if text is None else for_reader(text)
 
 
 _INSERT_ITEM = (
@@ -320,6 +332,20 @@ _LINK_SOURCE = (
 _stamp = lru_cache(maxsize=4096)(iso)  # a journal's items share their day's midnight
 
 
+def _without_credentials(item: SavedItem) -> SavedItem:
+    """A saved link keeps no user name or password (`***@` in their place): the fetcher
+    never sends them, and no output could show them."""
+    urls = [item.url or "", item.key or "", *item.links]
+    if not any("@" in url for url in urls):
+        return item
+    return replace(
+        item,
+        url=item.url and without_userinfo(item.url, mark=True),
+        key=item.key and without_userinfo(item.key, mark=True),
+        links=tuple(without_userinfo(link, mark=True) for link in item.links),
+    )
+
+
 def _iso(moment: datetime | None) -> str | None:
     return iso(moment) if moment else None
 
@@ -342,9 +368,9 @@ def _save_batch(
     conn: sqlite3.Connection, source_id: int, rows: list[tuple[str | None, ...]]
 ) -> int:
     rows = _follow_aliases(conn, rows)
-    before = conn.total_changes
-    conn.executemany(f"{_INSERT_ITEM} ON CONFLICT(key) DO NOTHING", rows)  # the cheap common case
-    if conn.total_changes - before < len(rows):
+    # the cheap common case; rowcount, unlike total_changes, leaves out what triggers change
+    inserted = conn.executemany(f"{_INSERT_ITEM} ON CONFLICT(key) DO NOTHING", rows).rowcount
+    if inserted < len(rows):
         renewed = _notes_renewed(conn, rows)
         conn.executemany(_UPSERT_ITEM, rows)
         conn.executemany("UPDATE items SET note_id = NULL WHERE id = ?", renewed)
@@ -415,7 +441,7 @@ def _item_columns(text_chars: int | None) -> str:
         "i.id, i.key, i.url, i.title, i.kind, i.saved_at, i.topic, i.context, i.state,"
         f" i.attempts, i.failures, i.error, i.next_attempt_at, {text} AS text,"
         " i.extracted_title, i.links, NULL AS linked_text, i.quality, i.read_at, i.note_key,"
-        " i.note_attempts, i.note_failures, i.note_error, i.note_next_attempt_at"
+        " i.note_attempts, i.note_failures, i.note_error, i.note_next_attempt_at, i.language"
     )
 
 
@@ -448,6 +474,7 @@ def _item_from_row(row: sqlite3.Row) -> Item:
         note_failures=row["note_failures"],
         note_error=row["note_error"],
         note_next_attempt_at=from_iso(row["note_next_attempt_at"]),
+        language=row["language"],
     )
 
 

@@ -78,6 +78,10 @@ class LinksStore(ItemsStore):
                 " WHERE items.id = ?",
                 (item_id, target),
             )
+            conn.execute(
+                "UPDATE OR IGNORE item_stars SET item_id = ? WHERE item_id = ?", (target, item_id)
+            )
+            conn.execute("DELETE FROM item_stars WHERE item_id = ?", (item_id,))
             conn.execute("DELETE FROM item_sources WHERE item_id = ?", (item_id,))
             conn.execute("DELETE FROM items WHERE id = ?", (item_id,))
             return target

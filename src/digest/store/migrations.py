@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 
 from sqlite_utils import Database, Migrations
 
+from digest.text import for_reader
 from digest.urls import same_page_key
 
 migrations = Migrations("digest")
@@ -302,6 +304,30 @@ def m014_file_held_tail(db: Database) -> None:
     db.execute("ALTER TABLE file_states ADD COLUMN held INTEGER NOT NULL DEFAULT 0")
 
 
+@migrations(name="m023a_source_management")
+def m023a_source_management(db: Database) -> None:
+    # `digest sources pause|remove` for sources kept in the database (the config's own are
+    # paused or removed in the config file). A removed source keeps its row, so that its
+    # items keep their source; `html_url` is the site of a feed, kept from an OPML list.
+    _execute_each(
+        db,
+        """
+        ALTER TABLE sources ADD COLUMN paused INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE sources ADD COLUMN removed_at TEXT;
+        ALTER TABLE sources ADD COLUMN html_url TEXT
+        """,
+    )
+
+
+@migrations(name="m023b_feed_ids")
+def m023b_feed_ids(db: Database) -> None:
+    # The Atom feed's ids, each minted once (a tag: URI, or the id an older feed file
+    # already gave) and stored, so that setting [output] public_url changes none of them.
+    db.execute(
+        "CREATE TABLE feed_ids (key TEXT PRIMARY KEY, id TEXT NOT NULL, created_at TEXT NOT NULL)"
+    )
+
+
 def _rebuild_with_autoincrement(db: Database, table: str) -> None:
     conn = db.conn
     (create,) = conn.execute(
@@ -360,4 +386,102 @@ def m018_file_readings(db: Database) -> None:
         ) WITHOUT ROWID;
         CREATE INDEX file_items_item ON file_items(item_id);
         """,
+    )
+
+
+@migrations(name="m019_text_for_readers")
+def m019_text_for_readers(db: Database) -> None:
+    # Text stored before the one cleaner (text.for_reader): bidi, zero-width and control
+    # characters, and URL passwords quoted in it, leave what is already stored too.
+    db.conn.create_function("for_reader", 1, _for_reader_or_null, deterministic=True)
+    db.conn.create_function("for_reader_list", 1, _for_reader_list, deterministic=True)
+    for column in ("title", "extracted_title", "author", "topic", "context", "text"):
+        db.execute(f"UPDATE items SET {column} = for_reader({column}) WHERE {column} IS NOT NULL")
+    db.execute(
+        "UPDATE notes SET summary = for_reader(summary), key_points = for_reader_list(key_points)"
+    )
+
+
+SQLValue = str | bytes | int | float | None
+
+
+def _for_reader_or_null(value: SQLValue) -> SQLValue:
+    return for_reader(value) if isinstance(value, str) else value
+
+
+def _for_reader_list(value: SQLValue) -> SQLValue:
+    """A JSON list of texts (a note's key points), each for_reader's; anything else as is."""
+    try:
+        texts = json.loads(value) if isinstance(value, str) else None
+    except ValueError:
+        return value
+    if not isinstance(texts, list):
+        return value
+    return json.dumps([for_reader(text) if isinstance(text, str) else text for text in texts])
+
+
+# What `digest search` finds an item by: one row per item, made from the item and its note.
+_SEARCH_DOCUMENT = """
+CREATE VIEW item_search AS SELECT
+    i.id AS id,
+    trim(coalesce(i.title, '') || CASE WHEN i.extracted_title IS NOT NULL
+        AND i.extracted_title IS NOT i.title THEN ' ' || i.extracted_title ELSE '' END) AS title,
+    trim(coalesce(i.text, '') || ' ' || coalesce(i.linked_text, '')) AS text,
+    CASE WHEN n.id IS NOT NULL THEN trim(n.summary || ' '
+        || coalesce((SELECT group_concat(value, ' ') FROM json_each(n.key_points)), '')) END
+        AS note,
+    i.context AS context,
+    CASE WHEN n.id IS NOT NULL THEN (SELECT group_concat(value, ' ') FROM json_each(n.tags))
+        END AS tags,
+    substr(i.url, instr(i.url, '://') + 3,
+        instr(substr(i.url, instr(i.url, '://') + 3) || '/', '/') - 1) AS host
+FROM items i LEFT JOIN notes n ON n.id = i.note_id
+"""
+_SEARCH_COLUMNS = "title, text, note, context, tags, host"
+# The columns the document is made of: a change to any of them renews the item's index row.
+_SEARCHED = ("url", "title", "extracted_title", "text", "linked_text", "context", "note_id")
+_CHANGED = " OR ".join(f"old.{column} IS NOT new.{column}" for column in _SEARCHED)
+_INDEX_ROW = f"INSERT INTO item_index (rowid, {_SEARCH_COLUMNS}) SELECT id, {_SEARCH_COLUMNS} FROM item_search"
+_FORGET_ROW = f"INSERT INTO item_index (item_index, rowid, {_SEARCH_COLUMNS}) SELECT 'delete', id, {_SEARCH_COLUMNS} FROM item_search"
+
+
+# While the store saves a batch of new items it indexes them at the end, all at once (FTS5
+# writes its pending terms out at every statement, so a row at a time through a trigger costs
+# several times as much): item_index_deferred then holds the first new id, and the triggers
+# leave the rows from there on alone.
+_SETTLED = "old.id < coalesce((SELECT min(first_new) FROM item_index_deferred), old.id + 1)"
+
+
+@migrations(name="m022a_search_index")
+def m022a_search_index(db: Database) -> None:
+    # Full-text search (FTS5, porter stemming over unicode61 without diacritics) over a view
+    # of each item with its note. The index holds no copy of the texts (external content):
+    # to drop an item's old terms FTS5 must be given its old values, so they are read from
+    # the view BEFORE a change, and the new ones indexed AFTER it.
+    columns = ", ".join(_SEARCHED)
+    for statement in (
+        _SEARCH_DOCUMENT,
+        f"CREATE VIRTUAL TABLE item_index USING fts5({_SEARCH_COLUMNS}, content = 'item_search',"
+        " content_rowid = 'id', tokenize = 'porter unicode61 remove_diacritics 2')",
+        "CREATE TABLE item_index_deferred (first_new INTEGER NOT NULL)",
+        "CREATE TRIGGER item_index_insert AFTER INSERT ON items"
+        " WHEN NOT EXISTS (SELECT 1 FROM item_index_deferred)"
+        f" BEGIN {_INDEX_ROW} WHERE id = new.id; END",
+        f"CREATE TRIGGER item_index_forget BEFORE UPDATE OF {columns} ON items"
+        f" WHEN ({_CHANGED}) AND {_SETTLED} BEGIN {_FORGET_ROW} WHERE id = old.id; END",
+        f"CREATE TRIGGER item_index_renew AFTER UPDATE OF {columns} ON items"
+        f" WHEN ({_CHANGED}) AND {_SETTLED} BEGIN {_INDEX_ROW} WHERE id = new.id; END",
+        f"CREATE TRIGGER item_index_delete BEFORE DELETE ON items WHEN {_SETTLED}"
+        f" BEGIN {_FORGET_ROW} WHERE id = old.id; END",
+        _INDEX_ROW,  # every item there is (FTS5's 'rebuild' fails on json_each in the view)
+    ):
+        db.execute(statement)
+
+
+@migrations(name="m022b_item_stars")
+def m022b_item_stars(db: Database) -> None:
+    # `digest star ID`: what the reader marked worth keeping, which the ranking learns from.
+    db.execute(
+        "CREATE TABLE item_stars (item_id INTEGER PRIMARY KEY REFERENCES items(id),"
+        " starred_at TEXT NOT NULL)"
     )

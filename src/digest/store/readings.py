@@ -76,7 +76,12 @@ class ReadingsStore(ItemsStore):
 
 
 # What refers to an item, the item's own row last.
-_ITEM_ROWS = (("item_sources", "item_id"), ("item_aliases", "item_id"), ("items", "id"))
+_ITEM_ROWS = (
+    ("item_sources", "item_id"),
+    ("item_aliases", "item_id"),
+    ("item_stars", "item_id"),
+    ("items", "id"),
+)
 
 
 def _only_here(conn: sqlite3.Connection, item_id: int, source_id: int) -> bool:

@@ -30,6 +30,19 @@ class ImportedFeed:
     url: str
     topic: str | None
     origin: str
+    paused: bool = False
+    html_url: str | None = None  # the feed's site, as its OPML outline gave it
+
+
+@dataclass(frozen=True)
+class ManagedSource:
+    """A source in the store, as `digest sources pause|remove|rename` change it."""
+
+    id: int
+    name: str
+    kind: str
+    origin: str
+    paused: bool
 
 
 @dataclass(frozen=True)

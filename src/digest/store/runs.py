@@ -173,6 +173,16 @@ class RunsStore(StoreBase):
             created_at=datetime.fromisoformat(row["created_at"]),
         )
 
+    def minted_id(self, key: str, minted: str, now: datetime) -> str:
+        """The feed id stored under `key`; `minted` becomes it if there is none yet."""
+        with self.write() as conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO feed_ids (key, id, created_at) VALUES (?, ?, ?)",
+                (key, minted, iso(now)),
+            )
+            row = conn.execute("SELECT id FROM feed_ids WHERE key = ?", (key,)).fetchone()
+            return str(row["id"])
+
     def latest_digest_period(self, up_to: str) -> str | None:
         """The latest period label, not after `up_to`, with a recorded digest (labels sort)."""
         rows = self._query("SELECT max(period) FROM digests WHERE period <= ?", (up_to,))

@@ -12,7 +12,7 @@ from digest.models import (
 )
 from digest.store.base import SaveReport, from_iso, iso
 from digest.store.items import ItemsStore
-from digest.store.records import FileState, ImportedFeed, SourceListing
+from digest.store.records import FileState, ImportedFeed, ManagedSource, SourceListing
 from digest.urls import for_display
 
 
@@ -35,6 +35,11 @@ class SourcesStore(ItemsStore):
             row = conn.execute(
                 "SELECT id, url, path FROM sources WHERE name = ?", (name,)
             ).fetchone()
+            if row is not None:  # declared again after `digest sources remove`
+                conn.execute(
+                    "UPDATE sources SET removed_at = NULL WHERE id = ? AND removed_at IS NOT NULL",
+                    (row["id"],),
+                )
             if row is None:
                 cursor = conn.execute(
                     "INSERT INTO sources (name, kind, url, path, created_at) VALUES (?, ?, ?, ?, ?)",
@@ -54,24 +59,70 @@ class SourcesStore(ItemsStore):
             return int(row["id"])
 
     def add_imported_feed(
-        self, name: str, url: str, *, topic: str | None, origin: str, now: datetime
+        self,
+        name: str,
+        url: str,
+        *,
+        topic: str | None,
+        origin: str,
+        now: datetime,
+        html_url: str | None = None,
     ) -> int:
-        """A feed source kept only in the database (from an OPML list, say); its id."""
+        """A feed source kept only in the database (from an OPML list, say); its id. A
+        removed source of that name comes back as this one (its items kept)."""
         with self.write() as conn:
-            cursor = conn.execute(
-                "INSERT INTO sources (name, kind, url, topic, origin, created_at)"
-                " VALUES (?, 'feed', ?, ?, ?, ?)",
-                (name, url, topic, origin, iso(now)),
+            conn.execute(
+                "INSERT INTO sources (name, kind, url, topic, origin, html_url, created_at)"
+                " VALUES (?, 'feed', ?, ?, ?, ?, ?) ON CONFLICT(name) DO UPDATE SET"
+                " kind = 'feed', url = excluded.url, topic = excluded.topic,"
+                " origin = excluded.origin, html_url = excluded.html_url, removed_at = NULL,"
+                " paused = 0, fetch_url = NULL, etag = NULL, last_modified = NULL,"
+                " status = 'ok', last_error = NULL, failures = 0, next_attempt_at = NULL"
+                " WHERE sources.removed_at IS NOT NULL",
+                (name, url, topic, origin, html_url, iso(now)),
             )
-            return int(cursor.lastrowid or 0)
+            row = conn.execute("SELECT id FROM sources WHERE name = ?", (name,)).fetchone()
+            return int(row["id"])
 
     def imported_feeds(self) -> list[ImportedFeed]:
-        """Feed sources the config does not declare: id, name, url, topic, origin."""
+        """Feed sources the config does not declare (removed ones left out)."""
         rows = self._query(
-            "SELECT id, name, url, topic, origin FROM sources"
-            " WHERE kind = 'feed' AND origin != 'config' ORDER BY id"
+            "SELECT id, name, url, topic, origin, paused, html_url FROM sources"
+            " WHERE kind = 'feed' AND origin != 'config' AND removed_at IS NULL ORDER BY id"
         )
         return [ImportedFeed(**row) for row in map(dict, rows)]
+
+    def site_links(self) -> dict[str, str]:
+        """Each feed source's web page, by name, where its feed or OPML list named one."""
+        rows = self._query("SELECT name, html_url FROM sources WHERE html_url IS NOT NULL")
+        return {row["name"]: row["html_url"] for row in rows}
+
+    def managed_source(self, name: str) -> ManagedSource | None:
+        """The named source as `digest sources` commands change it; None if there is none
+        (or it was removed)."""
+        rows = self._query(
+            "SELECT id, name, kind, origin, paused FROM sources"
+            " WHERE name = ? AND removed_at IS NULL",
+            (name,),
+        )
+        return ManagedSource(**dict(rows[0])) if rows else None
+
+    def source_name_taken(self, name: str) -> bool:
+        """Whether any source, removed ones too, has this name (their items keep it)."""
+        return bool(self._query("SELECT 1 FROM sources WHERE name = ?", (name,)))
+
+    def set_source_paused(self, source_id: int, paused: bool) -> None:
+        with self.write() as conn:
+            conn.execute("UPDATE sources SET paused = ? WHERE id = ?", (int(paused), source_id))
+
+    def rename_source(self, source_id: int, name: str) -> None:
+        with self.write() as conn:
+            conn.execute("UPDATE sources SET name = ? WHERE id = ?", (name, source_id))
+
+    def remove_source(self, source_id: int, now: datetime) -> None:
+        """No longer listed or polled; the row stays, so its items keep their source."""
+        with self.write() as conn:
+            conn.execute("UPDATE sources SET removed_at = ? WHERE id = ?", (iso(now), source_id))
 
     def feed_state(self, source_id: int) -> FeedState:
         row = self._query(
@@ -99,16 +150,32 @@ class SourcesStore(ItemsStore):
         now: datetime,
         gone: bool = False,
         skipped: int | None = None,
+        partial: str | None = None,
+        site: str | None = None,
     ) -> SaveReport:
         """A feed's entries and its new cache validators, committed together; `skipped`
-        (entries without a link) when the feed was read, None when it was not modified."""
+        (entries without a link) when the feed was read, None when it was not modified;
+        `partial`, why only some entries could be read: the source's status and error;
+        `site`, the feed's web page, when it names one."""
+        status = "gone" if gone else "partial" if partial else "ok"
         with self.write() as conn:
             report = self.save_items(source_id, entries, now)
             conn.execute(
                 "UPDATE sources SET fetch_url = ?, etag = ?, last_modified = ?, status = ?,"
-                " last_error = NULL, failures = 0, next_attempt_at = NULL, last_checked_at = ?,"
-                " skipped_entries = coalesce(?, skipped_entries) WHERE id = ?",
-                (url, etag, last_modified, "gone" if gone else "ok", iso(now), skipped, source_id),
+                " last_error = ?, failures = 0, next_attempt_at = NULL, last_checked_at = ?,"
+                " skipped_entries = coalesce(?, skipped_entries),"
+                " html_url = coalesce(?, html_url) WHERE id = ?",
+                (
+                    url,
+                    etag,
+                    last_modified,
+                    status,
+                    partial and for_display(partial),
+                    iso(now),
+                    skipped,
+                    site,
+                    source_id,
+                ),
             )
         return report
 
@@ -146,10 +213,12 @@ class SourcesStore(ItemsStore):
         rows = self._query(
             "SELECT s.name, s.kind, s.origin, coalesce(s.url, s.path) AS location,"
             # a feed imported from OPML has its row before its first poll
-            " CASE WHEN s.kind = 'feed' AND s.last_checked_at IS NULL THEN 'not collected yet'"
+            " CASE WHEN s.paused THEN 'paused'"
+            " WHEN s.kind = 'feed' AND s.last_checked_at IS NULL THEN 'not collected yet'"
             " ELSE s.status END AS status, s.last_error,"
             " s.failures, s.last_checked_at, (SELECT count(*) FROM item_sources i"
-            " WHERE i.source_id = s.id) AS items FROM sources s ORDER BY s.name"
+            " WHERE i.source_id = s.id) AS items FROM sources s WHERE s.removed_at IS NULL"
+            " ORDER BY s.name"
         )
         return [SourceListing(**row) for row in map(dict, rows)]
 

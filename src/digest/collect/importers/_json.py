@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from digest.collect.formats import ImportResult
+import ijson
+
+from digest.collect.formats import STREAM_BLOCK, ByteSource, ImportResult
 from digest.collect.importers.common import (
     add_item,
     join_context,
@@ -149,6 +151,10 @@ class JsonExport:
             return 0
         return self.score if all(m.search(head) for m in self.markers) else 0
 
+    # Where ijson finds the records of a big file ("item": a top-level list, several lists
+    # back to back too); None: the export is read whole whatever its size.
+    stream_prefix: str | None = None
+
     def parse(self, text: str, *, zone: ZoneInfo) -> ImportResult:
         data = load_json(text, self.name)
         records = self.records(data)
@@ -156,15 +162,34 @@ class JsonExport:
             raise ImportFormatError(f"not a {self.name} export: no list of records where expected")
         result = ImportResult()
         for number, record in enumerate(records, 1):
-            if not isinstance(record, dict):
-                result.rejected.append(Rejected(number, snippet(record), "not an object"))
-                continue
-            try:
-                self.add(result, record, number, zone)
-            except Exception as exc:  # a bug: this record is rejected, the others are read
-                reject(result, number, record, bug_reason(exc))
-                unit_bug(f"{self.name} record {number}", exc)
+            self._read(result, record, number, zone)
         return result
+
+    def parse_file(self, open_file: ByteSource, *, zone: ZoneInfo) -> Iterator[ImportResult]:
+        """The records of a big export read one at a time (ijson), in blocks of items, so
+        that memory does not grow with the file."""
+        result = ImportResult()
+        with open_file() as file:
+            found = ijson.items(file, self.stream_prefix, multiple_values=True, use_float=True)
+            try:
+                for number, record in enumerate(found, 1):
+                    self._read(result, record, number, zone)
+                    if len(result.items) >= STREAM_BLOCK:
+                        yield result
+                        result = ImportResult()
+            except ijson.JSONError as exc:
+                raise ImportFormatError(f"not a {self.name} export: invalid JSON: {exc}") from exc
+        yield result
+
+    def _read(self, result: ImportResult, record: object, number: int, zone: ZoneInfo) -> None:
+        if not isinstance(record, dict):
+            result.rejected.append(Rejected(number, snippet(record), "not an object"))
+            return
+        try:
+            self.add(result, record, number, zone)
+        except Exception as exc:  # a bug: this record is rejected, the others are read
+            reject(result, number, record, bug_reason(exc))
+            unit_bug(f"{self.name} record {number}", exc)
 
     def records(self, data: Any) -> Iterator[Any] | None:
         found = as_list(data)

@@ -76,6 +76,14 @@ def parse_whole(importer: LineImporter, text: str, zone: ZoneInfo) -> ImportResu
     return merged(importer.parse_stream(lambda: iter(lines), zone=zone))
 
 
+NO_WORDS = "no words, only punctuation or symbols (not a note)"
+
+
+def has_words(text: str) -> bool:
+    """Whether `text` holds a letter or digit: a line of punctuation is no note."""
+    return any(char.isalnum() for char in text)
+
+
 def strip_list_marker(line: str) -> tuple[bool, str]:
     """(True, the text) for a list entry such as `- x`, `* x` or `1. x`; else (False, line)."""
     match = LIST_MARKER.match(line)

@@ -54,6 +54,7 @@ class Pinboard(JsonExport):
     fields = LinkFields(
         url=("href",), title=("description",), time="time", tags="tags", context=("extended",)
     )
+    stream_prefix = "item"
 
 
 class Omnivore(JsonExport):
@@ -67,6 +68,7 @@ class Omnivore(JsonExport):
         tags="labels",
         context=("description",),
     )
+    stream_prefix = "item"
 
 
 class Karakeep(JsonExport):

@@ -32,7 +32,9 @@ from digest.collect.formats import ImportResult, LineReader, LineSource, in_bloc
 from digest.collect.importers.common import (
     BARE_URL,
     MARKDOWN_LINK,
+    NO_WORDS,
     checked_url,
+    has_words,
     is_link,
     lines_of,
     parse_whole,
@@ -170,7 +172,8 @@ def _logical_lines(numbered: Iterator[tuple[int, str]]) -> Iterator[tuple[int, s
 
 
 def _opens_link(line: str) -> bool:
-    return line.rfind("[") > line.rfind("]")
+    """A `[` left open, outside a heading: a heading never takes the next line into it."""
+    return line.rfind("[") > line.rfind("]") and not _HEADING.match(line)
 
 
 def _read_line(
@@ -291,6 +294,9 @@ def _add_link(
 
 def _add_note(number: int, text: str, cursor: _Cursor, result: ImportResult) -> None:
     text = " ".join(text.split())
+    if not has_words(text):
+        result.skipped.append(Rejected(number, text, NO_WORDS))
+        return
     result.items.append(
         SavedItem(
             url=None,

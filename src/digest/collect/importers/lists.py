@@ -16,6 +16,14 @@ when that entry is short (at most 60 characters, no ` - ` comment of its own) an
 line reads as prose: longer than 60 characters, at least 8 words, and no ` - ` title
 separator in its first 60 characters (that marks an entry `Title - comment` of its own).
 A comment is appended to the entry's context on a new line; several in a row all attach.
+A shorter line is a comment on the note entry above it (whatever its length) when it is
+a remark in the writer's voice: it opens with a word that opens a remark, not a title
+(`The`, `This`, `For`, `You`, `Great`, `Similar`…: REMARK_OPENERS) and reads as a
+sentence, at least two of its other words of four letters or more and most of them in
+lower case ("The scheduling section is interesting", "For hardware, pairs well with a
+design/arch textbook", "You need less precision than you think - prioritize …"), where
+a title is capitalised ("The Illustrated Transformer") or opens otherwise ("How to deal
+with the DSL Explosion").
 
 A topic line is short (at most 60 characters, at most 8 words, not ending in `.`); of a
 run of plain lines before `- ` items, the last such line is the topic and the others are
@@ -37,9 +45,11 @@ from digest.collect.importers.common import (
     BARE_URL,
     LIST_MARKER,
     MARKDOWN_LINK,
+    NO_WORDS,
     TITLE_SEPARATOR,
     bare_urls,
     checked_url,
+    has_words,
     is_link,
     lines_of,
     parse_whole,
@@ -50,6 +60,46 @@ from digest.collect.importers.common import (
 from digest.models import ItemKind, Rejected, SavedItem
 
 SHORT_ENTRY = 60  # an entry this short may be followed by comment lines
+REMARK_OPENERS = frozenset(
+    [
+        "the",
+        "this",
+        "that",
+        "these",
+        "those",
+        "it",
+        "it's",
+        "its",
+        "for",
+        "you",
+        "you'll",
+        "you're",
+        "your",
+        "i",
+        "i'm",
+        "i've",
+        "my",
+        "we",
+        "our",
+        "great",
+        "good",
+        "nice",
+        "cool",
+        "useful",
+        "similar",
+        "really",
+        "very",
+        "must",
+        "also",
+        "worth",
+        "see",
+        "read",
+        "pairs",
+        "especially",
+        "probably",
+        "mostly",
+    ]
+)
 COMMENT_MIN_WORDS = 8
 TOPIC_MAX_WORDS = 8
 _DATE_HEADING = re.compile(r"^\s*#{1,6}\s+\d{4}-\d{1,2}-\d{1,2}")
@@ -60,7 +110,8 @@ class _ListState(LineReader):
         super().__init__()
         self.topic: str | None = None
         self.block: list[tuple[int, str]] = []  # plain lines before items
-        self.commentable: int | None = None  # index in result.items of a short note entry
+        self.commentable: int | None = None  # index in result.items of the last note entry
+        self.short = False  # that entry is short (long comments may join it)
 
     def read_line(self, number: int, line: str) -> None:
         if not line.strip():
@@ -150,7 +201,10 @@ def _read_entry(number: int, body: str, state: _ListState) -> None:
         state.commentable = None
         return
     items = state.result.items
-    if state.commentable is not None and _is_comment(body):
+    if not has_words(body):
+        state.result.skipped.append(Rejected(number, body, NO_WORDS))
+        return
+    if state.commentable is not None and _is_comment(body, state.short):
         entry = items[state.commentable]
         items[state.commentable] = replace(entry, context=f"{entry.context}\n{body}")
         return
@@ -164,8 +218,8 @@ def _read_entry(number: int, body: str, state: _ListState) -> None:
             line=number,
         )
     )
-    short = len(body) <= SHORT_ENTRY and not TITLE_SEPARATOR.search(body)
-    state.commentable = len(items) - 1 if short else None
+    state.commentable = len(items) - 1
+    state.short = len(body) <= SHORT_ENTRY and not TITLE_SEPARATOR.search(body)
 
 
 def _note_title(text: str) -> str | None:
@@ -176,14 +230,26 @@ def _note_title(text: str) -> str | None:
     return title if len(title) <= 120 else None
 
 
-def _is_comment(text: str) -> bool:
-    """Long prose, not a `Title - comment` entry of its own (see the module docstring)."""
+def _is_comment(text: str, after_short: bool) -> bool:
+    """A remark, or after a short entry long prose that is not a `Title - comment` entry
+    of its own (see the module docstring)."""
     separator = TITLE_SEPARATOR.search(text)
-    return (
+    long_prose = (
         len(text) > SHORT_ENTRY
         and len(text.split()) >= COMMENT_MIN_WORDS
         and (separator is None or separator.start() >= SHORT_ENTRY)
     )
+    return (after_short and long_prose) or _is_remark(text)
+
+
+def _is_remark(text: str) -> bool:
+    """Opens as a remark does and reads as a sentence (see the module docstring)."""
+    words = text.split()
+    if not words or words[0].strip(",.:;").lower() not in REMARK_OPENERS:
+        return False
+    longer = [word for word in words[1:] if len(word) >= 4 and word[0].isalpha()]
+    lower = sum(1 for word in longer if word[0].islower())
+    return lower >= 2 and lower >= 0.6 * len(longer)
 
 
 def _add_links(number: int, body: str, state: _ListState) -> None:

@@ -3,7 +3,9 @@
 An OPML file holds feeds, not saved items, so it is not an Importer: `digest
 import` asks `is_opml` first and turns the feeds of `parse_opml` into sources;
 `digest sources export --opml` writes `export_opml`. Nested outlines name the
-category of the feeds inside them ("Tech/AI" for two levels).
+category of the feeds inside them ("Tech/AI" for two levels); a feed outside any folder
+may name it in OPML 2.0's `category` attribute ("/Tech/AI") instead. A feed's `htmlUrl`
+(its site) is kept.
 """
 
 from __future__ import annotations
@@ -12,11 +14,18 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 from xml.sax.saxutils import quoteattr
 
 from digest.errors import ImportFormatError
 
-Feed = tuple[str, str, str | None]  # name, xml_url, category
+
+class Feed(NamedTuple):
+    name: str
+    url: str  # the feed itself: xmlUrl
+    category: str | None = None  # "Tech/AI": the folders around it
+    html_url: str | None = None  # the site: htmlUrl
+
 
 _OPML_START = re.compile(r"^\s*(?:<\?xml[^>]*\?>\s*)?(?:<!--.*?-->\s*)*<opml[\s>]", re.DOTALL)
 
@@ -54,8 +63,16 @@ def _walk(node: ET.Element, path: list[str], feeds: list[Feed]) -> None:
         name = (outline.get("title") or outline.get("text") or "").strip()
         url = _xml_url(outline)
         if url:
-            feeds.append((name or url, url, "/".join(path) or None))
+            category = "/".join(path) or _category_attribute(outline)
+            site = (outline.get("htmlUrl") or "").strip() or None
+            feeds.append(Feed(name or url, url, category, site))
         _walk(outline, [*path, name] if not url and name else path, feeds)
+
+
+def _category_attribute(outline: ET.Element) -> str | None:
+    """The first of OPML 2.0's comma-separated categories, "/Tech/AI" read as "Tech/AI"."""
+    first = (outline.get("category") or "").split(",")[0]
+    return "/".join(filter(None, (part.strip() for part in first.split("/")))) or None
 
 
 def _xml_url(outline: ET.Element) -> str | None:
@@ -70,7 +87,7 @@ def _xml_url(outline: ET.Element) -> str | None:
 class _Folder:
     """The feeds of one category, and its sub-categories."""
 
-    feeds: list[tuple[str, str]] = field(default_factory=list)
+    feeds: list[Feed] = field(default_factory=list)
     folders: dict[str, _Folder] = field(default_factory=dict)
 
 
@@ -78,11 +95,11 @@ def export_opml(sources: Sequence[Feed], *, title: str = "digest feeds") -> str:
     """An OPML 2.0 document listing `sources` as (name, feed URL, category); a category
     becomes the outlines around its feeds ("Tech/AI": two levels), as parse_opml reads it."""
     top = _Folder()
-    for name, url, category in sources:
+    for feed in sources:
         folder = top
-        for part in filter(None, (category or "").split("/")):
+        for part in filter(None, (feed.category or "").split("/")):
             folder = folder.folders.setdefault(part, _Folder())
-        folder.feeds.append((name, url))
+        folder.feeds.append(feed)
     lines = [
         '<?xml version="1.0" encoding="UTF-8"?>',
         '<opml version="2.0">',
@@ -96,15 +113,21 @@ def export_opml(sources: Sequence[Feed], *, title: str = "digest feeds") -> str:
 
 
 def _outlines(folder: _Folder, indent: str) -> list[str]:
-    lines = [
-        f'{indent}<outline type="rss" text={quoteattr(name)} title={quoteattr(name)}'
-        f" xmlUrl={quoteattr(url)}/>"
-        for name, url in folder.feeds
-    ]
+    lines = [f"{indent}<outline {_feed_attributes(feed)}/>" for feed in folder.feeds]
     for name, inner in folder.folders.items():
         lines.append(f"{indent}<outline text={quoteattr(name)} title={quoteattr(name)}>")
         lines += [*_outlines(inner, indent + "  "), f"{indent}</outline>"]
     return lines
+
+
+def _feed_attributes(feed: Feed) -> str:
+    name = quoteattr(feed.name)
+    attributes = f'type="rss" text={name} title={name} xmlUrl={quoteattr(feed.url)}'
+    if feed.html_url:
+        attributes += f" htmlUrl={quoteattr(feed.html_url)}"
+    if feed.category:
+        attributes += f" category={quoteattr('/' + feed.category)}"
+    return attributes
 
 
 def _escape_text(text: str) -> str:

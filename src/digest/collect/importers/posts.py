@@ -19,7 +19,10 @@ The splitting rule. A post is a run of lines; a new post starts at a line that
    that ends a sentence or a list, and followed by a longer line of prose;
 7. after a line that ends a sentence (. ! ? or a closing quote/bracket):
    a line opening with a quote ("“don't train your own model” is …"); a
-   counted list opener ("Here are 12 websites …"); a term introduced with its
+   counted list opener ("Here are 12 websites …") unless the post in hand is one
+   line, which is then the list's hook and opens the post itself ("I don't
+   understand why so many people want … citizenship." before "Here are 12
+   websites to find remote jobs …": a list needs its lead-in); a term introduced with its
    abbreviation ("Recursive Language Models (RLMs) have been …"); a news opener
    with "just" and a past verb in its first six words ("An engineer at X just
    shared …", "Kimi K2.5 tech report just dropped!") unless the line before is a
@@ -35,8 +38,8 @@ makes is a guess, reported in the import report ("post boundary guessed
 split, since a wrong split costs a short post while a wrong merge hides a post
 inside another. Checked by eye on two real pasted files (bench/posts_split.py
 prints a file's split): 15 posts and 14 boundaries in the first, all found; 14
-posts in the second, all 13 boundaries found plus one guessed split (a one-line
-hook "I don't understand why …" and its "Here are 12 websites …", reported).
+posts and 13 boundaries in the second, all found, none invented (the one-line hook
+"I don't understand why …" stays with its "Here are 12 websites …").
 Its limits: a post that opens with an ordinary capitalised sentence right after
 another post's ordinary last sentence cannot be told from a new paragraph and
 stays joined to the post before it; a quoted or "just launched" sentence in the
@@ -56,7 +59,7 @@ from dataclasses import dataclass, field
 from zoneinfo import ZoneInfo
 
 from digest.collect.formats import ImportResult, register
-from digest.collect.importers.common import trim_title, urls_in, web_links
+from digest.collect.importers.common import NO_WORDS, has_words, trim_title, urls_in, web_links
 from digest.models import ItemKind, Rejected, SavedItem
 
 _SEPARATOR = re.compile(r"^\s*(?:-{3,}|\*{3,}|_{3,}|={3,})\s*$")
@@ -156,7 +159,7 @@ def _opens_after_ending(line: str, post: list[_Line], following: str) -> str | N
     if _QUOTE_OPENING.match(line):
         return "quote"
     if _COUNTED_LIST_OPENER.match(line):
-        return "counted list"
+        return "counted list" if len(post) > 1 else None  # else the line before is its hook
     if _TERM_DEFINED.match(line):
         return "term defined"
     if _NEWS_OPENER.match(line):
@@ -203,7 +206,7 @@ def _starts_lower(line: str) -> bool:
     return letter.islower()
 
 
-def _signals(lines: list[str], head: str) -> list[str]:
+def signals_of_posts(lines: list[str], head: str) -> list[str]:
     """The signals of pasted posts found in a file's head, by name."""
     checks = (
         ("t.co links", "://t.co/" in head),
@@ -254,7 +257,7 @@ class PostsImporter:
             return 0  # a CSV header and row
         listed = sum(1 for line in lines if _LIST_ITEM.match(line)) / len(lines)
         prose = sum(1 for line in lines if len(line.split()) >= 10) / len(lines)
-        score = 20 + 60 * prose - 30 * listed + 15 * len(_signals(lines, head))
+        score = 20 + 60 * prose - 30 * listed + 15 * len(signals_of_posts(lines, head))
         score -= 40 if _MARKDOWN.search(head) else 0
         return max(1, min(85, round(score)))
 
@@ -262,12 +265,18 @@ class PostsImporter:
         """What in `head` says pasted posts, for the import report."""
         lines = [line.strip() for line in head.splitlines() if line.strip()]
         prose = sum(1 for line in lines if len(line.split()) >= 10)
-        return [*_signals(lines, head), f"{prose} lines of prose"]
+        return [*signals_of_posts(lines, head), f"{prose} lines of prose"]
 
     def parse(self, text: str, *, zone: ZoneInfo) -> ImportResult:
         split = split_posts(text)
+        worded = [post for post in split.posts if any(has_words(line.text) for line in post)]
         return ImportResult(
-            items=[_post_item(post) for post in split.posts],
+            items=[_post_item(post) for post in worded],
+            skipped=[
+                Rejected(post[0].number, post[0].text, NO_WORDS)
+                for post in split.posts
+                if post not in worded
+            ],
             notices=[
                 Rejected(
                     line.number,

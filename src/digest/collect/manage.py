@@ -1,0 +1,198 @@
+"""`digest sources add|remove|pause|resume|rename`: the config's sources are changed in
+the config file itself (tomlkit keeps its comments and layout), the others in the store.
+
+A removed source keeps its row in the store, so its items keep their source; it is no
+longer listed or polled. A renamed config source takes its store row (poll state, items)
+along. Every edit of the config file is read back as a config before it replaces the
+file: an edit never leaves a config that does not load.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import tomlkit
+from tomlkit.items import Table
+from tomlkit.toml_document import TOMLDocument
+
+from digest.atomic import write_atomic
+from digest.collect.feedlists import all_sources, feed_key
+from digest.config import RESERVED_SOURCE_NAMES, Config, SourceConfig, parse_config, web_url
+from digest.errors import ConfigError, SourceError
+from digest.store import Store
+from digest.store.records import ManagedSource
+
+CLI_ORIGIN = "cli"  # a feed `digest sources add` kept in the store: there was no config file
+
+
+def add_feed(
+    config: Config, store: Store, url: str, *, name: str | None, category: str | None, now: datetime
+) -> str:
+    """Add a feed source: to the config file if there is one, else to the store."""
+    try:
+        url = web_url(url)
+    except ValueError as exc:
+        raise SourceError(f"cannot add {url!r}: {exc}") from exc
+    listed = all_sources(store, config.sources)
+    known = {feed_key(row["location"]): row["name"] for row in listed if row["kind"] == "feed"}
+    if (same := known.get(feed_key(url))) is not None:
+        raise SourceError(f"{url} is already a source: {same!r}")
+    name = name or _free_name(_name_from(url), config, store)
+    _check_free(name, config, store)
+    if config.path is None:
+        store.add_imported_feed(name, url, topic=category, origin=CLI_ORIGIN, now=now)
+        return f"added feed {name!r} ({url}); no config file, so it is kept in the store"
+    table = {"name": name, "kind": "feed", "url": url} | ({"topic": category} if category else {})
+    _edit(config.path, lambda doc: _append_source(doc, table))
+    return f"added feed {name!r} ({url}) to {config.path}"
+
+
+def remove_source(config: Config, store: Store, name: str, now: datetime) -> str:
+    """No longer listed or collected; its items stay."""
+    declared, row = _find(config, store, name)
+    items = next((listing.items for listing in store.list_sources() if listing.name == name), 0)
+    if declared is not None:
+        _edit(_file(config), lambda doc: _delete_source(doc, name))
+    if row is not None:
+        store.remove_source(row.id, now)
+    where = f" from {config.path}" if declared is not None else ""
+    return f"removed {name!r}{where}; its {items} items are kept"
+
+
+def set_paused(config: Config, store: Store, name: str, paused: bool) -> str:
+    """Pause (not collected until resumed) or resume a source."""
+    declared, row = _find(config, store, name)
+    if declared is not None:
+        _edit(_file(config), lambda doc: _set_key(_source_table(doc, name), "paused", paused))
+    elif row is not None:
+        store.set_source_paused(row.id, paused)
+    if paused:
+        return f"paused {name!r}: not collected until `digest sources resume {name}`"
+    return f"resumed {name!r}: collected again from the next run"
+
+
+def rename_source(config: Config, store: Store, old: str, new: str) -> str:
+    """A new name for a source; its items and poll state go with it."""
+    declared, row = _find(config, store, old)
+    _check_free(new, config, store)
+    if declared is not None:
+        _edit(_file(config), lambda doc: _set_key(_source_table(doc, old), "name", new))
+    if row is not None:
+        store.rename_source(row.id, new)
+    return f"renamed {old!r} to {new!r}"
+
+
+# -- names -------------------------------------------------------------------------
+
+
+def _find(
+    config: Config, store: Store, name: str
+) -> tuple[SourceConfig | None, ManagedSource | None]:
+    """The source in the config and its row in the store; SourceError if in neither."""
+    if name in RESERVED_SOURCE_NAMES:
+        raise SourceError(
+            f"{name!r} holds the links saved with `digest add` or `import`: not a source to change"
+        )
+    declared, row = _declared(config, name), store.managed_source(name)
+    if declared is None and row is None:
+        raise SourceError(f"no source named {name!r} (`digest sources list` names them)")
+    return declared, row
+
+
+def _declared(config: Config, name: str) -> SourceConfig | None:
+    return next((source for source in config.sources if source.name == name), None)
+
+
+def _check_free(name: str, config: Config, store: Store) -> None:
+    if not name.strip():
+        raise SourceError("a source needs a name")
+    if name in RESERVED_SOURCE_NAMES:
+        raise SourceError(f"{name!r} is reserved for links saved with `digest add` or `import`")
+    if _declared(config, name) is not None or store.source_name_taken(name):
+        raise SourceError(f"a source named {name!r} exists (or existed: its items keep it)")
+
+
+def _free_name(base: str, config: Config, store: Store) -> str:
+    candidate, number = base, 1
+    while (
+        candidate in RESERVED_SOURCE_NAMES
+        or _declared(config, candidate)
+        or (store.source_name_taken(candidate))
+    ):
+        number += 1
+        candidate = f"{base} ({number})"
+    return candidate
+
+
+def _name_from(url: str) -> str:
+    return (urlsplit(url).hostname or url).removeprefix("www.")
+
+
+def _file(config: Config) -> Path:
+    assert config.path is not None, "a declared source comes from a config file"
+    return config.path
+
+
+# -- the config file -------------------------------------------------------------------
+
+
+def _edit(path: Path, change: Callable[[TOMLDocument], None]) -> None:
+    """Change the config file in place (its comments kept), if the result still loads."""
+    path = path.resolve()  # a symlinked config stays a symlink
+    try:
+        document = tomlkit.parse(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomlkit.exceptions.ParseError) as exc:
+        raise ConfigError(f"config error: {path}: cannot edit: {exc}") from exc
+    change(document)
+    text = tomlkit.dumps(document)
+    parse_config(text, path)  # ConfigError, with the file and line, if it no longer loads
+    try:
+        write_atomic(path, text)
+    except OSError as exc:
+        raise ConfigError(f"config error: {path}: cannot write: {exc.strerror or exc}") from exc
+
+
+def _sources(document: TOMLDocument) -> Sequence[Any]:
+    sources = document.get("sources")
+    return sources if isinstance(sources, list) else []
+
+
+def _source_table(document: TOMLDocument, name: str) -> Any:
+    for table in _sources(document):
+        if table.get("name") == name:
+            return table
+    raise SourceError(f"no [[sources]] named {name!r} in the config file")
+
+
+def _append_source(document: TOMLDocument, values: dict[str, str]) -> None:
+    table = tomlkit.table()
+    table.update(values)
+    table.add(tomlkit.nl())
+    if "sources" in document:
+        document["sources"].append(table)
+    else:
+        document.append("sources", tomlkit.aot())
+        document["sources"].append(table)
+
+
+def _delete_source(document: TOMLDocument, name: str) -> None:
+    sources = document["sources"]
+    del sources[sources.index(_source_table(document, name))]
+
+
+def _set_key(table: Any, key: str, value: object) -> None:
+    """`key = value` in the table: in place if it is there, else after its last key (not
+    after the comments that end it, which are about what follows). False removes it."""
+    if value is False:
+        table.pop(key, None)
+    elif key in table or not isinstance(table, Table):
+        table[key] = value
+    else:
+        keys = [k.key for k, _ in table.value.body if k is not None]
+        # tomlkit's public API appends after the table's trailing comments, which belong
+        # to what follows; its container inserts after a key (tested: test_sources_manage)
+        table.value._insert_after(keys[-1], key, value)

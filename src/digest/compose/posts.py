@@ -1,0 +1,73 @@
+"""A saved post as a reader meets it: a title that is its first sentence, a note that starts at
+the next one, and links labelled with the words of their own line (pure).
+
+A post is saved with its first line as title (cut at 100 characters, wherever that falls)
+and its whole text as context; its links are stored in the order they appear in the text,
+replaced by where they led once followed.
+"""
+
+from __future__ import annotations
+
+import re
+
+from digest.models import Item, ItemKind
+from digest.text import URL, sentences, shorten, url_title
+
+TITLE_CHARS = 100
+LABEL_CHARS = 80
+MIN_LABEL_WORDS = 3  # a line with fewer words ("Vol 1:") is named with the line before it
+LIST_SHARE = 0.5  # a post whose lines are mostly list items or links is a list
+MIN_LIST_LINKS = 3
+_LIST_MARKER = re.compile(r"^\s*(?:[-*+•▪→❯>]+|\d{1,3}[.)])\s*")
+_EDGE = " \t-–—:;,.|"
+
+
+def post_title(item: Item) -> str | None:
+    """A post's first sentence, or its shortening ending on a word with "…"; None for an item
+    that is no post with text."""
+    if item.kind is not ItemKind.POST or not item.context:
+        return None
+    first_line = next((line for line in item.context.splitlines() if line.strip()), "")
+    first = next(iter(sentences(first_line)), first_line)
+    return shorten(first, TITLE_CHARS) or None
+
+
+def labelled_links(item: Item, links: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """(label, url) for each of a post's `links`: the words of the line it was saved on (with
+    the line before when that line says too little, "Vol 1:"), else its address."""
+    labels = _line_labels(item.context or "")
+    if len(labels) != len(links):  # links not from this text: named by their address
+        return tuple((url_title(url), url) for url in links)
+    return tuple((label or url_title(url), url) for label, url in zip(labels, links, strict=True))
+
+
+def is_list_post(item: Item) -> bool:
+    """A post made mostly of list items and links (a reading list): its links are its note."""
+    lines = [line for line in (item.context or "").splitlines()[1:] if line.strip()]
+    listed = sum(bool(_LIST_MARKER.match(line) or URL.search(line)) for line in lines)
+    links = sum(len(URL.findall(line)) for line in lines)
+    return links >= MIN_LIST_LINKS and listed >= LIST_SHARE * len(lines)
+
+
+def _line_labels(text: str) -> list[str]:
+    """One label per distinct web link of `text`, in order of first appearance."""
+    labels: dict[str, str] = {}
+    before = ""
+    for line in text.splitlines():
+        found = [url for url in URL.findall(line) if url.startswith(("https://", "http://"))]
+        words = _words(URL.sub(" ", line))
+        if not found:
+            before = words or before
+            continue
+        label = (
+            words
+            if len(words.split()) >= MIN_LABEL_WORDS or not before
+            else (f"{before}, {words}" if words else before)
+        )
+        for url in found:
+            labels.setdefault(url.rstrip(".,;:!?)"), shorten(label, LABEL_CHARS))
+    return list(labels.values())
+
+
+def _words(line: str) -> str:
+    return " ".join(_LIST_MARKER.sub("", line).split()).strip(_EDGE)

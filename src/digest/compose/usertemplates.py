@@ -1,0 +1,96 @@
+"""Your templates: `[output] templates_dir` holding `digest.md.j2` or `mail.html.j2`
+replaces the built-in one (a Jinja loader that looks there first).
+
+A template of yours that fails (it does not parse, or raises while rendering) costs
+nothing but its own look: the built-in one is used instead, and the failure is one line
+naming the file and line, reported as a failed delivery (exit 3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import jinja2
+
+BUILT_IN = ("digest.md.j2", "mail.html.j2")  # `digest templates export DIR`
+
+
+@dataclass(frozen=True)
+class Rendered:
+    text: str
+    problem: str | None = None  # the user's template failed: the built-in was used
+
+
+def environment(
+    templates_dir: Path | None, *, html: bool, filters: Mapping[str, Callable[..., str]]
+) -> jinja2.Environment:
+    """Templates from `templates_dir` first, then the built-in ones."""
+    return _environment(templates_dir, html, tuple(sorted(filters.items())))
+
+
+@cache
+def _environment(
+    templates_dir: Path | None, html: bool, filters: tuple[tuple[str, Callable[..., str]], ...]
+) -> jinja2.Environment:
+    loaders: list[jinja2.BaseLoader] = [jinja2.PackageLoader("digest.compose", "templates")]
+    if templates_dir is not None:
+        loaders.insert(0, jinja2.FileSystemLoader(templates_dir))
+    env = jinja2.Environment(
+        loader=jinja2.ChoiceLoader(loaders),
+        autoescape=html,  # markdown is escaped by its md_* filters instead
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters.update(dict(filters))
+    return env
+
+
+def is_overridden(templates_dir: Path | None, name: str) -> bool:
+    return templates_dir is not None and (templates_dir / name).is_file()
+
+
+def render(
+    name: str,
+    context: Mapping[str, Any],
+    templates_dir: Path | None,
+    built_in: Callable[[], str],
+    *,
+    html: bool = False,
+    filters: Mapping[str, Callable[..., str]] | None = None,
+) -> Rendered:
+    """`name` from `templates_dir` rendered with `context`, or `built_in()` when there is
+    none there or it fails (with the failure in one line)."""
+    if not is_overridden(templates_dir, name):
+        return Rendered(built_in())
+    env = environment(templates_dir, html=html, filters=filters or {})
+    try:
+        return Rendered(env.get_template(name).render(**context))
+    except Exception as exc:  # the template is the user's code: any failure is its own
+        path = (templates_dir or Path()) / name
+        return Rendered(built_in(), _describe(exc, path))
+
+
+def _describe(exc: Exception, path: Path) -> str:
+    line = getattr(exc, "lineno", None) or _template_line(exc.__traceback__, str(path))
+    where = f"{path}:{line}" if line else str(path)
+    message = exc.message if isinstance(exc, jinja2.TemplateSyntaxError) else str(exc)
+    first = (message or type(exc).__name__).splitlines()[0].rstrip(".")
+    return f"template error: {where}: {first}; the built-in {path.name} was used"
+
+
+def _template_line(tb: TracebackType | None, filename: str) -> int | None:
+    """The line of the template where rendering failed: Jinja rewrites the traceback so
+    that a template's frames carry its file name and line."""
+    line = None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == filename:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line

@@ -1,0 +1,76 @@
+"""`digest search`: what the store's full-text index finds, shown as lines or as JSON."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import TextIO
+from zoneinfo import ZoneInfo
+
+from rich.console import Console
+from rich.text import Text
+
+from digest.store import SearchHit
+from digest.store.search import MARK_END, MARK_START
+from digest.urls import for_display
+
+_MARKED = re.compile(f"{MARK_START}(.*?){MARK_END}", re.DOTALL)
+_STRAY = re.compile(f"[{MARK_START}{MARK_END}]")
+_CONTROL = re.compile(r"[\x00\x01\x04-\x1f\x7f-\x9f]")  # a terminal escape in a title, say
+
+
+def marked(snippet: str, left: str = "**", right: str = "**") -> str:
+    """The snippet with each matched word between `left` and `right`."""
+    return _STRAY.sub("", _MARKED.sub(lambda m: f"{left}{m[1]}{right}", snippet))
+
+
+def hit_json(hit: SearchHit, zone: ZoneInfo) -> dict[str, object]:
+    return {
+        "id": hit.id,
+        "saved_at": hit.saved_at.astimezone(zone).isoformat(),
+        "title": hit.title,
+        "url": hit.url,
+        "host": hit.host,
+        "kind": hit.kind.value,
+        "state": hit.state.value,
+        "read": hit.read,
+        "snippet": marked(hit.snippet),
+    }
+
+
+def write_json(hits: Sequence[SearchHit], zone: ZoneInfo, out: TextIO) -> None:
+    """One JSON object per hit and line, best first (the snippet's matches in **…**)."""
+    for hit in hits:
+        out.write(json.dumps(hit_json(hit, zone), ensure_ascii=False) + "\n")
+
+
+def show_hits(hits: Sequence[SearchHit], zone: ZoneInfo, console: Console) -> None:
+    """Two lines a hit: id, date, title and host; then the snippet, its matches in bold on a
+    terminal (between ** elsewhere)."""
+    for hit in hits:
+        day = hit.saved_at.astimezone(zone).date().isoformat()
+        host = f"  ({hit.host})" if hit.host else ""
+        head = Text(f"{hit.id:>6}  {day}  ")
+        head.append(_shown(hit.title), style="bold")
+        head.append(host, style="dim")
+        console.print(head, soft_wrap=True, crop=False)
+        console.print(
+            _snippet(_shown(hit.snippet), console.is_terminal), soft_wrap=True, crop=False
+        )
+
+
+def _shown(text: str) -> str:
+    return for_display(_CONTROL.sub(" ", text))
+
+
+def _snippet(snippet: str, terminal: bool) -> Text:
+    line = Text("        ")
+    if not terminal:
+        return line.append(marked(snippet))
+    position = 0
+    for match in _MARKED.finditer(snippet):
+        line.append(_STRAY.sub("", snippet[position : match.start()]))
+        line.append(match[1], style="bold")
+        position = match.end()
+    return line.append(_STRAY.sub("", snippet[position:]))
