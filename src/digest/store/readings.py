@@ -5,6 +5,11 @@ line's note or post comes back with other text (the last line arrived, a post gr
 item recorded at that line is updated in place (new key and text, its note due again)
 instead of a second item appearing. When a file is read in another format, the items only
 the earlier reading gave are removed once the new reading is saved.
+
+A reading cut short because the file changed while it was read (a big file, saved a
+block at a time) is voided: its lines are recorded under no format (VOID) and the file's
+state forgotten, so that the next collect reads it whole, as a reading in another format,
+and removes what only the voided reading gave.
 """
 
 from __future__ import annotations
@@ -74,6 +79,15 @@ class ReadingsStore(ItemsStore):
             )
         return len(removed)
 
+    def void_reading(self, path: str) -> None:
+        """The file changed while it was read: what that reading gave is replaced by the next
+        (see the module docstring)."""
+        with self.write() as conn:
+            conn.execute("UPDATE file_items SET format = ? WHERE path = ?", (VOID, path))
+            conn.execute("DELETE FROM file_states WHERE path = ?", (path,))
+
+
+VOID = ""  # the format of a voided reading's lines: no reading has it
 
 # What refers to an item, the item's own row last.
 _ITEM_ROWS = (
@@ -145,6 +159,7 @@ def _record_lines(
             [*batch, *batch],
         ).fetchall()
         conn.executemany(
-            "INSERT OR IGNORE INTO file_items (path, line, item_id, format) VALUES (?, ?, ?, ?)",
+            "INSERT INTO file_items (path, line, item_id, format) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT DO UPDATE SET format = excluded.format",
             [(path, keys[key], item_id, format_name) for key, item_id in rows],
         )
