@@ -26,6 +26,10 @@ whole in memory is not imported at all, and read again on the next collect. A bi
 saved a block at a time as it is streamed (bigfiles.py), so its blocks are saved before
 the change is seen: that reading is voided (ReadingsStore.void_reading), and the next
 collect reads the file whole and removes the items only the voided reading gave.
+
+A file no longer found below the source's path is forgotten (its state, reading and the
+lines its items came from), its items kept; put back, it is read again as a new file.
+Files imported by `digest import` are not watched: their readings stay.
 """
 
 from __future__ import annotations
@@ -42,9 +46,11 @@ from zoneinfo import ZoneInfo
 from digest.collect.bigfiles import READ_BLOCK, BigFile, big_file, blocks, read_range, save_big
 from digest.collect.files import (
     FileReport,
+    Found,
     Opener,
     Unimported,
     describe,
+    file_key,
     files_under,
     load,
     not_saves,
@@ -100,6 +106,7 @@ def collect_file_source(
         store.record_source_failure(source_id, str(exc), now, None)
         return report
     report.info.extend(line for left in found.left for line in left.describe())
+    _forget_gone(store, source.path, found)
     paths = found.files
     file_errors: list[str] = []
     for path in paths:
@@ -125,6 +132,14 @@ def collect_file_source(
     else:
         store.record_source_success(source_id, now)
     return report
+
+
+def _forget_gone(store: Store, root: Path | None, found: Found) -> None:
+    """Forget the files below `root` that are no longer there (ReadingsStore.forget_files)."""
+    if root is None:
+        return
+    here = {file_key(path) for path in found.files} | {file_key(left.path) for left in found.left}
+    store.forget_files([path for path in store.file_paths(file_key(root)) if path not in here])
 
 
 def _collect_one(

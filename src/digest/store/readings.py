@@ -86,6 +86,23 @@ class ReadingsStore(ItemsStore):
             conn.execute("UPDATE file_items SET format = ? WHERE path = ?", (VOID, path))
             conn.execute("DELETE FROM file_states WHERE path = ?", (path,))
 
+    def file_paths(self, under: str) -> list[str]:
+        """The files at or below `under` the store remembers (their states, readings)."""
+        bounds = (under, under + "/", under + "0")  # "0" sorts right after "/"
+        rows = self._query(
+            "SELECT path FROM file_states WHERE path = ? OR (path > ? AND path < ?)"
+            " UNION SELECT path FROM file_readings WHERE path = ? OR (path > ? AND path < ?)",
+            (*bounds, *bounds),
+        )
+        return sorted(row[0] for row in rows)
+
+    def forget_files(self, paths: Sequence[str]) -> None:
+        """Forget files that are gone: their states, readings and the lines their items came
+        from (the items stay saved: a file leaving the inbox unsaves nothing)."""
+        with self.write() as conn:
+            for table in ("file_items", "file_readings", "file_states"):
+                conn.executemany(f"DELETE FROM {table} WHERE path = ?", [(p,) for p in paths])
+
 
 VOID = ""  # the format of a voided reading's lines: no reading has it
 
