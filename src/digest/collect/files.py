@@ -14,11 +14,11 @@ import codecs
 import os
 import re
 import stat
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from pathlib import Path
-from typing import TypeVar
+from typing import BinaryIO, TypeVar
 from zoneinfo import ZoneInfo
 
 from digest.collect import REDATED
@@ -163,9 +163,20 @@ def file_size(path: Path) -> int:
         raise unreadable(path, exc) from exc
 
 
-def read_bytes(path: Path) -> bytes:
+Opener = Callable[[Path], BinaryIO]  # how a file source opens its files (for reading)
+
+
+def open_binary(path: Path) -> BinaryIO:
     try:
-        return path.read_bytes()
+        return path.open("rb")
+    except OSError as exc:
+        raise unreadable(path, exc) from exc
+
+
+def read_bytes(path: Path, open_file: Opener = open_binary) -> bytes:
+    try:
+        with open_file(path) as file:
+            return file.read()
     except OSError as exc:
         raise unreadable(path, exc) from exc
 

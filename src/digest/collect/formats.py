@@ -101,7 +101,7 @@ class RecordImporter(Importer, Protocol):
 
 def record_streaming(importer: Importer) -> RecordImporter | None:
     """`importer` if it can read a big export a record at a time, else None."""
-    return importer if getattr(importer, "stream_prefix", None) else None  # type: ignore[return-value]
+    return importer if getattr(importer, "stream_prefixes", None) else None  # type: ignore[return-value]
 
 
 def merged(blocks: Iterable[ImportResult]) -> ImportResult:
