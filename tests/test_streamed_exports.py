@@ -14,13 +14,8 @@ from hypothesis import strategies as st
 
 from digest.collect import bigfiles
 from digest.collect.files import import_file
-from digest.collect.formats import (
-    REGISTRY,
-    ImportResult,
-    merged,
-    record_streaming,
-    supported_formats,
-)
+from digest.collect.formats import REGISTRY, ImportResult, merged, record_streaming
+from digest.collect.importers import supported_formats
 from digest.store import open_store
 
 EXPORTS = Path(__file__).parent / "fixtures" / "exports"
