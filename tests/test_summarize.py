@@ -85,14 +85,29 @@ def test_sentences_survive_abbreviations_initials_and_decimals() -> None:
     ]
 
 
-def test_offline_note_opens_with_the_lead_then_central_sentences_in_reading_order() -> None:
+def test_offline_note_is_the_lead_with_an_off_topic_sentence_given_way() -> None:
     note = run(OfflineSummarizer(LLMConfig(note_sentences=3)).note(request()))
     lines = ARTICLE.splitlines()
-    assert note.summary == f"{lines[0]} {lines[3]} {lines[5]}"
+    assert note.summary == f"{lines[0]} {lines[1]} {lines[3]}"
     assert "dog" not in note.summary and "Lunch" not in note.summary
     assert note.basis is NoteBasis.FULL_TEXT
     assert note.model == "offline"
     assert 1 <= len(note.key_points) <= 3
+
+
+def test_offline_note_drops_the_dateline_and_a_restated_lead() -> None:
+    text = (
+        "BAGHDAD, Iraq (CNN) -- Six fishing boats sank off Basra in a storm on Monday.\n"
+        "Six fishing boats sank off Basra in a storm.\n"
+        "The crews were rescued by the coastguard before dawn.\n"
+        "Harbour officials closed the port until the weather clears."
+    )
+    note = run(OfflineSummarizer(LLMConfig(note_sentences=3)).note(request(text=text)))
+    assert note.summary == (
+        "Six fishing boats sank off Basra in a storm on Monday."
+        " The crews were rescued by the coastguard before dawn."
+        " Harbour officials closed the port until the weather clears."
+    )
 
 
 def test_offline_sentences_survive_abbreviations_initials_and_decimals() -> None:

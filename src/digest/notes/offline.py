@@ -1,9 +1,12 @@
 """The built-in summariser: extractive, deterministic, no network.
 
-Sentences are scored by centrality (TextRank: a PageRank over the TF-IDF cosine similarity
-graph of the sentences) whose teleport prior favours sentences near the start and sentences
-with more content words; the best ones, skipping near-duplicates, are returned in reading
-order. On news articles this beats lead-3 on ROUGE-1/2/L (docs/benchmarks.md, "Notes").
+The summary is the lead, cleaned (no dateline, no fragment, no restatement of a sentence
+already picked), where a much more central early sentence may stand in for a weak one;
+centrality is TextRank (a PageRank over the TF-IDF cosine similarity graph of the sentences)
+whose teleport prior favours sentences near the start and sentences with more content words.
+Key points are the most central of the other sentences, in reading order. On news this scores
+at least lead-3 against summaries people wrote and above it against extractive ones
+(docs/benchmarks.md, "Issue 20, item 6").
 """
 
 from __future__ import annotations
@@ -42,10 +45,21 @@ LEAD_WEIGHT = 1.0
 TITLE_WEIGHT = 2.0
 FULL_LENGTH_WORDS = 20  # the length prior saturates at this many content words
 NEAR_DUPLICATE = 0.9  # cosine similarity above which a sentence repeats one already picked
+# The summary is the lead, cleaned: a lead sentence that restates one already picked (a
+# caption, a repeated standfirst) is skipped, and a lead sentence gives way to one of the first
+# SWAP_WINDOW sentences only when that one is SWAP_MARGIN times as central and no quote or
+# question. Chosen on the writers' ids 0-7 and the BBC even rows (docs/benchmarks.md).
+RESTATEMENT = 0.5
+SWAP_MARGIN = 2.0
+SWAP_WINDOW = 10
 KEY_POINT_MIN_WORDS = 3  # content words; fewer is a fragment, not a point
 
 
 _NAME_CUT = re.compile(r"(?:^|\s)[A-Z][A-Z0-9]{0,2}\.$")  # "ID.", "VW.": likely not an end
+_DATELINE = re.compile(
+    r"^(?:[A-Z][\w.'-]*(?:[ ,]+[A-Z][\w.'-]*)*\s*)?\((?:CNN|AP|AFP|Reuters)\)\s*(?:--|—|–|-)?\s*"
+)
+_SPOKEN = re.compile(r"^[\"'“‘]|:\s*[\"'“‘]|\?[\"'”’]*$")  # a quote or a question: no summary
 _LIST_MARKER = re.compile(r"^\s*(?:[-*+•▪→>❯]+\s*|\d{1,3}[.)]\s)")  # "- x", "-x", "1. x"
 
 
@@ -65,17 +79,16 @@ class OfflineSummarizer:
         text = clean(request.text)
         if request.basis is NoteBasis.SAVED_CONTEXT:  # a link's address is no sentence of it
             text = _without_title("\n".join(map(without_links, text.split("\n"))), request.title)
-        found = [s for s in segment(text) if words(s)]
+        found = _statements(text)
         if request.basis is NoteBasis.SAVED_CONTEXT or not found:
             summary = _saved_link_summary(request, found)
             rest: list[str] = []
         else:
             count = self.sentence_count
-            picked = pick_sentences(found, count + 3, request.title)  # the rest: key points
-            summary = " ".join(
-                shorten(found[i], MAX_SENTENCE_CHARS) for i in sorted(picked[:count])
-            )
-            rest = [found[i] for i in sorted(picked[count:]) if _fits_key_point(found[i], request)]
+            picked = pick_sentences(found, count, request.title)
+            summary = " ".join(shorten(found[i], MAX_SENTENCE_CHARS) for i in sorted(picked))
+            points = central_sentences(found, 3, request.title, picked)
+            rest = [found[i] for i in sorted(points) if _fits_key_point(found[i], request)]
         return Note(
             summary=summary,
             key_points=tuple(rest),
@@ -102,8 +115,16 @@ class OfflineSummarizer:
 
 def summary_sentences(text: str, count: int, title: str | None = None) -> list[str]:
     """The `count` sentences of `text` that carry it, in reading order (for benchmarks)."""
-    found = [s for s in segment(clean(text)) if words(s)][:MAX_SENTENCES]
+    found = _statements(clean(text))
     return [found[i] for i in sorted(pick_sentences(found, count, title))]
+
+
+def _statements(text: str) -> list[str]:
+    """The sentences that have words, the first without a news dateline ("(CNN) -- ")."""
+    found = [s for s in segment(text) if words(s)]
+    if found:
+        found[0] = _DATELINE.sub("", found[0], count=1) or found[0]
+    return found
 
 
 def segment(text: str) -> list[str]:
@@ -136,37 +157,73 @@ def _segmenter() -> pysbd.Segmenter:
 
 
 def pick_sentences(found: list[str], count: int, title: str | None = None) -> list[int]:
-    """Indexes of the `count` best sentences, best first, skipping near-duplicates of those.
+    """Indexes of the `count` sentences of the summary: the lead, cleaned.
 
-    The opening sentence comes first when it says something: writers summarise what the lead
-    says (against human-written summaries, lead-3 beat a purely central pick)."""
+    Writers summarise what the lead says (against their summaries lead-3 beat every central
+    pick), so the summary is the first sentences that say something and do not restate one
+    already picked; a much more central early sentence may replace the weakest but the first."""
     vectors = tfidf([words(s) for s in found])
-    order = rank_sentences(found, vectors, title)
-    if found and _is_key_point(found[0]):
-        order = [0, *(i for i in order if i != 0)]
+    scores = centrality(found, vectors, title)
     picked: list[int] = []
-    for i in order:
-        if len(found[i]) > MAX_SENTENCE_CHARS and picked:  # a run-on block, not a sentence
-            continue
-        if all(cosine(vectors[i], vectors[j]) < NEAR_DUPLICATE for j in picked):
+    for i in range(len(found)):
+        if len(picked) == count:
+            break
+        if _fits_summary(i, found, vectors, picked):
             picked.append(i)
-            if len(picked) == count:
-                break
+    for _ in range(len(picked) - 1):
+        weakest = min(picked[1:], key=lambda i: scores[i])
+        rest = [i for i in picked if i != weakest]
+        candidates = [
+            i
+            for i in range(min(SWAP_WINDOW, len(found)))
+            if i not in picked
+            and not _SPOKEN.search(found[i])
+            and _fits_summary(i, found, vectors, rest)
+        ]
+        best = max(candidates, key=lambda i: scores[i], default=None)
+        if best is None or scores[best] < SWAP_MARGIN * scores[weakest]:
+            break
+        picked = [*rest, best]
     return picked
 
 
-def rank_sentences(
-    found: list[str], vectors: list[dict[str, float]] | None = None, title: str | None = None
-) -> list[int]:
-    """Indexes of sentences (or passages), best first; ties go to the earlier one.
+def _fits_summary(
+    i: int, found: list[str], vectors: list[dict[str, float]], picked: list[int]
+) -> bool:
+    """A sentence that says something, no run-on block, not a restatement of one picked."""
+    return (
+        _is_key_point(found[i])
+        and not (len(found[i]) > MAX_SENTENCE_CHARS and picked)
+        and all(cosine(vectors[i], vectors[j]) < RESTATEMENT for j in picked)
+    )
 
-    Centrality (PageRank over the similarity graph) whose teleport prior favours the lead
-    (writers put the news first), sentences sharing the title's words and sentences that
-    say more."""
+
+def central_sentences(
+    found: list[str], count: int, title: str | None = None, taken: list[int] | None = None
+) -> list[int]:
+    """Indexes of the `count` most central sentences not `taken`, best first, skipping
+    near-duplicates of those and of the taken ones (the note's key points)."""
+    vectors = tfidf([words(s) for s in found])
+    picked = list(taken or [])
+    for i in rank_sentences(found, vectors, title):
+        if len(picked) - len(taken or []) == count:
+            break
+        if i in picked or (len(found[i]) > MAX_SENTENCE_CHARS and picked):  # a run-on block
+            continue
+        if all(cosine(vectors[i], vectors[j]) < NEAR_DUPLICATE for j in picked):
+            picked.append(i)
+    return picked[len(taken or []) :]
+
+
+def centrality(
+    found: list[str], vectors: list[dict[str, float]] | None = None, title: str | None = None
+) -> list[float]:
+    """Each sentence's centrality (PageRank over the similarity graph) whose teleport prior
+    favours the lead (writers put the news first), sentences sharing the title's words and
+    sentences that say more."""
     bags = [words(s) for s in found]
     vectors = vectors or tfidf(bags)
-    count = len(found)
-    edges: list[list[tuple[int, float]]] = [[] for _ in range(count)]
+    edges: list[list[tuple[int, float]]] = [[] for _ in found]
     for (i, j), weight in similarities(vectors).items():
         edges[i].append((j, weight))
         edges[j].append((i, weight))
@@ -179,8 +236,15 @@ def rank_sentences(
         for i, bag in enumerate(bags)
     ]
     total = sum(prior)
-    scores = _pagerank(edges, [p / total for p in prior])
-    return sorted(range(count), key=lambda i: (-round(scores[i], 12), i))
+    return _pagerank(edges, [p / total for p in prior])
+
+
+def rank_sentences(
+    found: list[str], vectors: list[dict[str, float]] | None = None, title: str | None = None
+) -> list[int]:
+    """Indexes of sentences (or passages), most central first; ties go to the earlier one."""
+    scores = centrality(found, vectors, title)
+    return sorted(range(len(found)), key=lambda i: (-round(scores[i], 12), i))
 
 
 def _pagerank(edges: list[list[tuple[int, float]]], teleport: list[float]) -> list[float]:
