@@ -45,7 +45,7 @@ EMBEDDED_CHARS = TEXT_CHARS  # the opening of a text says what it is about
 JOIN_SIMILARITY = 0.1  # mean feature cosine under which two groups are not joined
 MIN_GROUP = 3  # fewer items are no section of their own
 NAME_SHARE = 0.5  # a section's name is found in at least this share of its items
-GENERIC_SHARE = 0.1  # a single word in this share of the rest of the week names no group
+GENERIC_SHARE = 0.25  # a single word in this share of the rest of the week names no group
 TELLING = 3  # a name is this many times as common in its group as in the rest of the week
 
 
