@@ -7,7 +7,7 @@
     C++                                   a topic line: the last short line before `- ` items
     - Static Polymorphism                 an entry without URL: a note (title and context)
     - Cursor MXFP8 MoE Kernels - great…   `Title - comment`: titled note, the whole as context
-    - FlashInfer - Better Sampling        a capitalised rest is no comment: all of it the title
+    - FlashInfer - Better Sampling        a few capitalised words after ` - `: all the title
     - Zero Redundancy DP
     - A nice new way of thinking about…   a comment on the entry above (rule below)
     - Flash attention https://…           an entry with a URL: a link titled by the rest
@@ -103,6 +103,7 @@ REMARK_OPENERS = frozenset(
     ]
 )
 COMMENT_MIN_WORDS = 8
+SUBTITLE_WORDS = 4  # "Title - Two Capitalised Words" is one title
 TOPIC_MAX_WORDS = 8
 _DATE_HEADING = re.compile(r"^\s*#{1,6}\s+\d{4}-\d{1,2}-\d{1,2}")
 
@@ -225,10 +226,10 @@ def _read_entry(number: int, body: str, state: _ListState) -> None:
 
 def _note_title(text: str) -> str | None:
     """`Title - comment` gives Title; a long `Title: prose` gives Title; else short text.
-    What follows ` - ` is a comment only when written as prose ("great blog that…"); a
-    capitalised rest stays in the title ("FlashInfer - Better Sampling")."""
+    What follows ` - ` is a comment unless it reads as the rest of a title: a few capitalised
+    words ("FlashInfer - Better Sampling"), kept in the title."""
     title, rest = (TITLE_SEPARATOR.split(text, maxsplit=1) + [""])[:2]
-    if rest and not _is_prose(rest):
+    if rest and not _is_comment_part(rest):
         title = text
     if len(title) > 120 and 0 < title.find(": ") <= SHORT_ENTRY:
         title = title[: title.find(": ")]
@@ -257,13 +258,20 @@ def _is_remark(text: str) -> bool:
     return lower >= 2 and lower >= 0.6 * len(longer)
 
 
-def _is_prose(text: str) -> bool:
-    """Written as a remark is, not as a title: it opens in lower case or as a remark does, or
-    most of its words of four letters or more are in lower case."""
+def _is_comment_part(text: str) -> bool:
+    """Written as a comment, not as the rest of a title ("Better Sampling"): longer than
+    SUBTITLE_WORDS words or with a comma, opening in lower case or as a remark does, or most
+    of its words of four letters or more in lower case."""
     words = text.split()
     longer = [word for word in words if len(word) >= 4 and word[0].isalpha()]
     lower = sum(1 for word in longer if word[0].islower())
-    return bool(words) and (words[0][0].islower() or _is_remark(text) or lower > len(longer) / 2)
+    return (
+        len(words) > SUBTITLE_WORDS
+        or "," in text
+        or (bool(words) and words[0][0].islower())
+        or _is_remark(text)
+        or lower > len(longer) / 2
+    )
 
 
 def _with_remark(entry: SavedItem, remark: str) -> SavedItem:
