@@ -349,3 +349,26 @@ def test_unknown_format_error_names_the_file_and_lists_the_supported_formats(
 def test_forcing_an_unknown_format_lists_the_supported_ones() -> None:
     with pytest.raises(ImportFormatError, match="supported: .*journal"):
         find_importer("https://example.org\n", "pocket-xml")
+
+
+TITLED_ENTRIES = """\
+Serving notes
+- SGLang - Faster Decoding
+- Tile Kernels - a clear walk through tiling with good pictures
+- PagedAttention - The authors pair the paper with a short visual guide
+- The eviction section is interesting
+"""
+
+
+def test_a_capitalised_rest_after_a_dash_stays_in_the_title() -> None:
+    result = parse("list.txt", forced="list", text=TITLED_ENTRIES)
+    titles = [item.title for item in result.items]
+    assert titles == ["SGLang - Faster Decoding", "Tile Kernels", "PagedAttention"]
+
+
+def test_a_remark_joins_its_entry_as_a_sentence_of_its_own() -> None:
+    result = parse("list.txt", forced="list", text=TITLED_ENTRIES)
+    assert result.items[-1].context == (
+        "PagedAttention - The authors pair the paper with a short visual guide.\n"
+        "The eviction section is interesting"
+    )

@@ -8,6 +8,7 @@ from zoneinfo import ZoneInfo
 
 from digest.collect.importers.common import urls_in, web_links
 from digest.compose.digest import compose, without_lead
+from digest.compose.posts import labelled_links
 from digest.config import LLMConfig
 from digest.models import Item, ItemKind, ItemState, Note, NoteBasis, WeekSummary
 from digest.notes.base import NoteRequest
@@ -140,3 +141,19 @@ def test_no_note_starts_with_a_fragment_and_no_unread_link_note_is_its_address()
         assert len(first_sentence.split()) >= 3 or note.endswith("."), note
         assert note[0].isupper() or not note[0].isalpha(), note
     assert "v=33y9FMIvcWY." not in markdown and "youtube.com/watch?v=33y9FMIvcWY*" not in markdown
+
+
+def test_a_link_after_a_list_of_points_is_not_labelled_with_the_last_point() -> None:
+    text = (
+        "Read this to get started with database internals.\n"
+        "A clear overview of what matters when a database runs in production. It covers:\n"
+        "- storage\n"
+        "- indexes\n"
+        "- the query planning process\n"
+        "https://t.co/zzz999\n"
+        "One more point\n"
+        "https://t.co/yyy888\n"
+    )
+    links = ("https://t.co/zzz999", "https://t.co/yyy888")
+    labels = {url: label for label, url in labelled_links(post(1, text), links)}
+    assert labels == {"https://t.co/zzz999": "t.co/zzz999", "https://t.co/yyy888": "One more point"}

@@ -148,3 +148,52 @@ def test_a_week_with_no_note_to_quote_names_its_sections_first_items_and_says_so
         " [Saved link 2](https://site.example/2) and 1 more\n"
     )
     assert "no note to quote yet" in week and "Must read" not in week
+
+
+def test_adding_links_never_read_does_not_rename_or_regroup_the_others() -> None:
+    items, _ = articles("en")
+    before = offline_sections(items)
+    unread = [
+        week_item(100 + n, PERIOD.start, title=title, url=f"https://good.example.org/{n}")
+        for n, title in enumerate(["Token budgets", "Model cards", "Football", "Oven", *"ab"])
+    ] + [week_item(200 + n, PERIOD.start, url=f"https://x.example/telescope/{n}") for n in (1, 2)]
+    after = offline_sections([*items, *unread])
+    assert {item_id: after[item_id] for item_id in before} == before
+    assert {after[i.id] for i in unread} == {ALSO_SAVED}
+
+
+def test_every_member_contains_its_sections_name_and_others_are_also_saved() -> None:
+    items, _ = articles("en")
+    named = offline_sections(items)
+    first = {name: min(members_of(named, name)) for name in set(named.values())}
+    without = {  # the first member of each group loses the words of its group's name
+        item_id: re.sub(re.escape(name), "", text, flags=re.I)
+        for name, item_id in first.items()
+        for text in [next(i.text or "" for i in items if i.id == item_id)]
+    }
+    changed = [replace(i, text=without.get(i.id, i.text), note=Note("")) for i in items]
+    sections = offline_sections(changed)
+    for changed_item in changed:
+        name = sections[changed_item.id]
+        said = f"{changed_item.title}\n{changed_item.text}"
+        assert name == ALSO_SAVED or name.casefold() in said.casefold()
+
+
+def test_a_unit_of_time_or_a_word_common_in_the_week_names_no_section() -> None:
+    items, subject_of = articles("en")
+    added = {"football": "The model took 17 minutes, minutes more than the model before."}
+    added["astronomy"] = "The model."
+    timed = [
+        replace(i, text=f"{i.text} {added.get(subject_of[i.id], '')}" if i.id != 8 else i.text)
+        for i in items
+    ]  # every football item says "minutes" and "model"; so do 3 of the other 8
+    talks = [
+        item(
+            20 + n, f"Watch {subject}", f"{subject} talk, 17 minutes. Then 36 minutes. 72 minutes."
+        )
+        for n, subject in enumerate(["Postgres outages", "Compiler passes", "Lisp lectures"])
+    ]  # they share only the unit of their lengths
+    for week in (timed, [*items, *talks]):
+        names = set(offline_sections(week).values())
+        assert names != {ALSO_SAVED}
+        assert not any(re.search(r"\bminutes?\b|\bmodel\b", name, re.I) for name in names)

@@ -33,8 +33,8 @@ def post_title(item: Item) -> str | None:
 
 
 def labelled_links(item: Item, links: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
-    """(label, url) for each of a post's `links`: the words of the line it was saved on (with
-    the line before when that line says too little, "Vol 1:"), else its address."""
+    """(label, url) for each of a post's `links`: the words of the line it was saved on (see
+    _line_labels for when the line above names it), else its address."""
     labels = _line_labels(item.context or "")
     if len(labels) != len(links):  # links not from this text: named by their address
         return tuple((url_title(url), url) for url in links)
@@ -50,20 +50,31 @@ def is_list_post(item: Item) -> bool:
 
 
 def _line_labels(text: str) -> list[str]:
-    """One label per distinct web link of `text`, in order of first appearance."""
+    """One label per distinct web link of `text`, in order of first appearance.
+
+    A link is named by the words of its own line; a line that says too little ("Vol 1:") is
+    prefixed with the last line without a link ("Machine Learning Systems, Vol 1"). A link
+    alone on its line is named by the line just above only when that line has no link of its
+    own and is not the last point of a list of several ("- hardware", "- memory": the link
+    after them is the whole post's, not the last point's); else by its address."""
     labels: dict[str, str] = {}
-    before = ""
+    before = above = ""
+    in_points = False  # the line above is a list item without a link
     for line in text.splitlines():
         found = [url for url in URL.findall(line) if url.startswith(("https://", "http://"))]
         words = _words(URL.sub(" ", line))
         if not found:
-            before = words or before
+            point = bool(_LIST_MARKER.match(line))
+            above = "" if point and in_points else words
+            before, in_points = words or before, point
             continue
-        label = (
-            words
-            if len(words.split()) >= MIN_LABEL_WORDS or not before
-            else (f"{before}, {words}" if words else before)
-        )
+        if not words:
+            label = above
+        elif len(words.split()) >= MIN_LABEL_WORDS or not before:
+            label = words
+        else:
+            label = f"{before}, {words}"
+        above, in_points = "", False
         for url in found:
             labels.setdefault(url.rstrip(".,;:!?)"), shorten(label, LABEL_CHARS))
     return list(labels.values())

@@ -3,12 +3,15 @@
 An item's own grouping (a journal heading, a list's topic line, an OPML folder, a feed's
 category, an export's tags, a rule's section) is its `topic` and is kept as it is. Of the
 rest, items that clearly belong together form a section named by a short phrase most of them
-contain: each text is embedded with WordLlama (its wheel ships the embeddings: loaded from the
+contain: each item that says something (a link never read, with only a title or a URL, is
+left out, so that it cannot rename the groups of the others) is embedded with WordLlama (its wheel ships the embeddings: loaded from the
 package folder with downloads disabled, so nothing leaves the machine), the items are joined
 by average-linkage clustering while their mean similarity stays above JOIN_SIMILARITY (a
 threshold, not a count of sections: one more item cannot reshuffle the week), and a group is
 kept only when a phrase found in most of its items names it (class-based TF-IDF, as BERTopic
-does, then the candidate closest to the group's centre, as KeyBERT does). Items of a feed
+does, then the candidate closest to the group's centre, as KeyBERT does); a member whose own
+text lacks that phrase leaves the group. A name is never a count, a unit of time or a single
+word that much of the rest of the week also has ("model"). Items of a feed
 that joined no group go under the feed's name; the others under ALSO_SAVED. Deterministic.
 """
 
@@ -31,14 +34,18 @@ from digest.notes.tags import is_tag_word
 from digest.text import url_title, without_links, words
 
 ALSO_SAVED = "Also saved"
+_CLAUSE_END = re.compile(r"[^\w\s'’-]|\n")
 _POSSESSIVE = re.compile(r"['’]s$", re.I)
 _NUMBER_WORDS = """one two three four five six seven eight nine ten eleven twelve twenty hundred
     thousand million billion first second third last"""
-_NUMBERS = frozenset(_NUMBER_WORDS.split())  # counts and ranks are no subject
+_UNIT_WORDS = "second minute hour day week month year time"
+_UNITS = [unit + plural for unit in _UNIT_WORDS.split() for plural in ("", "s")]
+_NUMBERS = frozenset(_NUMBER_WORDS.split() + _UNITS)  # counts, ranks, units of time: no subject
 EMBEDDED_CHARS = TEXT_CHARS  # the opening of a text says what it is about
 JOIN_SIMILARITY = 0.1  # mean feature cosine under which two groups are not joined
 MIN_GROUP = 3  # fewer items are no section of their own
 NAME_SHARE = 0.5  # a section's name is found in at least this share of its items
+GENERIC_SHARE = 0.25  # a single word in this share of the rest of the week names no group
 TELLING = 3  # a name is this many times as common in its group as in the rest of the week
 
 
@@ -47,16 +54,17 @@ def offline_sections(items: Sequence[Item], feeds: Collection[str] = ()) -> dict
     first within each group (the overview cites those). `feeds`: the names of feed sources,
     whose items that join no group are listed under the feed's name."""
     loose = [item for item in items if not item.topic]
+    telling = [item for item in loose if story_text(item).strip()]
     texts = [
         without_links(f"{_title_words(item)}\n{story_text(item)}")[:EMBEDDED_CHARS]
-        for item in loose
+        for item in telling
     ]  # a link's host is no subject ("Substack")
     named: dict[int, str] = {}
-    if len(loose) >= MIN_GROUP:
+    if len(telling) >= MIN_GROUP:
         vectors = features(texts)
         for name, members in named_groups(texts, vectors):
             for n in members:
-                named[loose[n].id] = name
+                named[telling[n].id] = name
     for item in loose:
         feed = next((source for source in item.sources if source in feeds), None)
         named.setdefault(item.id, feed or ALSO_SAVED)
@@ -75,7 +83,8 @@ def named_groups(
     texts: Sequence[str], vectors: np.ndarray[Any, Any]
 ) -> list[tuple[str, list[int]]]:
     """(name, member indexes most central first) of each confident group, in order of their
-    first member; groups that no phrase names are left out."""
+    first member; members whose text lacks the name are left out, and so are groups that no
+    phrase names or that keep fewer than MIN_GROUP members."""
     groups = [g for g in join_groups(vectors @ vectors.T) if len(g) >= MIN_GROUP]
     bags = [_phrases(text) for text in texts]
     week = Counter(phrase for bag in bags for phrase in bag)
@@ -84,9 +93,12 @@ def named_groups(
     for members in groups:
         centre = vectors[members].mean(axis=0)
         name = group_name([texts[n] for n in members], [bags[n] for n in members], week, len(texts))
-        if name and name.casefold() not in taken:
+        if not name or name.casefold() in taken:
+            continue
+        named_in = [n for n in members if _phrase_pattern(name).search(texts[n])]
+        if len(named_in) >= MIN_GROUP:
             taken.add(name.casefold())
-            order = sorted(members, key=lambda n: (-float(vectors[n] @ centre), n))
+            order = sorted(named_in, key=lambda n: (-float(vectors[n] @ centre), n))
             named.append((name, order))
     return named
 
@@ -114,10 +126,15 @@ def join_groups(similarity: np.ndarray[Any, Any]) -> list[list[int]]:
 
 def _phrases(text: str) -> set[str]:
     """The words and two-word phrases of a text that may name a section, lower case."""
-    tokens = [_POSSESSIVE.sub("", t.strip("'’-")) for t in re.findall(r"[\w'’-]+", text)]
-    kept = [t.lower() if t and is_tag_word(t) and t.lower() not in _NUMBERS else "" for t in tokens]
-    pairs = {f"{a} {b}" for a, b in zip(kept, kept[1:], strict=False) if a and b}
-    return {t for t in kept if t} | pairs
+    phrases: set[str] = set()
+    for clause in _CLAUSE_END.split(text):  # "moon. Observatory" is no phrase
+        tokens = [_POSSESSIVE.sub("", t.strip("'’-")) for t in re.findall(r"[\w'’-]+", clause)]
+        kept = [
+            t.lower() if t and is_tag_word(t) and t.lower() not in _NUMBERS else "" for t in tokens
+        ]
+        phrases |= {t for t in kept if t}
+        phrases |= {f"{a} {b}" for a, b in zip(kept, kept[1:], strict=False) if a and b}
+    return phrases
 
 
 def group_name(
@@ -125,8 +142,9 @@ def group_name(
 ) -> str | None:
     """A phrase found in at least NAME_SHARE of the group's texts and TELLING times as often
     inside the group as in the rest of the week (what tells the group apart, as BERTopic's
-    class-based TF-IDF asks), the one most shared and closest in meaning to the group's texts
-    (as KeyBERT picks), as most often written; None when no phrase is shared enough. Once
+    class-based TF-IDF asks) and, when a single word, rare in the rest of the week; of those
+    the one the most members have (those without it leave the group), then the one closest in
+    meaning to the group's texts (as KeyBERT picks), as most often written; None when no phrase is shared enough. Once
     past those thresholds the pick rests on the group's own texts only: one more item in the
     week does not rename a group that did not change."""
     inside = Counter(phrase for bag in bags for phrase in bag)
@@ -136,6 +154,7 @@ def group_name(
         for phrase, n in inside.items()
         if n >= max(2, NAME_SHARE * len(bags))
         and n / len(bags) >= TELLING * (week[phrase] - n) / outside
+        and (" " in phrase or week[phrase] - n < GENERIC_SHARE * outside)
     ]
     if not shared:
         return None
@@ -144,15 +163,20 @@ def group_name(
         phrase: inside[phrase] / len(bags) * float(close) * (1 + (len(phrase.split()) - 1) / 2)
         for phrase, close in zip(shared, closeness, strict=True)
     }
-    return _as_written(min(score, key=lambda phrase: (-score[phrase], phrase)), texts)
+    best = min(score, key=lambda phrase: (-inside[phrase], -score[phrase], phrase))
+    return _as_written(best, texts)
 
 
 def _as_written(phrase: str, texts: Sequence[str]) -> str:
     """`phrase` as the texts most often write it ("CUDA", "Rust"), its first letter upper."""
-    pattern = re.compile(r"\b" + r"\W+".join(map(re.escape, phrase.split())) + r"\b", re.I)
-    forms = Counter(found for text in texts for found in pattern.findall(text))
+    forms = Counter(found for text in texts for found in _phrase_pattern(phrase).findall(text))
     form = min(forms, key=lambda f: (-forms[f], f)) if forms else phrase
     return " ".join(form.split())[:1].upper() + " ".join(form.split())[1:]
+
+
+def _phrase_pattern(phrase: str) -> re.Pattern[str]:
+    """The words of `phrase` in a text, in any case, with spaces or hyphens between them."""
+    return re.compile(r"\b" + r"(?:[^\S\n]|-)+".join(map(re.escape, phrase.split())) + r"\b", re.I)
 
 
 def features(texts: Sequence[str]) -> np.ndarray[Any, Any]:

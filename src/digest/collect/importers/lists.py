@@ -7,6 +7,7 @@
     C++                                   a topic line: the last short line before `- ` items
     - Static Polymorphism                 an entry without URL: a note (title and context)
     - Cursor MXFP8 MoE Kernels - great…   `Title - comment`: titled note, the whole as context
+    - FlashInfer - Better Sampling        a few capitalised words after ` - `: all the title
     - Zero Redundancy DP
     - A nice new way of thinking about…   a comment on the entry above (rule below)
     - Flash attention https://…           an entry with a URL: a link titled by the rest
@@ -15,7 +16,8 @@ The comment rule: a `- ` line without URL is a comment on the note entry just ab
 when that entry is short (at most 60 characters, no ` - ` comment of its own) and the
 line reads as prose: longer than 60 characters, at least 8 words, and no ` - ` title
 separator in its first 60 characters (that marks an entry `Title - comment` of its own).
-A comment is appended to the entry's context on a new line; several in a row all attach.
+A comment is appended to the entry's context on a new line, as a sentence of its own (a
+`Title - comment` entry gets a full stop when it has none); several in a row all attach.
 A shorter line is a comment on the note entry above it (whatever its length) when it is
 a remark in the writer's voice: it opens with a word that opens a remark, not a title
 (`The`, `This`, `For`, `You`, `Great`, `Similar`…: REMARK_OPENERS) and reads as a
@@ -101,6 +103,7 @@ REMARK_OPENERS = frozenset(
     ]
 )
 COMMENT_MIN_WORDS = 8
+SUBTITLE_WORDS = 4  # "Title - Two Capitalised Words" is one title
 TOPIC_MAX_WORDS = 8
 _DATE_HEADING = re.compile(r"^\s*#{1,6}\s+\d{4}-\d{1,2}-\d{1,2}")
 
@@ -205,8 +208,7 @@ def _read_entry(number: int, body: str, state: _ListState) -> None:
         state.result.skipped.append(Rejected(number, body, NO_WORDS))
         return
     if state.commentable is not None and _is_comment(body, state.short):
-        entry = items[state.commentable]
-        items[state.commentable] = replace(entry, context=f"{entry.context}\n{body}")
+        items[state.commentable] = _with_remark(items[state.commentable], body)
         return
     items.append(
         SavedItem(
@@ -223,8 +225,12 @@ def _read_entry(number: int, body: str, state: _ListState) -> None:
 
 
 def _note_title(text: str) -> str | None:
-    """`Title - comment` gives Title; a long `Title: prose` gives Title; else short text."""
-    title = TITLE_SEPARATOR.split(text, maxsplit=1)[0]
+    """`Title - comment` gives Title; a long `Title: prose` gives Title; else short text.
+    What follows ` - ` is a comment unless it reads as the rest of a title: a few capitalised
+    words ("FlashInfer - Better Sampling"), kept in the title."""
+    title, rest = (TITLE_SEPARATOR.split(text, maxsplit=1) + [""])[:2]
+    if rest and not _is_comment_part(rest):
+        title = text
     if len(title) > 120 and 0 < title.find(": ") <= SHORT_ENTRY:
         title = title[: title.find(": ")]
     return title if len(title) <= 120 else None
@@ -250,6 +256,30 @@ def _is_remark(text: str) -> bool:
     longer = [word for word in words[1:] if len(word) >= 4 and word[0].isalpha()]
     lower = sum(1 for word in longer if word[0].islower())
     return lower >= 2 and lower >= 0.6 * len(longer)
+
+
+def _is_comment_part(text: str) -> bool:
+    """Written as a comment, not as the rest of a title ("Better Sampling"): longer than
+    SUBTITLE_WORDS words or with a comma, opening in lower case or as a remark does, or most
+    of its words of four letters or more in lower case."""
+    words = text.split()
+    longer = [word for word in words if len(word) >= 4 and word[0].isalpha()]
+    lower = sum(1 for word in longer if word[0].islower())
+    return (
+        len(words) > SUBTITLE_WORDS
+        or "," in text
+        or (bool(words) and words[0][0].islower())
+        or _is_remark(text)
+        or lower > len(longer) / 2
+    )
+
+
+def _with_remark(entry: SavedItem, remark: str) -> SavedItem:
+    """`entry` with `remark` on the next line of its context, as a sentence of its own: a
+    comment the context ends with gets a full stop (a bare title is left as written)."""
+    context = (entry.context or "").rstrip()
+    ended = context == entry.title or context.endswith((".", "!", "?", "…", ":", ";"))
+    return replace(entry, context=f"{context}{'' if ended else '.'}\n{remark}")
 
 
 def _add_links(number: int, body: str, state: _ListState) -> None:
