@@ -9,8 +9,8 @@ package folder with downloads disabled, so nothing leaves the machine), the item
 by average-linkage clustering while their mean similarity stays above JOIN_SIMILARITY (a
 threshold, not a count of sections: one more item cannot reshuffle the week), and a group is
 kept only when a phrase found in most of its items names it (class-based TF-IDF, as BERTopic
-does, then the candidate closest to the group's centre, as KeyBERT does); a member whose own
-text lacks that phrase leaves the group. A name is never a count, a unit of time or a single
+does, then the candidate closest to the group's centre, as KeyBERT does); at least MIN_GROUP
+members and NAME_SHARE of them contain that phrase. A name is never a count, a unit of time or a single
 word that much of the rest of the week also has ("model"). Items of a feed
 that joined no group go under the feed's name; the others under ALSO_SAVED. Deterministic.
 """
@@ -83,8 +83,8 @@ def named_groups(
     texts: Sequence[str], vectors: np.ndarray[Any, Any]
 ) -> list[tuple[str, list[int]]]:
     """(name, member indexes most central first) of each confident group, in order of their
-    first member; members whose text lacks the name are left out, and so are groups that no
-    phrase names or that keep fewer than MIN_GROUP members."""
+    first member; groups that no phrase names, or whose name fewer than MIN_GROUP members
+    contain, are left out."""
     groups = [g for g in join_groups(vectors @ vectors.T) if len(g) >= MIN_GROUP]
     bags = [_phrases(text) for text in texts]
     week = Counter(phrase for bag in bags for phrase in bag)
@@ -98,7 +98,7 @@ def named_groups(
         named_in = [n for n in members if _phrase_pattern(name).search(texts[n])]
         if len(named_in) >= MIN_GROUP:
             taken.add(name.casefold())
-            order = sorted(named_in, key=lambda n: (-float(vectors[n] @ centre), n))
+            order = sorted(members, key=lambda n: (-float(vectors[n] @ centre), n))
             named.append((name, order))
     return named
 
@@ -143,7 +143,7 @@ def group_name(
     """A phrase found in at least NAME_SHARE of the group's texts and TELLING times as often
     inside the group as in the rest of the week (what tells the group apart, as BERTopic's
     class-based TF-IDF asks) and, when a single word, rare in the rest of the week; of those
-    the one the most members have (those without it leave the group), then the one closest in
+    the one the most members have, then the one closest in
     meaning to the group's texts (as KeyBERT picks), as most often written; None when no phrase is shared enough. Once
     past those thresholds the pick rests on the group's own texts only: one more item in the
     week does not rename a group that did not change."""
