@@ -21,12 +21,12 @@ from digest.notes.tags import tags_for
 from digest.text import (
     clean,
     cosine,
+    is_list_line,
     paragraphs,
     shorten,
     similarities,
     strip_trailing_punctuation,
     tfidf,
-    url_title,
     without_links,
     words,
 )
@@ -46,6 +46,10 @@ KEY_POINT_MIN_WORDS = 3  # content words; fewer is a fragment, not a point
 
 
 _NAME_CUT = re.compile(r"(?:^|\s)[A-Z][A-Z0-9]{0,2}\.$")  # "ID.", "VW.": likely not an end
+_FILE_CUT = re.compile(r"(?:^|\s)\.$")  # "a collection of ." + "md files": a file name's dot
+_EXTENSION = re.compile(r"[a-z0-9]{1,5}\b")
+_CLOSER = re.compile(r"[\"'”’)\]]+")  # a closing quote or bracket after "?" or "!"
+_ENDED = re.compile(r"[.!?…][\"'”’)\]]*$")
 _LIST_MARKER = re.compile(r"^\s*(?:[-*+•▪→>❯]+\s*|\d{1,3}[.)]\s)")  # "- x", "-x", "1. x"
 
 
@@ -65,7 +69,7 @@ class OfflineSummarizer:
         text = clean(request.text)
         if request.basis is NoteBasis.SAVED_CONTEXT:  # a link's address is no sentence of it
             text = _without_title("\n".join(map(without_links, text.split("\n"))), request.title)
-        found = [s for s in segment(text) if words(s)]
+        found = prose(text)
         if request.basis is NoteBasis.SAVED_CONTEXT or not found:
             summary = _saved_link_summary(request, found)
             rest: list[str] = []
@@ -120,14 +124,36 @@ def segment(text: str) -> list[str]:
 
 
 def _rejoined(pieces: list[str]) -> list[str]:
-    """Undo a split after a short capitalised name with a period ("The VW ID." + "Buzz…")."""
+    """Undo the segmenter's splits that end no sentence: after a short capitalised name
+    ("The VW ID." + "Buzz…"), inside a file name ("of ." + "md files"), before the quote or
+    bracket that closes a "?" or "!" ("Google?" + ") and"), and before the numbers of an
+    enumeration inside a sentence ("and" + "1) it was…")."""
     joined: list[str] = []
     for piece in pieces:
-        if joined and _NAME_CUT.search(joined[-1]) and len(joined[-1].split()) <= 3:
-            joined[-1] = f"{joined[-1]} {piece}"
+        if not joined:
+            joined.append(piece)
+            continue
+        last = joined[-1]
+        if _FILE_CUT.search(last) and _EXTENSION.match(piece):
+            joined[-1] = last + piece
+        elif closer := _CLOSER.match(piece):
+            joined[-1] = last + closer[0]
+            if rest := piece[closer.end() :].strip():
+                joined.append(rest)
+        elif not _ENDED.search(last) or (_NAME_CUT.search(last) and len(last.split()) <= 3):
+            joined[-1] = f"{last} {piece}"
         else:
             joined.append(piece)
     return joined
+
+
+def prose(text: str) -> list[str]:
+    """The sentences of `text` that are prose: list lines ("-x", "1. x", emoji bullets, a
+    "Links ↓" trailer) and the lead-ins that announce them ("It touches on:") are left out, so
+    no note is glued together from list items and their markers."""
+    kept = "\n".join(line for line in text.split("\n") if not is_list_line(line))
+    found = segment(kept)
+    return [s for s in found if words(s) and not s.endswith(":") and not is_list_line(s)]
 
 
 @cache
@@ -204,11 +230,23 @@ def _pagerank(edges: list[list[tuple[int, float]]], teleport: list[float]) -> li
 
 
 def _without_title(text: str, title: str | None) -> str:
-    """Saved context repeats the title: the summary names it once."""
+    """Saved context repeats the title, alone on its line or opening it ("FlashInfer - Better
+    Sampling"): the digest names it once, so the note is what follows it."""
     if not title:
         return text
     key = _normalised(title)
-    return "\n".join(line for line in text.split("\n") if _normalised(line) != key)
+    lines = (_after_title(line, key) for line in text.split("\n"))
+    return "\n".join(line for line in lines if line)
+
+
+def _after_title(line: str, key: str) -> str:
+    """The line less a title that opens it and the separator after it ("" when it is all)."""
+    if _normalised(line) == key:
+        return ""
+    if not line.lower().startswith(key) or line[len(key) : len(key) + 1].isalnum():
+        return line
+    rest = line[len(key) :].lstrip(" -–—:;,.|")
+    return rest[:1].upper() + rest[1:] if rest else ""
 
 
 def _normalised(line: str) -> str:
@@ -238,11 +276,9 @@ def _saved_link_summary(request: NoteRequest, found: list[str]) -> str:
     if context:
         context = context[0].upper() + context[1:]
         return context + ("" if context[-1] in ".!?…" else ".")
-    title = strip_trailing_punctuation(without_links(clean(request.title or "")))
-    title = title or (url_title(request.url) if request.url else "")
-    if not title:
+    if not (request.title or request.url):
         raise SummarizeError(f"item {request.item_id}: nothing to summarise")
-    return f"{title}."  # the digest shows the title once and leaves this out
+    return ""  # nothing but the title was saved: no note repeats it
 
 
 def week_summary_of(notes: list[tuple[int, str, Note]]) -> WeekSummary:
