@@ -48,7 +48,8 @@ KEY_POINT_MIN_WORDS = 3  # content words; fewer is a fragment, not a point
 _NAME_CUT = re.compile(r"(?:^|\s)[A-Z][A-Z0-9]{0,2}\.$")  # "ID.", "VW.": likely not an end
 _FILE_CUT = re.compile(r"(?:^|\s)\.$")  # "a collection of ." + "md files": a file name's dot
 _EXTENSION = re.compile(r"[a-z0-9]{1,5}\b")
-_CLOSER = re.compile(r"[\"'”’)\]]+")  # a closing quote or bracket after "?" or "!"
+# A closing quote or bracket cut from the "?" or "!" it closes (an opening one precedes a word).
+_CLOSER = re.compile(r"[\"'”’)\]]+(?=$|[\s,.;:!?])")
 _ENDED = re.compile(r"[.!?…][\"'”’)\]]*$")
 _LIST_MARKER = re.compile(r"^\s*(?:[-*+•▪→>❯]+\s*|\d{1,3}[.)]\s)")  # "- x", "-x", "1. x"
 
@@ -136,7 +137,7 @@ def _rejoined(pieces: list[str]) -> list[str]:
         last = joined[-1]
         if _FILE_CUT.search(last) and _EXTENSION.match(piece):
             joined[-1] = last + piece
-        elif closer := _CLOSER.match(piece):
+        elif (closer := _CLOSER.match(piece)) and _ENDED.search(last):
             joined[-1] = last + closer[0]
             if rest := piece[closer.end() :].strip():
                 joined.append(rest)
