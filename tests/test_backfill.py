@@ -53,17 +53,34 @@ def test_since_writes_every_week_with_items_one_line_each(tmp_path: Path) -> Non
     config = write_config(tmp_path)
     result = invoke(config, "now", "--since", "2026-W42")
     assert result.exit_code == 0, result.output
-    lines = [line for line in result.stdout.splitlines() if line.startswith("2026-W")]
     digests = tmp_path / "data" / "digests"
-    assert lines == [
-        f"2026-W42: 2 items, {digests / '2026-W42.md'}",
-        f"2026-W45: 1 item, {digests / '2026-W45.md'}",
+    assert result.stdout.splitlines() == [
+        str(digests / "2026-W42.md"),
+        str(digests / "2026-W45.md"),
     ]
+    weeks = [line for line in result.stderr.splitlines() if line.startswith("2026-W")]
+    assert weeks == ["2026-W42: 2 items", "2026-W45: 1 item"]
     assert "Draft the ferry letter" in (digests / "2026-W42.md").read_text()
     assert not (digests / "2026-W40.md").exists()
     everything = invoke(config, "now", "--all")
     assert everything.exit_code == 0, everything.output
-    assert "2026-W40: 1 item" in everything.stdout
+    assert "2026-W40: 1 item" in everything.stderr
+    assert everything.stdout.splitlines()[-1] == str(digests / "2026-W45.md")
+
+
+def test_now_says_once_when_new_items_belong_to_earlier_weeks(tmp_path: Path) -> None:
+    (tmp_path / "journal.md").write_text(
+        "## 2026-09-29\n- A book about kilns\n\n## 2026-10-14\n- Call the harbour master\n"
+    )
+    config = write_config(tmp_path)
+
+    first = invoke(config, "now")
+    again = invoke(config, "now")
+
+    assert first.exit_code == 0, first.output
+    hint = "2 new items belong to earlier weeks (from 2026-W40): `digest now --since 2026-W40`"
+    assert hint in first.stderr
+    assert "earlier weeks" not in again.stderr  # nothing new: said once
 
 
 def test_since_exits_3_when_a_weeks_digest_is_written_but_not_delivered(tmp_path: Path) -> None:

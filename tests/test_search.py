@@ -203,12 +203,23 @@ def test_lines_show_id_date_title_host_and_snippet(rig: Rig) -> None:
 
 
 def test_a_query_fts5_cannot_parse_is_one_line_and_exit_2(rig: Rig) -> None:
-    for query in ('"unterminated', "attention AND", "nosuchcolumn:word", "blog.example.org"):
+    for query in ('"unterminated', "attention AND", "nosuchcolumn:word", "(c++"):
         result = rig.run("search", query)
         assert result.exit_code == 2, query
         assert result.stdout == ""
         assert len(result.stderr.splitlines()) == 1
         assert result.stderr.startswith(f"digest: search query {query!r}")
+
+
+def test_plain_words_with_punctuation_are_searched_as_phrases(rig: Rig) -> None:
+    assert (
+        rig.run("add", "https://zym.example.org/x", "--title", "Zymurgy c++ notes").exit_code == 0
+    )
+    for query in ("zym.example.org", "c++ zymurgy"):
+        result = rig.run("search", query, "--json")
+        assert result.exit_code == 0, result.output
+        assert "Zymurgy c++ notes" in result.stdout, query
+        assert "(plain words, not FTS5 syntax)" in result.stderr
 
 
 def test_an_item_added_after_the_index_was_built_is_found(rig: Rig) -> None:

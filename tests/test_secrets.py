@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import string
 from email.message import Message
@@ -242,6 +243,9 @@ def test_passwords_in_feed_and_journal_urls_are_absent_from_every_output(
         or "http://***@" in outputs["stdout and stderr"]
     )
     assert "Fine article" in outputs["mail"]
+    # a saved link's login is linked without its `***@`: the link opens the page
+    assert "](http://***@" not in outputs["digest, log and feed"]
+    assert re.search(r"\]\(http://127\.0\.0\.1:\d+/posts/journal", outputs["digest, log and feed"])
     for where, text in outputs.items():
         leaked = [secret for secret in SECRETS if secret in text]
         assert not leaked, f"{leaked} in {where}"

@@ -296,10 +296,12 @@ def _backfill(since: str | None, retry: bool) -> None:
     with stage_progress() as progress:
         gathered, weeks = backfill(cfg, start, progress=progress, retry=retry)
     print_reports(gathered.reports)
-    for week, result in weeks:
+    for week, result in weeks:  # stdout: each digest's path, the last week's last (a script's)
         print_reports([r for r in result.reports if r.failures])
         things = "item" if week.items == 1 else "items"
-        click.echo(f"{week.period.label}: {week.items} {things}, {result.path}")
+        click.echo(f"{week.period.label}: {week.items} {things}", err=True)
+        if result.path is not None:
+            click.echo(str(result.path))
     if not weeks:
         click.echo("no week has items" + (f" since {since}" if since else ""), err=True)
     if any(result.path is not None and result.needs_attention for _, result in weeks):
@@ -661,10 +663,11 @@ def search(
     """Search everything saved (title, text, note, saved context, tags, host), best first.
 
     QUERY is FTS5 syntax: words (stemmed: 'serve' finds 'serving'), "a phrase", prefix*,
-    AND, OR, NOT, NEAR(a b), column:word (title, text, note, context, tags, host)."""
+    AND, OR, NOT, NEAR(a b), column:word (title, text, note, context, tags, host). Plain
+    words with punctuation that FTS5 refuses (c++, vllm.ai) are searched as phrases."""
     from digest.clock import utc_now
     from digest.errors import BadSearch
-    from digest.search import show_hits, write_json
+    from digest.search import as_phrases, show_hits, write_json
     from digest.store import SearchFilter, open_store
 
     cfg = config()
@@ -684,9 +687,12 @@ def search(
         try:
             hits = store.search(query, narrow, limit)
         except BadSearch as exc:
-            hint = '(words with punctuation go in "double quotes")'
-            click.echo(for_display(f"digest: {exc} {hint}"), err=True)
-            sys.exit(2)
+            if (phrases := as_phrases(query)) is None:
+                hint = '(words with punctuation go in "double quotes")'
+                click.echo(for_display(f"digest: {exc} {hint}"), err=True)
+                sys.exit(2)
+            click.echo(f"searched for {phrases} (plain words, not FTS5 syntax)", err=True)
+            hits = store.search(phrases, narrow, limit)
     if as_json:
         write_json(hits, cfg.digest.zone, sys.stdout)
     else:

@@ -161,6 +161,19 @@ class Pipeline:
         stage = FetchStage(self.store, self.config.fetch, self.clock, self.progress, self.waits)
         return await stage.run(self.due_for_fetch(self.clock()), self.store.posts_to_follow())
 
+    def earlier_weeks(self, period: Period, last_item_id: int) -> str | None:
+        """A line for the items newer than `last_item_id` that were saved before `period`:
+        their digests are written only on request."""
+        count, earliest = self.store.saved_before(period.start, after_id=last_item_id)
+        if not count or earliest is None:
+            return None
+        first = period_containing(earliest, self.config.digest.zone).label
+        things = "item belongs" if count == 1 else "items belong"
+        return (
+            f"{count} new {things} to earlier weeks (from {first}): "
+            f"`digest now --since {first}` writes their digests"
+        )
+
     # -- notes -------------------------------------------------------------
 
     async def make_notes(
@@ -416,7 +429,10 @@ async def _run_stages(
 ) -> RunResult:
     result = RunResult(period)
     if Stage.COLLECT in stages:
+        last = pipeline.store.last_item_id()
         result.reports.extend(without_unresolved(r, "feeds") for r in await pipeline.collect())
+        if result.reports and (earlier := pipeline.earlier_weeks(period, last)):
+            result.reports[-1].info.append(earlier)
     if Stage.FETCH in stages:
         result.reports.append(without_unresolved(await pipeline.fetch_and_extract(), "pages"))
     if not {Stage.NOTES, Stage.DRAFT, Stage.DELIVER} & set(stages):

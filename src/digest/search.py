@@ -20,6 +20,20 @@ _STRAY = re.compile(f"[{MARK_START}{MARK_END}]")
 _CONTROL = re.compile(r"[\x00\x01\x04-\x1f\x7f-\x9f]")  # a terminal escape in a title, say
 
 
+# What makes a query FTS5 syntax rather than plain words: quotes, groups, prefixes, columns,
+# the operators. A query without any of them that FTS5 still refuses (`c++`, `vllm.ai`) is
+# searched as its words, each a phrase.
+_SYNTAX = re.compile(r'["()*:^]|\b(?:AND|OR|NOT|NEAR)\b')
+
+
+def as_phrases(query: str) -> str | None:
+    """`query`'s words as FTS5 phrases (`vllm.ai` -> `"vllm.ai"`, which FTS5 reads as the
+    words vllm and ai in a row); None when it uses FTS5 syntax, which is left to FTS5."""
+    if _SYNTAX.search(query) or not query.split():
+        return None
+    return " ".join(f'"{word}"' for word in query.split())
+
+
 def marked(snippet: str, left: str = "**", right: str = "**") -> str:
     """The snippet with each matched word between `left` and `right`."""
     return _STRAY.sub("", _MARKED.sub(lambda m: f"{left}{m[1]}{right}", snippet))

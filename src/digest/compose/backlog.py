@@ -11,6 +11,7 @@ from digest.errors import DigestError
 from digest.models import Item, Period
 from digest.periods import year_earlier
 from digest.store import Store
+from digest.urls import without_userinfo
 
 
 def backlog_for(store: Store, config: Config, period: Period) -> Backlog:
@@ -28,10 +29,12 @@ def backlog_for(store: Store, config: Config, period: Period) -> Backlog:
 
 
 def linkable_urls(items: Iterable[Item], backlog: Backlog) -> set[str]:
-    """The stored URLs a digest of `items` and `backlog` shows; the HTML links to no others."""
+    """The stored URLs a digest of `items` and `backlog` shows, as it links them (without the
+    `***@` a saved link's login is stored as); the HTML links to no others."""
     items = list(items)
     posts = {url for item in items for url in post_links(item)}
-    return posts | {item.url for item in (*items, *backlog.unread, *backlog.year_ago) if item.url}
+    stored = {item.url for item in (*items, *backlog.unread, *backlog.year_ago) if item.url}
+    return {without_userinfo(url) for url in posts | stored}
 
 
 def mark_read(store: Store, refs: Iterable[str], now: datetime) -> Iterator[str]:

@@ -47,6 +47,7 @@ from digest.models import (
     WeekSummary,
 )
 from digest.text import is_list_line, list_item, sentences, shorten, url_title, without_links
+from digest.urls import without_userinfo
 
 OTHER = "Other"
 CATCH_ALL = (OTHER, ALSO_SAVED)  # the sections of what has no section of its own: last
@@ -650,8 +651,9 @@ def md_label(text: str) -> str:
 
 
 def md_url(url: str) -> str:
-    """A link destination that stays one token: spaces, parentheses and brackets encoded."""
-    return _URL_UNSAFE.sub(lambda m: quote(m[0], safe=""), url.strip())
+    """A link destination that stays one token: spaces, parentheses and brackets encoded; a
+    saved link's login (stored as `***@`) is left out, so the link opens the page."""
+    return _URL_UNSAFE.sub(lambda m: quote(m[0], safe=""), without_userinfo(url.strip()))
 
 
 def md_block(text: str) -> str:

@@ -142,6 +142,20 @@ class ItemsStore(StoreBase):
             text_chars=text_chars,
         )
 
+    def last_item_id(self) -> int:
+        """The id of the newest item (0 for none): items made later have greater ids."""
+        ((last,),) = self._query("SELECT coalesce(max(id), 0) FROM items")
+        return int(last)
+
+    def saved_before(self, moment: datetime, *, after_id: int) -> tuple[int, datetime | None]:
+        """How many items newer than `after_id` were saved before `moment`, and the earliest
+        of their save times."""
+        ((count, earliest),) = self._query(
+            "SELECT count(*), min(saved_at) FROM items WHERE saved_at < ? AND id > ?",
+            (iso(moment), after_id),
+        )
+        return count, from_iso(earliest) if earliest else None
+
     def all_items(self) -> list[Item]:
         return self._items("ORDER BY i.saved_at, i.id")
 
