@@ -149,3 +149,15 @@ def test_a_note_is_never_only_its_title_nor_opens_with_it() -> None:
     assert note_of("FlashInference is fast", title="FlashInfer", basis=saved) == (
         "FlashInference is fast."
     )
+
+
+def test_a_post_with_no_prose_beyond_its_title_keeps_its_list_short() -> None:
+    text = "As a data engineer. Please learn\n" + "\n".join(
+        f">Topic number {n}: joins, indexes and plans" for n in range(1, 9)
+    )
+    title = "As a data engineer. Please learn"
+    request = NoteRequest(item_id=1, title=title, text=text, url=None, basis=NoteBasis.FULL_TEXT)
+    note = OfflineSummarizer(LLMConfig()).note_now(request)
+    assert note.key_points == tuple(
+        f"Topic number {n}: joins, indexes and plans" for n in range(1, 6)
+    )

@@ -22,6 +22,7 @@ from digest.text import (
     clean,
     cosine,
     is_list_line,
+    list_item,
     paragraphs,
     shorten,
     similarities,
@@ -42,6 +43,7 @@ LEAD_WEIGHT = 1.0
 TITLE_WEIGHT = 2.0
 FULL_LENGTH_WORDS = 20  # the length prior saturates at this many content words
 NEAR_DUPLICATE = 0.9  # cosine similarity above which a sentence repeats one already picked
+MAX_LIST_POINTS = 5  # a note that is a list shows its first items
 KEY_POINT_MIN_WORDS = 3  # content words; fewer is a fragment, not a point
 
 
@@ -81,6 +83,8 @@ class OfflineSummarizer:
                 shorten(found[i], MAX_SENTENCE_CHARS) for i in sorted(picked[:count])
             )
             rest = [found[i] for i in sorted(picked[count:]) if _fits_key_point(found[i], request)]
+        if not rest and request.url is None:  # a post's or note's own list, as a short list
+            rest = listed(text)
         return Note(
             summary=summary,
             key_points=tuple(rest),
@@ -155,6 +159,13 @@ def prose(text: str) -> list[str]:
     kept = "\n".join(line for line in text.split("\n") if not is_list_line(line))
     found = segment(kept)
     return [s for s in found if words(s) and not s.endswith(":") and not is_list_line(s)]
+
+
+def listed(text: str) -> list[str]:
+    """The first MAX_LIST_POINTS items of the list lines of `text`, without their markers."""
+    items = (list_item(line) for line in text.split("\n") if is_list_line(line))
+    fitting = [item for item in items if words(item) and len(item) <= MAX_KEY_POINT_CHARS]
+    return fitting[:MAX_LIST_POINTS]
 
 
 @cache
