@@ -450,10 +450,11 @@ LONG_NOTE = "Static Polymorphism\n" + "Templates choose the call at compile time
 
 
 def test_the_footer_counts_only_the_notes_it_shows() -> None:
+    templates = offline_stand_in_note("Templates choose the call at compile time.")
     items = [  # notes that only named their title ("LMSys."), or that restate a short note
         make_item(1, None, "LMSys", context="LMSys", note=offline_stand_in_note("")),
         make_item(2, None, "DSA", context="DSA", note=offline_stand_in_note("DSA.")),
-        make_item(3, None, "Static Polymorphism", context=LONG_NOTE, note=Note("Templates.")),
+        make_item(3, None, "Static Polymorphism", context=LONG_NOTE, note=templates),
     ]
     provenance = Provenance(notes=(ModelUsage("offline", "extractive-3-s3", 3, Usage()),))
 

@@ -550,7 +550,8 @@ def _citations(ids: Sequence[int], by_id: dict[int, Item]) -> str:
 def footer_lines(provenance: Provenance, items: Sequence[Item]) -> list[str]:
     """Who wrote the notes and the week summary, the tokens and cost, what was skipped."""
     lines = []
-    unshown = sum(not _shows_summary(item) for item in items if item.note)
+    offline = [item for item in items if item.note and item.note.extractive]
+    unshown = sum(not _shows_summary(item) for item in offline)  # "LMSys.", a stand-in, a list
     usages = [
         replace(entry, count=max(0, entry.count - unshown)) if entry.model == "offline" else entry
         for entry in provenance.notes
