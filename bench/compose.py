@@ -134,7 +134,8 @@ def time_compose(
     times = []
     for _ in range(repeat):
         started, cpu = time.perf_counter(), time.process_time()
-        markdown, items, _, _ = asyncio.run(pipeline.compose_digest(period, pipeline.summarizer()))
+        composed = asyncio.run(pipeline.compose_digest(period, pipeline.summarizer()))
+        markdown, items = composed.markdown, composed.items
         times.append((time.perf_counter() - started, time.process_time() - cpu))
     print(f"composed {len(items)} items, {len(markdown)} characters of markdown")
     return times

@@ -5,6 +5,7 @@
     python bench/import.py --urls-mb 200        # one plain URL list of that size only
     python bench/import.py --bookmarks-mb 200   # one bookmark HTML export of that size only
     python bench/import.py --pinboard-mb 200    # one Pinboard JSON export of that size only
+    python bench/import.py --karakeep-mb 200    # one Karakeep JSON export of that size only
     python bench/import.py --sparse-gb 1        # sparse files of that size (truncate -s)
 
 Writes a Netscape bookmark HTML file with COUNT bookmarks in nested folders and a
@@ -35,6 +36,7 @@ JOURNAL_BYTES_PER_LINK = 65  # what write_journal averages, headings included
 URLS_BYTES_PER_LINE = 48  # what write_urls averages, comments included
 BOOKMARK_BYTES = 158  # what write_bookmarks averages a bookmark, folders included
 PINBOARD_BYTES = 250  # what write_pinboard averages a record
+KARAKEEP_BYTES = 200  # what write_karakeep averages a record
 TOPICS = ("Rust", "GPU kernels", "Databases", "Distributed systems", "Compilers", "ML infra")
 
 
@@ -111,6 +113,26 @@ def write_pinboard(path: Path, count: int) -> None:
         out.write("]")
 
 
+def write_karakeep(path: Path, count: int) -> None:
+    """A Karakeep export: {"bookmarks": [...]}, a record a line, as Karakeep writes it."""
+    with path.open("w", encoding="utf-8") as out:
+        out.write('{"bookmarks": [\n')
+        for n in range(count):
+            record = {
+                "createdAt": 1714000000 + n,
+                "title": f"Bookmark number {n}",
+                "tags": [f"tag{n % 13}", "bench"],
+                "content": {
+                    "type": "link",
+                    "url": f"https://site{n % 997}.example.com/posts/{n}",
+                    "description": f"Why bookmark {n} was worth keeping." if n % 10 == 0 else None,
+                },
+                "note": None,
+            }
+            out.write(("," if n else "") + json.dumps(record) + "\n")
+        out.write("]}\n")
+
+
 def write_sparse(folder: Path, size: int) -> tuple[Path, Path]:
     """Two sparse files of `size` bytes (`truncate -s`): one valid journal line then NULs,
     and 70 KB of journal lines then NULs (read as a journal: one endless line of NULs)."""
@@ -177,6 +199,7 @@ def main() -> int:
     )
     parser.add_argument("--bookmarks-mb", type=float, help="only a bookmark HTML export (issue 18)")
     parser.add_argument("--pinboard-mb", type=float, help="only a Pinboard JSON export (issue 18)")
+    parser.add_argument("--karakeep-mb", type=float, help="only a Karakeep JSON export")
     parser.add_argument("--sparse-gb", type=float, help="only sparse files of this size (issue 18)")
     parser.add_argument("--one", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--db", type=Path, help=argparse.SUPPRESS)
@@ -200,6 +223,9 @@ def main() -> int:
         elif args.pinboard_mb:
             files = (root / "pinboard.json",)
             write_pinboard(files[0], int(args.pinboard_mb * 1e6 / PINBOARD_BYTES))
+        elif args.karakeep_mb:
+            files = (root / "karakeep.json",)
+            write_karakeep(files[0], int(args.karakeep_mb * 1e6 / KARAKEEP_BYTES))
         elif args.sparse_gb:
             files = write_sparse(root, int(args.sparse_gb * 2**30))
         else:

@@ -1,5 +1,8 @@
-"""Figures for the shape of the code: the largest module and function, the import cycles
-between modules, and what importing the composer costs.
+"""Figures for the shape of the code: the modules at the top level, the largest module and
+function, the import cycles between modules (at load time, and counting the imports made
+inside functions or for type checking too: a cycle put off is still a cycle), the climbs
+back up (a module importing the shell that runs it: cli, pipeline, jobs, daemon), and what
+importing the composer costs.
 
     python bench/structure.py [SRC_DIR]     (default: src/digest)
 """
@@ -26,12 +29,18 @@ def functions(tree: ast.AST) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef]
             yield node
 
 
-def imported_modules(tree: ast.Module, name: str, is_package: bool, known: set[str]) -> set[str]:
+SHELL = frozenset({"digest.cli", "digest.pipeline", "digest.jobs", "digest.daemon"})
+ENTRY_POINTS = frozenset({"digest.__main__", "digest.backfill"})  # they run the shell
+
+
+def imported_modules(
+    tree: ast.Module, name: str, is_package: bool, known: set[str], *, deferred: bool = False
+) -> set[str]:
     """Modules of the package this module imports at load time (not inside functions,
-    not under `if TYPE_CHECKING`)."""
+    not under `if TYPE_CHECKING`), or with `deferred` wherever it imports them."""
     found: set[str] = set()
     package = name if is_package else name.rpartition(".")[0]
-    for node in tree.body:
+    for node in ast.walk(tree) if deferred else tree.body:
         targets: list[str] = []
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
@@ -41,7 +50,10 @@ def imported_modules(tree: ast.Module, name: str, is_package: bool, known: set[s
                 anchor = package.split(".")
                 anchor = anchor[: len(anchor) - (node.level - 1)]
                 base = ".".join([*anchor, base] if base else anchor)
-            targets = [f"{base}.{alias.name}" for alias in node.names] + [base]
+            names = [f"{base}.{alias.name}" for alias in node.names]
+            # `from pkg import sub` imports the submodule; only names from pkg itself count
+            # as importing pkg (as `import pkg.sub` does not: every submodule loads its parent)
+            targets = names + ([base] if not set(names) <= known else [])
         for target in targets:
             while target and target not in known:
                 target = target.rpartition(".")[0]
@@ -114,19 +126,34 @@ def main() -> None:
         ((name, fn) for name, tree in trees.items() for fn in functions(tree)),
         key=lambda pair: (pair[1].end_lineno or 0) - pair[1].lineno,
     )
-    graph = {
-        name: imported_modules(tree, name, names[name].name == "__init__.py", set(names))
-        for name, tree in trees.items()
+    graphs = {
+        deferred: {
+            name: imported_modules(
+                tree, name, names[name].name == "__init__.py", set(names), deferred=deferred
+            )
+            for name, tree in trees.items()
+        }
+        for deferred in (False, True)
     }
-    top_level = [path for path in root.glob("*.py") if path.name != "__init__.py"]
-    print(f"modules: {len(paths)} ({len(top_level)} at the top level)")
+    top_level = sorted(path.stem for path in root.glob("*.py") if path.name != "__init__.py")
+    print(f"modules: {len(paths)} ({len(top_level)} at the top level: {', '.join(top_level)})")
     print(f"largest module: {largest} ({lines[largest]} lines)")
     name, fn = longest
     print(f"longest function: {name}.{fn.name} ({(fn.end_lineno or 0) - fn.lineno + 1} lines)")
-    found = cycles(graph)
-    print(f"import cycles: {len(found)}")
-    for component in found:
-        print("  " + " <-> ".join(component))
+    for deferred, label in ((False, "at load time"), (True, "counting deferred imports")):
+        found = cycles(graphs[deferred])
+        print(f"import cycles {label}: {len(found)}")
+        for component in found:
+            print("  " + " <-> ".join(component))
+    climbs = sorted(
+        (name, target)
+        for name, targets in graphs[True].items()
+        for target in targets & SHELL
+        if name not in SHELL | ENTRY_POINTS
+    )
+    print(f"climbs back up (a module importing the shell that runs it): {len(climbs)}")
+    for name, target in climbs:
+        print(f"  {name} -> {target}")
     for module in ("digest.compose.digest", "digest.pipeline", "digest.cli"):
         seconds, loaded = import_time(module)
         print(f"import {module}: {seconds:.3f} s (openai loaded: {loaded})")

@@ -73,10 +73,17 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-@pytest.fixture
-def server() -> Iterator[LoopbackServer]:
+@pytest.fixture(scope="session")
+def shared_server() -> Iterator[LoopbackServer]:
     with serving() as running:
         yield running
+
+
+@pytest.fixture
+def server(shared_server: LoopbackServer) -> LoopbackServer:
+    """The test run's one loopback server (per xdist worker), reset for each test."""
+    shared_server.reset()
+    return shared_server
 
 
 @pytest.fixture

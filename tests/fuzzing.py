@@ -23,7 +23,8 @@ from hypothesis import strategies as st
 
 from digest.collect.feeds import parse_feed
 from digest.collect.files import decode
-from digest.collect.formats import REGISTRY, ImportResult, find_importer, supported_formats
+from digest.collect.formats import REGISTRY, ImportResult
+from digest.collect.importers import find_importer, supported_formats
 from digest.collect.importers.common import storable
 from digest.collect.importers.journal import _MAX_JOINED_LINES as _JOINED_LINES
 from digest.compose.digest import compose

@@ -101,6 +101,12 @@ class LoopbackServer:
         with self._lock:
             return [r for r in self.requests if r.path.split("?")[0] == path.split("?")[0]]
 
+    def reset(self) -> None:
+        """No routes and no requests logged: as new, for the next test."""
+        with self._lock:
+            self.routes.clear()
+            self.requests.clear()
+
     def start(self) -> LoopbackServer:
         self._thread.start()
         return self

@@ -150,6 +150,7 @@ json_like = st.recursive(
 noise = st.sampled_from(["", "```json\n", "Sure! ", "<think>hm</think>", "}", "{", "'", ",", "//"])
 
 
+@pytest.mark.slow
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(st.text(max_size=300) | st.builds(lambda a, b, c: a + repr(b) + c, noise, json_like, noise))
 def test_reading_any_answer_never_raises(content: str) -> None:
@@ -164,6 +165,7 @@ def test_reading_any_answer_never_raises(content: str) -> None:
     assert len(answer.key_points) <= 5 and len(answer.tags) <= 5
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(json_like)
 def test_reading_any_week_answer_never_raises(data: Any) -> None:

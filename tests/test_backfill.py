@@ -11,7 +11,7 @@ from click.testing import CliRunner, Result
 
 from digest.cli import cli
 from digest.compose.digest import Provenance, compose
-from digest.compose.unread import without_unresolved
+from digest.errors import FailureKind
 from digest.models import (
     Item,
     ItemKind,
@@ -19,8 +19,6 @@ from digest.models import (
     ModelUsage,
     Note,
     NoteBasis,
-    Stage,
-    StageReport,
     Usage,
     WeekSummary,
 )
@@ -134,19 +132,6 @@ def test_retry_fetches_a_failed_page_now_instead_of_after_its_backoff(
 UNRESOLVED = "fetch failed: 'https://{0}.example/': ConnectError: cannot resolve '{0}.example'"
 
 
-def test_a_run_where_no_host_resolves_says_so_in_one_line() -> None:
-    report = StageReport(Stage.FETCH, 0, [UNRESOLVED.format(n) for n in range(122)])
-    collapsed = without_unresolved(report, "pages")
-    assert collapsed.failures == [
-        "no network: 122 pages left for a later run (`digest now --retry` tries them at once)"
-    ]
-    assert collapsed.failed == 122  # "fetch: 0 done, 122 failed" above that line
-    mixed = StageReport(Stage.FETCH, 0, [UNRESOLVED.format(1), "fetch failed: 'x': HTTP 500"])
-    assert without_unresolved(mixed, "pages") == mixed
-    some_done = StageReport(Stage.FETCH, 3, [UNRESOLVED.format(1)])
-    assert without_unresolved(some_done, "pages") == some_done
-
-
 ZONE = ZoneInfo("UTC")
 PERIOD = parse_week("2026-W47", ZONE)
 
@@ -164,6 +149,7 @@ def unread_item(note: Note | None) -> Item:
         state=ItemState.FAILED,
         attempts=1,
         error=UNRESOLVED.format("arxiv"),
+        error_kind=FailureKind.UNRESOLVED,
         next_attempt_at=datetime(2026, 11, 20, tzinfo=UTC),
         text=None,
         note=note,

@@ -151,6 +151,7 @@ def peak_import_bytes(tmp_path: Path, links: int, name: str = "journal") -> tupl
     return path.stat().st_size, peak
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["journal", "urls", "list"])
 def test_memory_does_not_grow_with_the_size_of_a_streamed_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str

@@ -32,6 +32,7 @@ from digest.compose.digest import (
     reader_view,
 )
 from digest.compose.unread import pretend_note
+from digest.errors import FailureKind
 from digest.models import (
     Item,
     ItemKind,
@@ -64,6 +65,8 @@ def make_item(
     saved_at: datetime | None = None,
     error: str | None = None,
     next_attempt_at: datetime | None = None,
+    error_kind: FailureKind | None = None,
+    error_status: int | None = None,
 ) -> Item:
     return Item(
         id=id,
@@ -77,6 +80,8 @@ def make_item(
         state=state,
         attempts=0,
         error=error,
+        error_kind=error_kind,
+        error_status=error_status,
         next_attempt_at=next_attempt_at,
         text=None,
         note=note,
@@ -106,6 +111,8 @@ def _item(raw: dict[str, Any]) -> Item:
         state=ItemState(raw.get("state", "noted")),
         saved_at=datetime.fromisoformat(raw["saved_at"]),
         error=raw.get("error"),
+        error_kind=FailureKind(raw["error_kind"]) if raw.get("error_kind") else None,
+        error_status=raw.get("error_status"),
         next_attempt_at=datetime.fromisoformat(raw["next_attempt_at"])
         if raw.get("next_attempt_at")
         else None,
@@ -399,7 +406,9 @@ def offline_stand_in_note(summary: str) -> Note:
 def test_an_unread_link_with_only_its_address_gets_no_pretend_note() -> None:
     url = "https://www.youtube.com/watch?v=33y9FMIvcWY"
     failed: dict[str, Any] = dict(
-        state=ItemState.FAILED, error=f"fetch failed: '{url}': cannot resolve"
+        state=ItemState.FAILED,
+        error=f"fetch failed: '{url}': cannot resolve",
+        error_kind=FailureKind.UNRESOLVED,
     )
     items = [
         make_item(1, url, note=offline_stand_in_note("v=33y9FMIvcWY."), context=url, **failed),

@@ -81,6 +81,7 @@ def check(text: str) -> None:
         assert isinstance(config, Config)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(tables)
 def test_any_table_shaped_config_loads_or_names_each_problem(
@@ -89,6 +90,7 @@ def test_any_table_shaped_config_loads_or_names_each_problem(
     check(as_toml(parts))
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.text(max_size=200))
 def test_any_text_loads_or_is_a_config_error(text: str) -> None:

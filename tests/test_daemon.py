@@ -15,7 +15,8 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from digest.config import ScheduleConfig
-from digest.daemon import cron_trigger, missed_fire_time
+from digest.daemon import missed_fire_time
+from digest.periods import cron_trigger
 
 NEVER = "0 0 1 1 *"  # once a year: keeps the job out of the way of the one under test
 
@@ -136,6 +137,7 @@ def assert_never_interleaved(lines: list[str]) -> None:
 # --- the schedule ------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_collect_runs_every_second_and_sigterm_lets_the_job_in_hand_finish(
     tmp_path: Path, daemons: Callable[..., Daemon]
 ) -> None:
@@ -153,6 +155,7 @@ def test_collect_runs_every_second_and_sigterm_lets_the_job_in_hand_finish(
     assert "daemon stopped" in daemon.log
 
 
+@pytest.mark.slow
 def test_runs_never_overlap_when_a_job_outlasts_its_interval(
     tmp_path: Path, daemons: Callable[..., Daemon]
 ) -> None:
@@ -166,6 +169,7 @@ def test_runs_never_overlap_when_a_job_outlasts_its_interval(
     assert {"collect start", "digest start"} <= set(lines)
 
 
+@pytest.mark.slow
 def test_a_job_waits_for_a_run_held_by_another_process(
     tmp_path: Path, daemons: Callable[..., Daemon]
 ) -> None:
@@ -192,6 +196,7 @@ def test_a_job_waits_for_a_run_held_by_another_process(
         ("bug", "ERROR collect crashed (a bug); next run 20"),
     ],
 )
+@pytest.mark.slow
 def test_a_failing_job_is_logged_and_the_daemon_goes_on(
     tmp_path: Path, daemons: Callable[..., Daemon], fails: str, logged: str
 ) -> None:
@@ -231,6 +236,7 @@ def read_state(work: Path) -> dict[str, str]:
     return state
 
 
+@pytest.mark.slow
 def test_a_missed_weekly_digest_runs_once_at_start_and_not_again_on_restart(
     tmp_path: Path, daemons: Callable[..., Daemon]
 ) -> None:
@@ -252,6 +258,7 @@ def test_a_missed_weekly_digest_runs_once_at_start_and_not_again_on_restart(
     assert digest_markers(tmp_path) == ["digest start", "digest end"]
 
 
+@pytest.mark.slow
 def test_first_start_runs_no_digest_and_starts_watching_for_missed_ones(
     tmp_path: Path, daemons: Callable[..., Daemon]
 ) -> None:
@@ -267,6 +274,7 @@ def test_first_start_runs_no_digest_and_starts_watching_for_missed_ones(
     )
 
 
+@pytest.mark.slow
 def test_a_corrupt_state_file_is_logged_and_the_daemon_still_starts(
     tmp_path: Path, daemons: Callable[..., Daemon]
 ) -> None:
@@ -325,6 +333,7 @@ def test_the_config_accepts_six_fields() -> None:
     assert ScheduleConfig(collect="*/5 * * * * *").collect == "*/5 * * * * *"
 
 
+@pytest.mark.slow
 def test_collect_runs_once_at_start_not_at_the_next_slot(
     tmp_path: Path, daemons: Callable[..., Daemon]
 ) -> None:

@@ -341,6 +341,7 @@ def test_feed_xml_is_skipped_as_unsupported() -> None:
         extract(feed, url=URL, content_type="application/rss+xml")
 
 
+@pytest.mark.slow
 def test_a_process_that_only_fetches_does_not_load_the_extractors() -> None:
     probe = "import sys, digest.pipeline; print(' '.join(sorted(sys.modules)))"
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)

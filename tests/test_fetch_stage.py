@@ -7,9 +7,11 @@ import json
 import multiprocessing.util
 import os
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
@@ -20,12 +22,16 @@ import pytest
 from click.testing import CliRunner
 
 from digest.cli import cli
+from digest.clock import REAL_WAITS, Lookup, Waits
+from digest.compose.unread import unread_line
 from digest.config import Config, FetchConfig
-from digest.errors import ExtractError, RunCancelled
+from digest.errors import ExtractError, FailureKind, RunCancelled
 from digest.fetch.client import Fetcher
+from digest.fetch.guard import FIRST_ANSWER_S
 from digest.fetch.stage import PROCESS_POOL_THRESHOLD, PageReader, Pool, by_host_in_turn
 from digest.models import Item, ItemKind, ItemState, SavedItem, StageReport
-from digest.pipeline import Pipeline, note_request
+from digest.notes.requests import note_request
+from digest.pipeline import Pipeline
 from digest.store import Store, open_store, url_key
 from loopback import LoopbackServer, Response, serving
 from test_quality_pipeline import CHALLENGE_PAGE
@@ -67,9 +73,9 @@ class Rig:
         source_id = self.store.ensure_source(source, "file", path=f"/{source}")
         self.store.save_items(source_id, items, self.now)
 
-    def fetch(self, at: datetime) -> StageReport:
+    def fetch(self, at: datetime, waits: Waits = REAL_WAITS) -> StageReport:
         self.now = at
-        pipeline = Pipeline(self.config, self.store, clock=lambda: self.now)
+        pipeline = Pipeline(self.config, self.store, clock=lambda: self.now, waits=waits)
         return asyncio.run(pipeline.fetch_and_extract())
 
     def items(self) -> list[Item]:
@@ -168,9 +174,100 @@ def test_a_404_is_given_up_after_three_tries_and_status_says_why(
     assert failed["next_attempt_at"] is None
 
 
+def test_a_failure_is_stored_with_its_kind_and_status_and_read_back_as_data(
+    make_rig: Callable[..., Rig], server: LoopbackServer
+) -> None:
+    rig = make_rig(timeout_s=0.3)
+    server.routes["/slow"] = Response(200, "late", delay_s=1)
+    server.routes["/private"] = Response(402, "pay first")
+    rig.save(*(SavedItem(server.url(path)) for path in ("/gone", "/slow", "/private")))
+
+    rig.fetch(T0)
+
+    failed = {item.url: item for item in rig.items()}
+    typed = {url: (item.error_kind, item.error_status) for url, item in failed.items()}
+    assert typed == {
+        server.url("/gone"): (FailureKind.HTTP, 404),
+        server.url("/slow"): (FailureKind.TIMEOUT, None),
+        server.url("/private"): (FailureKind.HTTP, 402),
+    }
+    reasons = [unread_line(failed[server.url(path)]) for path in ("/gone", "/slow", "/private")]
+    assert reasons == [
+        "Page not read yet: page not found; to be tried again later.",
+        "Page not read yet: the site did not answer in time; to be tried again later.",
+        "Page not read yet: access denied or paywalled; to be tried again later.",
+    ]
+    server.routes["/gone"] = article("Back")
+    rig.fetch(T0 + 3 * HOUR)
+    back = next(item for item in rig.items() if item.url == server.url("/gone"))
+    assert (back.error, back.error_kind, back.error_status) == (None, None, None)
+
+
+# -- without a network -------------------------------------------------------------------
+
+
+async def no_answer(host: str, port: int) -> list[tuple[Any, ...]]:
+    """A resolver with no network behind it: waits out its timeouts, then fails."""
+    await asyncio.sleep(30)
+    raise socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution")
+
+
+async def no_such_name(host: str, port: int) -> list[tuple[Any, ...]]:
+    await asyncio.sleep(0.01)  # the DNS server's answer
+    raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+
+@pytest.mark.parametrize("lookup", [no_answer, no_such_name], ids=["silent", "failing"])
+def test_without_a_network_the_fetch_stage_stops_at_once_and_says_so(
+    make_rig: Callable[..., Rig], lookup: Lookup
+) -> None:
+    rig = make_rig(per_host_delay_s=1.0, concurrency=4)
+    hosts = [f"site{n}.example" for n in range(10)]
+    rig.save(*(SavedItem(f"https://{host}/{page}") for host in hosts for page in range(3)))
+    rig.save(post(*(f"https://t.co/{n}" for n in range(5))))
+
+    started = time.monotonic()
+    report = rig.fetch(T0, Waits(lookup=lookup))
+
+    assert time.monotonic() - started < FIRST_ANSWER_S + 1.0
+    [line] = report.failures
+    assert line.startswith("no network: names do not resolve (site0.example, site1.example")
+    assert line.endswith(
+        ": 31 pages left for a later run (`digest now --retry` tries them at once)"
+    )
+    attempts = {item.url: item.attempts for item in rig.items() if item.kind is ItemKind.LINK}
+    assert sorted(attempts.values()).count(0) == 30 - 4  # only the first lookups were tries
+    [waiting_post] = rig.store.posts_to_follow()
+    assert waiting_post.links[0] == "https://t.co/0"
+
+
+def test_a_host_that_does_not_resolve_is_no_verdict_on_the_network(
+    make_rig: Callable[..., Rig], server: LoopbackServer
+) -> None:
+    rig = make_rig()
+    port = server.url("/").split(":")[2].split("/")[0]
+    server.routes["/page"] = article("Reachable")
+
+    async def one_known_name(host: str, port: int) -> list[tuple[Any, ...]]:
+        if host == "known.example":
+            await asyncio.sleep(0.2)  # answers after the unknown names have failed
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", port))]
+        return await no_such_name(host, port)
+
+    rig.save(*(SavedItem(f"http://gone{n}.example/") for n in range(5)))
+    rig.save(SavedItem(f"http://known.example:{port}/page"))
+
+    report = rig.fetch(T0, Waits(lookup=one_known_name))
+
+    assert report.done == 1
+    assert len(report.failures) == 5
+    assert all("cannot resolve 'gone" in line for line in report.failures)
+
+
 # -- the process pool --------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_big_batch_is_extracted_in_worker_processes_and_leaves_no_files(
     rig: Rig, server: LoopbackServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -204,6 +301,7 @@ main()
 """
 
 
+@pytest.mark.slow
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="the pool is used only with two cores")
 def test_a_big_batch_is_extracted_in_process_when_the_workers_cannot_start(
     rig: Rig, server: LoopbackServer, tmp_path: Path
@@ -407,6 +505,7 @@ def test_successful_rechecks_do_not_count_towards_giving_up_after_a_404(
     assert not item.gave_up
 
 
+@pytest.mark.slow
 def test_a_dead_extraction_worker_fails_only_its_page_and_the_pool_is_replaced(
     rig: Rig, server: LoopbackServer
 ) -> None:
@@ -414,10 +513,12 @@ def test_a_dead_extraction_worker_fails_only_its_page_and_the_pool_is_replaced(
     server.routes["/b"] = article("Second")
 
     async def scenario() -> tuple[str, str]:
-        pool = Pool(2)
+        pool = Pool(2, info=print)
         try:
             async with Fetcher(rig.config.fetch) as fetcher:
                 reader = PageReader(fetcher, lambda: T0, 4, pool)
+                await reader.read(server.url("/b"))  # the workers start with a first page
+                assert pool.executor is not None
                 os.kill(pool.executor.submit(os.getpid).result(), signal.SIGKILL)
                 with pytest.raises(ExtractError, match="the extraction worker died") as died:
                     for _ in range(1000):  # until the pool has noticed its worker is gone

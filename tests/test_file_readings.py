@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from digest.cli import cli
 from digest.collect.files import describe, import_files
-from digest.collect.formats import find_reading
+from digest.collect.importers import find_reading
 from digest.collect.inbox import collect_file_source
 from digest.config import SourceConfig
 from digest.lifecycle import note_attached

@@ -15,6 +15,7 @@ CI_EXAMPLES = 150
 TARGETS = targets()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(TARGETS))
 def test_target_never_crashes_and_keeps_its_promises(name: str) -> None:
     strategy, check = TARGETS[name]

@@ -263,6 +263,7 @@ finally:
 """
 
 
+@pytest.mark.slow
 def test_a_50000_entry_feed_gives_the_newest_200_in_bounded_memory_and_few_lines(
     tmp_path: Path, server: LoopbackServer
 ) -> None:
@@ -294,6 +295,7 @@ def day_second(n: int) -> str:
     return f"Tue, 17 Nov 2026 {n // 3600 % 24:02d}:{n // 60 % 60:02d}:{n % 60:02d} GMT"
 
 
+@pytest.mark.slow
 def test_the_entries_left_over_are_taken_by_the_next_collects(
     server: LoopbackServer, store: Store
 ) -> None:

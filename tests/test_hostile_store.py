@@ -186,6 +186,7 @@ sys.exit(run_daemon(schedule, Jobs(collect=collect, digest=collect), zone=ZoneIn
 """
 
 
+@pytest.mark.slow
 def test_a_daemon_started_on_a_full_disk_keeps_running_and_retries(
     tmp_path: Path, small_disk: Path
 ) -> None:

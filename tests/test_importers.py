@@ -10,7 +10,8 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from digest.collect.files import describe, import_file
-from digest.collect.formats import ImportResult, find_importer, supported_formats
+from digest.collect.formats import ImportResult
+from digest.collect.importers import find_importer, supported_formats
 from digest.errors import ImportFormatError
 from digest.models import ItemKind, SavedItem
 from digest.store import Store, open_store

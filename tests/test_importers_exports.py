@@ -9,7 +9,8 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from digest.collect.files import import_file
-from digest.collect.formats import REGISTRY, ImportResult, find_importer, supported_formats
+from digest.collect.formats import REGISTRY, ImportResult
+from digest.collect.importers import find_importer, supported_formats
 from digest.collect.importers._json import JsonExport
 from digest.errors import ImportFormatError
 from digest.models import ItemKind, SavedItem

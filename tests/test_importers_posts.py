@@ -5,7 +5,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from digest.collect.formats import find_importer
+from digest.collect.importers import find_importer
 from digest.collect.importers.posts import PostsImporter
 from digest.models import ItemKind
 

@@ -23,8 +23,9 @@ from digest.config import (
     ScheduleConfig,
     SourceConfig,
 )
-from digest.daemon import Jobs, cron_trigger, missed_fire_time, run_daemon
+from digest.daemon import Jobs, missed_fire_time, run_daemon
 from digest.jobs import daemon_jobs
+from digest.periods import cron_trigger
 from digest.store import open_store
 from loopback import LoopbackServer
 from mailrig import Sink, smtp_server

@@ -15,8 +15,8 @@ from digest.compose.backlog import linkable_urls
 from digest.compose.digest import Backlog, compose, without_lead
 from digest.deliver.html import markdown_to_html, markdown_to_text
 from digest.models import Item, ItemKind, ItemState, Note, Statement, WeekSummary
+from digest.notes.requests import note_request
 from digest.periods import parse_week
-from digest.pipeline import note_request
 from weekitems import week_item
 
 ZONE = ZoneInfo("UTC")

@@ -218,6 +218,7 @@ def test_dry_run_needs_no_api_key(tmp_path: Path, fake_openai: FakeOpenAI) -> No
     assert fake_openai.requests == []
 
 
+@pytest.mark.slow
 def test_a_kill_during_notes_costs_at_most_the_calls_in_flight(
     tmp_path: Path, fake_openai: FakeOpenAI
 ) -> None:

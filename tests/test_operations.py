@@ -249,6 +249,7 @@ def test_logs_mask_secrets_and_url_credentials_one_line_per_event(tmp_path: Path
 # -- stopping after the item in hand ----------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_stopped_daemon_job_ends_after_the_item_in_hand_and_the_next_run_goes_on(
     tmp_path: Path, server: LoopbackServer
 ) -> None:

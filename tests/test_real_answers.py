@@ -100,3 +100,28 @@ def test_what_a_small_real_model_wrote_shows_no_garbage_in_the_digest(
             "SELECT n.model, i.note_error FROM items i JOIN notes n ON n.id = i.note_id"
         ).fetchall()
     assert rows and all(model == "gemma-3-270m" or error for model, error in rows)
+
+
+def test_llama_servers_dotted_answers_are_refused_and_its_real_note_kept_without_them(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    config = config_for(tmp_path, fake_openai, model="gemma-3-270m")
+    library, harbour = ARTICLES[0]["title"], ARTICLES[1]["title"]
+    seed_articles(config, [library, harbour])
+
+    replay(tmp_path, fake_openai, "llama-server")
+
+    notes_asked = [b for b in fake_openai.requests if "week_summary" not in json.dumps(b)]
+    assert len(notes_asked) == 3  # the library's note and its repair, the harbour's note
+    with db(config) as conn:
+        rows = conn.execute(
+            "SELECT i.title, n.model, n.summary, n.key_points, n.tags, i.note_error"
+            " FROM items i JOIN notes n ON n.id = i.note_id"
+        ).fetchall()
+    notes = {title: rest for title, *rest in rows}
+    model, _summary, _points, _tags, error = notes[library]
+    assert model == "offline" and "placeholder or refusal" in error
+    model, summary, points, tags, error = notes[harbour]
+    assert model == "gemma-3-270m" and error is None
+    assert summary == "The harbour dredging has been delayed until spring"
+    assert json.loads(points) == [] and json.loads(tags) == []

@@ -58,6 +58,7 @@ def lock_is_free_for_another_process(data_dir: Path) -> bool:
     return subprocess.run([sys.executable, "-c", probe, str(data_dir)], timeout=30).returncode == 0
 
 
+@pytest.mark.slow
 def test_second_run_is_refused_with_the_holders_pid_and_a_hint(tmp_path: Path) -> None:
     with (
         held_by_other_process(tmp_path) as child,
@@ -76,6 +77,7 @@ def test_lock_file_names_the_holder_while_held_and_is_empty_after(tmp_path: Path
     assert (tmp_path / "digest.lock").read_text() == ""
 
 
+@pytest.mark.slow
 def test_wait_blocks_until_the_other_process_releases(tmp_path: Path) -> None:
     events: list[str] = []
     with held_by_other_process(tmp_path) as child:
@@ -93,6 +95,7 @@ def test_wait_blocks_until_the_other_process_releases(tmp_path: Path) -> None:
     assert events == ["released", "acquired"]
 
 
+@pytest.mark.slow
 def test_wait_gives_up_after_the_timeout(tmp_path: Path) -> None:
     with held_by_other_process(tmp_path) as child:
         started = time.monotonic()
@@ -104,6 +107,7 @@ def test_wait_gives_up_after_the_timeout(tmp_path: Path) -> None:
         assert time.monotonic() - started >= 0.3  # it did wait; no upper bound: load varies
 
 
+@pytest.mark.slow
 def test_cancel_stops_a_wait_early(tmp_path: Path) -> None:
     cancel = threading.Event()
     with held_by_other_process(tmp_path) as child:
@@ -122,6 +126,7 @@ def test_lock_is_released_when_the_body_raises(tmp_path: Path) -> None:
     assert lock_is_free_for_another_process(tmp_path)
 
 
+@pytest.mark.slow
 def test_lock_is_released_when_its_holder_is_killed(tmp_path: Path) -> None:
     with held_by_other_process(tmp_path) as child:
         child.send_signal(signal.SIGKILL)

@@ -19,7 +19,7 @@ from click.testing import CliRunner, Result
 from digest.cli import cli
 from digest.config import Config, parse_config
 from digest.doctor import run_checks
-from digest.errors import ConfigError
+from digest.errors import ConfigError, FailureKind
 from digest.lifecycle import FetchFailed, ItemState
 from digest.models import SavedItem
 from digest.store import open_store
@@ -273,6 +273,12 @@ ERRORS = {  # a recorded fetch error, and what the status table says first
     "HTTP 404": "page not found",
     "HTTP 503": "the site had an error",
 }
+KINDS = [  # what the fetcher recorded with each: the table reads these, not the text
+    (FailureKind.UNRESOLVED, None),
+    (FailureKind.TIMEOUT, None),
+    (FailureKind.HTTP, 404),
+    (FailureKind.HTTP, 503),
+]
 
 
 def test_status_at_80_columns_says_why_before_the_error_and_json_keeps_it_whole(
@@ -292,11 +298,10 @@ def test_status_at_80_columns_says_why_before_the_error_and_json_keeps_it_whole(
             [SavedItem(f"https://example.org/{i}/{'long-path-' * 12}") for i in range(4)],
             NOW,
         )
-        for item, error in zip(store.all_items(), ERRORS, strict=True):
+        for item, error, (kind, status) in zip(store.all_items(), ERRORS, KINDS, strict=True):
             recorded = f"fetch failed: {item.url!r}: {error}"
-            store.apply_fetch(
-                FetchFailed(item.id, recorded, ItemState.FAILED, NOW + timedelta(hours=1))
-            )
+            later = NOW + timedelta(hours=1)
+            store.apply_fetch(FetchFailed(item.id, recorded, ItemState.FAILED, later, kind, status))
 
     table = digest("status", "--config", str(config), COLUMNS="80").output.splitlines()
     data = json.loads(digest("status", "--json", "--config", str(config)).stdout)
@@ -323,6 +328,10 @@ def test_status_at_80_columns_says_why_before_the_error_and_json_keeps_it_whole(
     errors = [item["error"] for item in data["items_to_look_at"]["items"]]
     assert [error.split("': ", 1)[1] for error in errors] == list(ERRORS)
     assert all(error.startswith("fetch failed: 'https://example.org/") for error in errors)
+    kinds = [
+        (item["error_kind"], item["error_status"]) for item in data["items_to_look_at"]["items"]
+    ]
+    assert kinds == [(kind.value, status) for kind, status in KINDS]
 
 
 def test_status_all_lists_every_failed_item(config_with_failures: Path) -> None:
@@ -349,6 +358,8 @@ def test_status_json_is_versioned_with_totals(config_with_failures: Path) -> Non
     block = data["items_to_look_at"]
     assert (block["total"], block["listed"], len(block["items"])) == (120, 20, 20)
     assert set(block["items"][0]) == {
+        "error_kind",
+        "error_status",
         "id",
         "url",
         "sources",

@@ -393,7 +393,7 @@ def import_(files: tuple[Path, ...], forced_format: str | None) -> None:
     on stderr and the others go on; exit 1 only when every file failed."""
     from digest.clock import utc_now
     from digest.collect.files import Unimported, describe, import_files
-    from digest.collect.formats import supported_formats
+    from digest.collect.importers import supported_formats
     from digest.store import open_store
 
     if forced_format is not None and forced_format not in (formats := supported_formats()):

@@ -7,12 +7,15 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
+from typing import Any
 
 Clock = Callable[[], datetime]
 # Seams for waiting: code that waits takes these, so a test can stand in for the wait.
 Monotonic = Callable[[], float]  # seconds on a clock that never goes back
 AsyncSleep = Callable[[float], Awaitable[None]]
 Sleep = Callable[[float], object]
+# A name lookup: (host, port) -> getaddrinfo's tuples, or socket.gaierror (fetch.guard)
+Lookup = Callable[[str, int], Awaitable[list[tuple[Any, ...]]]]
 
 monotonic: Monotonic = time.monotonic
 async_sleep: AsyncSleep = asyncio.sleep
@@ -20,10 +23,12 @@ async_sleep: AsyncSleep = asyncio.sleep
 
 @dataclass(frozen=True)
 class Waits:
-    """How the fetcher measures and waits out its per-host delays."""
+    """What the fetcher waits on: its clock and sleep for per-host delays, and name lookups
+    (None: the system's resolver), the longest wait of a run without a network."""
 
     monotonic: Monotonic = monotonic
     sleep: AsyncSleep = async_sleep
+    lookup: Lookup | None = None
 
 
 REAL_WAITS = Waits()

@@ -27,6 +27,7 @@ from pydantic import (
 from pydantic_core import ErrorDetails
 
 from digest.errors import ConfigError
+from digest.periods import cron_trigger
 from digest.text import template_problem
 from digest.urls import SHORTENER_HOSTS, BadURL, parse_url
 
@@ -354,8 +355,6 @@ class ScheduleConfig(_Section):
     @field_validator("collect", "digest")
     @classmethod
     def _valid_cron(cls, value: str) -> str:
-        from digest.daemon import cron_trigger
-
         try:
             cron_trigger(value, "UTC")
         except ValueError as exc:

@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime, tzinfo
+from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -36,6 +36,7 @@ from apscheduler.triggers.cron import CronTrigger
 from digest.atomic import write_atomic
 from digest.clock import Clock, now_in, utc_now
 from digest.errors import DigestError, RunCancelled, RunLocked, disk_error
+from digest.periods import cron_trigger
 from digest.runlock import run_lock
 
 if TYPE_CHECKING:
@@ -47,7 +48,6 @@ logger = logging.getLogger("digest")
 
 COLLECT_GRACE_S = 3600  # a collect run still worth doing this late; also its lock wait
 DIGEST_GRACE_S = 86400
-_CRON_WEEKDAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat", "sun")
 
 
 @dataclass(frozen=True)
@@ -56,60 +56,6 @@ class Jobs:
 
     collect: Callable[[], object]
     digest: Callable[[], object]
-
-
-def cron_trigger(expr: str, zone: tzinfo | str) -> CronTrigger:
-    """A CronTrigger from 5 cron fields, or 6 with seconds first; weekdays as in cron.
-
-    Raises ValueError naming what is wrong.
-    """
-    fields = expr.split()
-    if len(fields) not in (5, 6):
-        raise ValueError(f"expected 5 fields (or 6 with seconds first), got {len(fields)}")
-    second = fields.pop(0) if len(fields) == 6 else "0"
-    minute, hour, day, month, day_of_week = fields
-    return CronTrigger(
-        second=second,
-        minute=minute,
-        hour=hour,
-        day=day,
-        month=month,
-        day_of_week=cron_weekdays(day_of_week),
-        timezone=zone,
-    )
-
-
-def cron_weekdays(field: str) -> str:
-    """Cron's weekday numbers (0 or 7 = Sunday) as names, which APScheduler 3 reads alike.
-
-    APScheduler 3 takes 0 as Monday, so `0 8 * * 1` would fire on Tuesdays.
-    """
-    if not any(char.isdigit() for char in field):
-        return field
-    names: list[str] = []
-    for part in field.split(","):
-        span, _, step_text = part.partition("/")
-        step = int(step_text) if step_text else 1
-        if span == "*":
-            first, last = 0, 6
-        elif "-" in span:
-            first_text, last_text = span.split("-", 1)
-            first, last = _weekday_number(first_text), _weekday_number(last_text)
-        else:
-            first = _weekday_number(span)
-            last = first if not step_text else 6
-        if last < first or step < 1:
-            raise ValueError(f"bad day-of-week range {part!r}")
-        names.extend(_CRON_WEEKDAYS[number] for number in range(first, last + 1, step))
-    return ",".join(dict.fromkeys(names))
-
-
-def _weekday_number(text: str) -> int:
-    if text.isdigit() and int(text) <= 7:
-        return int(text)
-    if text.lower() in _CRON_WEEKDAYS:
-        return _CRON_WEEKDAYS.index(text.lower())
-    raise ValueError(f"bad day of week {text!r}")
 
 
 def build_scheduler(

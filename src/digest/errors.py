@@ -15,6 +15,7 @@
     ├── BadSearch               a search query FTS5 cannot parse: wrong usage (exit 2)
     ├── FetchError              a page could not be fetched (url; permanent, retry_after):
     │   │                       record against the item, retry with backoff (lifecycle)
+    │   ├── NoNetwork           no name resolves at all: stop fetching, nothing recorded
     │   ├── BlockedAddress      a scheme or address the guard refuses: given up sooner
     │   │   └── AddressRefused  (fetch.guard) raised in the transport, which knows no URL
     │   └── SkippedContent      binary: closed after its first bytes, never fetched again
@@ -49,6 +50,7 @@ import errno
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
+from enum import StrEnum
 from pathlib import Path
 from typing import ClassVar
 
@@ -166,12 +168,28 @@ class BadSearch(DigestError):
     pass
 
 
+class FailureKind(StrEnum):
+    """What kind of failure a page's fetch was: stored beside the error's text (with the HTTP
+    status), so that what the reader is told comes from data, not from parsing the text."""
+
+    UNRESOLVED = "unresolved"  # DNS has no address for the host
+    REFUSED = "refused"  # the connection was refused or broken
+    TIMEOUT = "timeout"
+    HTTP = "http"  # an error status: see the status
+    TOO_LARGE = "too_large"
+    BLOCKED = "blocked"  # a scheme or address the guard refuses
+    BINARY = "binary"  # not a page: skipped after its first bytes
+    EXTRACT = "extract"  # fetched, but no text came out
+    OTHER = "other"
+
+
 class FetchError(DigestError):
     """A fetch failed. `permanent` failures (404, 410, refused address) are given up sooner;
-    `retry_after` is the wait the server asked for, in seconds; `status` the HTTP status
-    that failed it, if one did."""
+    `retry_after` is the wait the server asked for, in seconds; `kind` and `status` say what
+    failed, as data."""
 
     action = "fetch failed"
+    default_kind: ClassVar[FailureKind] = FailureKind.OTHER
 
     def __init__(
         self,
@@ -180,16 +198,25 @@ class FetchError(DigestError):
         url: str | None = None,
         permanent: bool = False,
         retry_after: float | None = None,
+        kind: FailureKind | None = None,
         status: int | None = None,
     ):
         super().__init__(reason, url=url)
         self.permanent = permanent
         self.retry_after = retry_after
+        self.kind = kind or self.default_kind
         self.status = status
+
+
+class NoNetwork(FetchError):
+    """Names do not resolve at all: the network is down, and no page's fault."""
+
+    default_kind = FailureKind.UNRESOLVED
 
 
 class BlockedAddress(FetchError):
     action = "fetch refused"
+    default_kind = FailureKind.BLOCKED
 
     def __init__(self, reason: str, *, url: str | None = None):
         super().__init__(reason, url=url, permanent=True)
@@ -197,6 +224,8 @@ class BlockedAddress(FetchError):
 
 class SkippedContent(FetchError):
     """Not worth reading (an image, a video, an archive): final, never retried."""
+
+    default_kind = FailureKind.BINARY
 
     def __init__(self, reason: str, *, url: str | None = None):
         super().__init__(reason, url=url, permanent=True)

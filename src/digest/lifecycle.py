@@ -22,44 +22,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
-if TYPE_CHECKING:
-    from digest.models import Extracted, Item, Note, Period, Usage
-
-
-class ItemKind(StrEnum):
-    LINK = "link"  # a URL to fetch and summarise
-    NOTE = "note"  # text the user saved without a URL
-    POST = "post"  # a saved post: its text is the content, its links are context
-
-
-class ItemState(StrEnum):
-    NEW = "new"  # collected, not fetched yet
-    FETCHED = "fetched"  # text extracted, no note from it yet
-    FAILED = "failed"  # last fetch failed; retried later with backoff
-    NOTED = "noted"  # has a note made from its full text
-
-
-class NoteBasis(StrEnum):
-    FULL_TEXT = "full text"
-    EXCERPT = "excerpt"  # part of the text: a long page condensed to its central passages
-    SAVED_CONTEXT = "saved context"  # title, journal line, feed summary: the page was not read
-    POST_TEXT = "post text"
-
-
-class Quality(StrEnum):
-    """What a fetched page was instead of the article (Extracted.quality, Item.quality)."""
-
-    BLOCKED = "blocked"
-    CONSENT = "consent"
-    LOGIN = "login"
-    PAYWALLED = "paywalled"
-    THIN = "thin"
-
-
-# Pages in front of the article: their title names the wall ("Before you continue"), not it
-WALLS: Final = frozenset({Quality.BLOCKED, Quality.CONSENT, Quality.LOGIN, Quality.PAYWALLED})
+from digest.errors import FailureKind
+from digest.models import WALLS as WALLS
+from digest.models import Extracted, Item, Note, Period, Usage
+from digest.models import ItemKind as ItemKind
+from digest.models import ItemState as ItemState
+from digest.models import NoteBasis as NoteBasis
+from digest.models import Quality as Quality
 
 
 class Event(StrEnum):
@@ -154,7 +125,7 @@ FETCH_STATES: Final = (ItemState.NEW, ItemState.FAILED)
 
 def gave_up(item: Item) -> bool:
     """A failed item with no next attempt: fetching it was given up; it keeps its note."""
-    return item.state is ItemState.FAILED and item.next_attempt_at is None
+    return item.gave_up
 
 
 def due_for_fetch(item: Item, now: datetime, *, retry: bool = False) -> bool:
@@ -193,6 +164,8 @@ class FetchFailed:
     error: str
     state: ItemState
     next_attempt_at: datetime | None
+    kind: FailureKind = FailureKind.OTHER
+    status: int | None = None  # the HTTP status, for FailureKind.HTTP
 
 
 def fetch_succeeded(
@@ -227,6 +200,8 @@ def fetch_failed(
     retry_after_s: float | None = None,
     permanent: bool = False,
     final: bool = False,
+    kind: FailureKind = FailureKind.OTHER,
+    status: int | None = None,
 ) -> FetchFailed:
     """The fetch failed: retried with backoff (at least what the server asked), or given up
     (at once when `final`: what was there is not worth fetching again)."""
@@ -237,7 +212,8 @@ def fetch_failed(
             item.failures + 1, now, backoff, retry_after_s=retry_after_s, permanent=permanent
         )
     )
-    return FetchFailed(item.id, error, next_state(item.state, Event.FETCH_FAILED), when)
+    state = next_state(item.state, Event.FETCH_FAILED)
+    return FetchFailed(item.id, error, state, when, kind, status)
 
 
 def links_followed(item: Item) -> ItemState:

@@ -5,11 +5,46 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
+from typing import Final
 
-from digest.lifecycle import WALLS, ItemKind, ItemState, NoteBasis, gave_up
+from digest.errors import FailureKind
 from digest.urls import for_display
 
-__all__ = ["ItemKind", "ItemState", "NoteBasis"]  # defined with the lifecycle they are part of
+# The item lifecycle's states and what a page can be (lifecycle.py decides the moves)
+
+
+class ItemKind(StrEnum):
+    LINK = "link"  # a URL to fetch and summarise
+    NOTE = "note"  # text the user saved without a URL
+    POST = "post"  # a saved post: its text is the content, its links are context
+
+
+class ItemState(StrEnum):
+    NEW = "new"  # collected, not fetched yet
+    FETCHED = "fetched"  # text extracted, no note from it yet
+    FAILED = "failed"  # last fetch failed; retried later with backoff
+    NOTED = "noted"  # has a note made from its full text
+
+
+class NoteBasis(StrEnum):
+    FULL_TEXT = "full text"
+    EXCERPT = "excerpt"  # part of the text: a long page condensed to its central passages
+    SAVED_CONTEXT = "saved context"  # title, journal line, feed summary: the page was not read
+    POST_TEXT = "post text"
+
+
+class Quality(StrEnum):
+    """What a fetched page was instead of the article (Extracted.quality, Item.quality)."""
+
+    BLOCKED = "blocked"
+    CONSENT = "consent"
+    LOGIN = "login"
+    PAYWALLED = "paywalled"
+    THIN = "thin"
+
+
+# Pages in front of the article: their title names the wall ("Before you continue"), not it
+WALLS: Final = frozenset({Quality.BLOCKED, Quality.CONSENT, Quality.LOGIN, Quality.PAYWALLED})
 
 
 @dataclass(frozen=True)
@@ -156,11 +191,13 @@ class Item:
     note_error: str | None = None
     note_next_attempt_at: datetime | None = None
     language: str | None = None  # the page's, as extracted ("en", "de-AT")
+    error_kind: FailureKind | None = None  # what kind of failure `error` was (None: before m024)
+    error_status: int | None = None  # its HTTP status
 
     @property
     def gave_up(self) -> bool:
         """A failed item with no next attempt: fetching it was given up; it keeps its note."""
-        return gave_up(self)
+        return self.state is ItemState.FAILED and self.next_attempt_at is None
 
     @property
     def page_title(self) -> str | None:

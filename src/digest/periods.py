@@ -1,12 +1,19 @@
-"""ISO-week arithmetic in the configured time zone; pure functions of their arguments."""
+"""ISO-week arithmetic in the configured time zone, and cron expressions read as cron
+means them; pure functions of their arguments."""
 
 from __future__ import annotations
 
 import re
-from datetime import date, datetime, time, timedelta
+from datetime import date, datetime, time, timedelta, tzinfo
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 from digest.models import Period
+
+if TYPE_CHECKING:
+    from apscheduler.triggers.cron import CronTrigger
+
+_CRON_WEEKDAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat", "sun")
 
 _WEEK = re.compile(r"^(\d{4})-[Ww](\d{2})$")
 
@@ -51,3 +58,59 @@ def year_earlier(period: Period, zone: ZoneInfo) -> Period:
         return parse_week(f"{year}-W{week:02d}", zone)
     except ValueError:
         return parse_week(f"{year}-W52", zone)
+
+
+def cron_trigger(expr: str, zone: tzinfo | str) -> CronTrigger:
+    """A CronTrigger from 5 cron fields, or 6 with seconds first; weekdays as in cron.
+
+    Raises ValueError naming what is wrong.
+    """
+    from apscheduler.triggers.cron import CronTrigger  # loaded on use: config imports this
+
+    fields = expr.split()
+    if len(fields) not in (5, 6):
+        raise ValueError(f"expected 5 fields (or 6 with seconds first), got {len(fields)}")
+    second = fields.pop(0) if len(fields) == 6 else "0"
+    minute, hour, day, month, day_of_week = fields
+    return CronTrigger(
+        second=second,
+        minute=minute,
+        hour=hour,
+        day=day,
+        month=month,
+        day_of_week=cron_weekdays(day_of_week),
+        timezone=zone,
+    )
+
+
+def cron_weekdays(field: str) -> str:
+    """Cron's weekday numbers (0 or 7 = Sunday) as names, which APScheduler 3 reads alike.
+
+    APScheduler 3 takes 0 as Monday, so `0 8 * * 1` would fire on Tuesdays.
+    """
+    if not any(char.isdigit() for char in field):
+        return field
+    names: list[str] = []
+    for part in field.split(","):
+        span, _, step_text = part.partition("/")
+        step = int(step_text) if step_text else 1
+        if span == "*":
+            first, last = 0, 6
+        elif "-" in span:
+            first_text, last_text = span.split("-", 1)
+            first, last = _weekday_number(first_text), _weekday_number(last_text)
+        else:
+            first = _weekday_number(span)
+            last = first if not step_text else 6
+        if last < first or step < 1:
+            raise ValueError(f"bad day-of-week range {part!r}")
+        names.extend(_CRON_WEEKDAYS[number] for number in range(first, last + 1, step))
+    return ",".join(dict.fromkeys(names))
+
+
+def _weekday_number(text: str) -> int:
+    if text.isdigit() and int(text) <= 7:
+        return int(text)
+    if text.lower() in _CRON_WEEKDAYS:
+        return _CRON_WEEKDAYS.index(text.lower())
+    raise ValueError(f"bad day of week {text!r}")

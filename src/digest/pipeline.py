@@ -7,7 +7,7 @@ import functools
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -32,16 +32,14 @@ from digest.compose.ranking import HISTORY, History, rank_items
 from digest.compose.rules import RulesOutcome, apply_rules, needs_whole_text, notes_skipped
 from digest.compose.stories import TEXT_CHARS
 from digest.compose.topics import offline_sections
-from digest.compose.unread import without_unresolved
 from digest.config import Config, SourceConfig
 from digest.deliver.outbox import DeliveryOutcome, Sleep, deliver_digest, write_draft
 from digest.deliver.vault import write_item_notes
 from digest.errors import RunCancelled
-from digest.extract.quality import SHOWS_ARTICLE_TEXT
 from digest.fetch.client import Fetcher
 from digest.fetch.stage import FetchStage
-from digest.models import Item, ItemKind, NoteBasis, Period, Stage, StageReport, WeekSummary
-from digest.notes import CallRecord, NoteRequest, Summarizer
+from digest.models import Item, Period, Stage, StageReport, WeekSummary
+from digest.notes import CallRecord, Summarizer
 from digest.notes.stage import Estimate, NotesStage
 from digest.periods import parse_week, period_containing, previous_period
 from digest.store import Store, open_store
@@ -101,7 +99,7 @@ class Pipeline:
         self.waits = waits
         self.run_id: int | None = None
         self.retry = False  # fetch every failed item now, whatever its backoff says
-        self.notes = NotesStage(store, config, clock, note_request, notes_offline(config))
+        self.notes = NotesStage(store, config, clock, notes_offline(config))
 
     async def _counted(
         self, stage: Stage, total: int, finished: list[int], items: int, work: Awaitable[None]
@@ -145,9 +143,10 @@ class Pipeline:
                 self.progress(Stage.COLLECT, len(reports), len(sources))
         if feeds:
             async with Fetcher(self.config.fetch, self.waits) as fetcher:
-                reports.append(
-                    await collect_feeds(self.store, fetcher, feeds, self.config.fetch, now)
-                )
+                report = await collect_feeds(self.store, fetcher, feeds, self.config.fetch, now)
+                if fetcher.offline is not None and report.failures:
+                    report = _offline(report, fetcher.offline)
+                reports.append(report)
             self.progress(Stage.COLLECT, len(sources), len(sources))
         return reports
 
@@ -303,6 +302,12 @@ class Pipeline:
         self.notes.record_call(call, self.run_id)
 
 
+def _offline(report: StageReport, why: str) -> StageReport:
+    """The feeds' report of a run without a network: one line, not one per feed."""
+    line = f"{why}: {report.failed} feeds left for a later run (polled next time)"
+    return replace(report, failures=[line], failed_units=report.failed)
+
+
 def ruled_week(store: Store, config: Config, period: Period) -> RulesOutcome:
     """The period's items through the reader's [[rules]]: the muted left out, pins and
     sections noted (the whole page is read only when a rule counts its words)."""
@@ -353,39 +358,13 @@ def week_context(
     )
 
 
-def note_request(item: Item, known_tags: Sequence[str]) -> NoteRequest:
-    """The text a note is made from: the page when it is the article, else what was saved
-    with it (plus what a stub or thin page showed of the article)."""
-    if item.text and item.quality is None:
-        text, basis = item.text, NoteBasis.FULL_TEXT
-    elif item.kind == ItemKind.POST:  # with what its links led to, once followed
-        text = "\n\n".join(part for part in (item.context, item.linked_text) if part)
-        basis = NoteBasis.POST_TEXT
-    else:
-        parts = [item.title or item.page_title or "", item.context or ""]
-        if item.quality in SHOWS_ARTICLE_TEXT and item.text and item.text not in parts[1]:
-            parts.append(item.text)
-        text, basis = (
-            "\n\n".join(part for part in parts if part) or (item.url or ""),
-            NoteBasis.SAVED_CONTEXT,
-        )
-    return NoteRequest(
-        item_id=item.id,
-        title=item.title or item.page_title,
-        url=item.url,
-        text=text,
-        basis=basis,
-        known_tags=tuple(known_tags),
-    )
-
-
 def estimate_run(
     config: Config, period: Period, *, only_period: bool = True, refresh: bool = False
 ) -> Estimate:
     """What a run for `period` would spend on the LLM, from the store as it is (no writes,
     no API key needed)."""
     with open_store(config.db_path) as store:
-        notes = NotesStage(store, config, utc_now, note_request, notes_offline(config))
+        notes = NotesStage(store, config, utc_now, notes_offline(config))
         summarizer = notes.summarizer(on_call=lambda call: None, need_key=False)
         return notes.estimate(summarizer, period, only_period=only_period, refresh=refresh)
 
@@ -430,11 +409,11 @@ async def _run_stages(
     result = RunResult(period)
     if Stage.COLLECT in stages:
         last = pipeline.store.last_item_id()
-        result.reports.extend(without_unresolved(r, "feeds") for r in await pipeline.collect())
+        result.reports.extend(await pipeline.collect())
         if result.reports and (earlier := pipeline.earlier_weeks(period, last)):
             result.reports[-1].info.append(earlier)
     if Stage.FETCH in stages:
-        result.reports.append(without_unresolved(await pipeline.fetch_and_extract(), "pages"))
+        result.reports.append(await pipeline.fetch_and_extract())
     if not {Stage.NOTES, Stage.DRAFT, Stage.DELIVER} & set(stages):
         return result
     summarizer = pipeline.summarizer()

@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from digest.compose.unread import QUALITY_REASONS, fetch_reason
+from digest.errors import FailureKind
 from digest.store import Store
 from digest.store.records import ItemToLookAt, LLMTotals, LLMUsageBy, SourceListing
 from digest.urls import for_display
@@ -115,6 +116,8 @@ def _item(row: ItemToLookAt) -> dict[str, Any]:
         "attempts": row.attempts,
         "next_attempt_at": row.next_attempt_at,
         "error": row.error,
+        "error_kind": row.error_kind,
+        "error_status": row.error_status,
         "note_attempts": row.note_attempts,
         "note_next_attempt_at": row.note_next_attempt_at,
         "note_error": row.note_error,
@@ -187,7 +190,8 @@ def _why(item: dict[str, Any]) -> tuple[str, str]:
     """Why an item is listed: the reason in a reader's words ("host unreachable"), and the
     cell, which goes on with the error short of the URL it names (the URL has its column)."""
     if error := item["error"]:
-        why, culprit = fetch_reason(error), f"{item['url']!r}: "
+        kind = FailureKind(item["error_kind"]) if item["error_kind"] else None
+        why, culprit = fetch_reason(kind, item["error_status"]), f"{item['url']!r}: "
         return why, f"{why} — {error.split(culprit, 1)[-1]}"
     if item["note_error"]:
         return "note:", f"note: {item['note_error']}"

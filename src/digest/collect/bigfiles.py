@@ -9,19 +9,20 @@ from __future__ import annotations
 
 import codecs
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import BinaryIO
 from zoneinfo import ZoneInfo
 
 from digest.collect.files import (
     FileReport,
+    Opener,
     after_line_only,
     encoding_of,
     file_key,
     line_problem,
     load,
+    open_binary,
     save_result,
     unreadable,
 )
@@ -48,35 +49,40 @@ class BigFile:
     encoding: str
     reading: FileReading
     size: int  # bytes to read: the file's, or fewer while its last line is unfinished
+    open_file: Opener = field(default=open_binary, compare=False)
 
 
 def big_file(
-    path: Path, size: int, forced_format: str | None, recorded: FileReading | None
+    path: Path,
+    size: int,
+    forced_format: str | None,
+    recorded: FileReading | None,
+    open_file: Opener = open_binary,
 ) -> BigFile | None:
     """`path` as a file to stream, when it is big and its format can be read line by line."""
     if size <= STREAM_BYTES:
         return None
-    head = read_range(path, 0, HEAD_BYTES)
+    head = read_range(path, 0, HEAD_BYTES, open_file)
     loaded = load(path, head, forced_format, recorded)
     importer = streaming(loaded.importer) or record_streaming(loaded.importer)
     if importer is None:
         return None
-    return BigFile(path, importer, encoding_of(head, path), loaded.reading, size)
+    return BigFile(path, importer, encoding_of(head, path), loaded.reading, size, open_file)
 
 
-def read_range(path: Path, start: int, length: int) -> bytes:
+def read_range(path: Path, start: int, length: int, open_file: Opener = open_binary) -> bytes:
     try:
-        with path.open("rb") as file:
+        with open_file(path) as file:
             file.seek(start)
             return file.read(length)
     except OSError as exc:
         raise unreadable(path, exc) from exc
 
 
-def blocks(path: Path, size: int) -> Iterator[bytes]:
+def blocks(path: Path, size: int, open_file: Opener = open_binary) -> Iterator[bytes]:
     """The first `size` bytes of `path`, READ_BLOCK at a time."""
     try:
-        with path.open("rb") as file:
+        with open_file(path) as file:
             left = size
             while left > 0 and (block := file.read(min(READ_BLOCK, left))):
                 left -= len(block)
@@ -110,7 +116,7 @@ class FileLines:
     def __iter__(self) -> Iterator[str]:
         decoder = codecs.getincrementaldecoder(self.big.encoding)(errors="replace")
         pending, dropped, dropping = "", 0, False
-        for block in blocks(self.big.path, self.big.size):
+        for block in blocks(self.big.path, self.big.size, self.big.open_file):
             if dropping:  # the rest of an endless line: skipped undecoded, to its line end
                 end = _line_end(block)
                 dropped += len(block) if end < 0 else end
@@ -165,8 +171,8 @@ def save_big(
     """Parse and save a big file a block at a time, each block its own transaction (one for
     the whole file would grow SQLite's write-ahead log to several times the file); its
     report, and how many of its lines were ended (what a later read of the grown file goes
-    on from). Stopped halfway, it leaves the blocks saved so far, and a file source's state
-    unrecorded: the next collect reads it again, the store's dedupe by key keeping that right."""
+    on from). Stopped halfway, or cut by a change to the file (inbox.py voids that reading),
+    it leaves the blocks saved so far until the next whole read of the file replaces them."""
     report = FileReport(big.path, big.importer.name, 0, 0, 0, [], [], why=big.reading.reason)
     opened: list[FileLines] = []
 
@@ -190,17 +196,10 @@ def _parsed(
     else by lines."""
     records = record_streaming(big.importer)
     if records is not None:
-        return records.parse_file(lambda: _opened(big.path), zone=zone)
+        return records.parse_file(lambda: big.open_file(big.path), zone=zone)
     lines = streaming(big.importer)
     assert lines is not None, "a big file is read by records or by lines"
     return lines.parse_stream(open_lines, zone=zone)
-
-
-def _opened(path: Path) -> BinaryIO:
-    try:
-        return path.open("rb")
-    except OSError as exc:
-        raise unreadable(path, exc) from exc
 
 
 def _after_line(problems: list[Rejected], line: int) -> list[Rejected]:

@@ -14,11 +14,11 @@ import codecs
 import os
 import re
 import stat
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from pathlib import Path
-from typing import TypeVar
+from typing import BinaryIO, TypeVar
 from zoneinfo import ZoneInfo
 
 from digest.collect import REDATED
@@ -29,7 +29,8 @@ from digest.collect.feedlists import (
     import_feed_list,
     read_feed_list,
 )
-from digest.collect.formats import Importer, ImportResult, find_reading
+from digest.collect.formats import Importer, ImportResult
+from digest.collect.importers import find_reading
 from digest.collect.importers.common import lines_of, storable, url_problem
 from digest.collect.importers.opml import is_opml
 from digest.collect.importers.posts import signals_of_posts
@@ -162,9 +163,20 @@ def file_size(path: Path) -> int:
         raise unreadable(path, exc) from exc
 
 
-def read_bytes(path: Path) -> bytes:
+Opener = Callable[[Path], BinaryIO]  # how a file source opens its files (for reading)
+
+
+def open_binary(path: Path) -> BinaryIO:
     try:
-        return path.read_bytes()
+        return path.open("rb")
+    except OSError as exc:
+        raise unreadable(path, exc) from exc
+
+
+def read_bytes(path: Path, open_file: Opener = open_binary) -> bytes:
+    try:
+        with open_file(path) as file:
+            return file.read()
     except OSError as exc:
         raise unreadable(path, exc) from exc
 
@@ -265,7 +277,7 @@ def load(
     path: Path, data: bytes, forced_format: str | None, recorded: FileReading | None = None
 ) -> Loaded:
     """The file's text without its bad lines (reported), and how to read it
-    (formats.find_reading); ImportFormatError names the file."""
+    (importers.find_reading); ImportFormatError names the file."""
     text, bad = good_text(data, path)
     return replace(_recognise(path, text, forced_format, recorded), bad=bad)
 

@@ -1,4 +1,5 @@
-"""The importer registry: each file format is an Importer, found by sniffing the content."""
+"""Each file format is an Importer, registered here by its module (collect/importers/),
+found by sniffing the content (collect.importers.find_reading)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,7 @@ from dataclasses import dataclass, field
 from typing import BinaryIO, Protocol
 from zoneinfo import ZoneInfo
 
-from digest.errors import ImportFormatError
-from digest.models import FileReading, Rejected, SavedItem
+from digest.models import Rejected, SavedItem
 
 
 @dataclass
@@ -101,7 +101,7 @@ class RecordImporter(Importer, Protocol):
 
 def record_streaming(importer: Importer) -> RecordImporter | None:
     """`importer` if it can read a big export a record at a time, else None."""
-    return importer if getattr(importer, "stream_prefix", None) else None  # type: ignore[return-value]
+    return importer if getattr(importer, "stream_prefixes", None) else None  # type: ignore[return-value]
 
 
 def merged(blocks: Iterable[ImportResult]) -> ImportResult:
@@ -122,62 +122,3 @@ FEED_LIST_FORMATS = ("opml",)
 def register(importer: Importer) -> Importer:
     REGISTRY[importer.name] = importer
     return importer
-
-
-def supported_formats() -> list[str]:
-    _load_importers()
-    return sorted([*REGISTRY, *FEED_LIST_FORMATS])
-
-
-def find_importer(text: str, forced: str | None = None) -> Importer:
-    """The importer named by `forced`, else the one most sure of the content."""
-    return find_reading(text, forced, None)[0]
-
-
-HEAD_CHARS = 65536  # what a format is recognised from
-CLEAR_SCORE = 50  # a reading this sure, and CLEAR_MARGIN above the next, is clear
-CLEAR_MARGIN = 25
-
-
-def find_reading(
-    text: str, forced: str | None, recorded: FileReading | None
-) -> tuple[Importer, FileReading]:
-    """How to read `text`: the format `forced` names; else the one recorded for the file,
-    unless that was a guess and the content now clearly says otherwise; else the format
-    most sure of the content. ImportFormatError when none is."""
-    _load_importers()
-    if forced is not None:
-        if forced not in REGISTRY:
-            raise ImportFormatError(
-                f"unknown format {forced!r}; supported: {', '.join(supported_formats())}"
-            )
-        return REGISTRY[forced], FileReading(forced, True, "forced")
-    head = text[:HEAD_CHARS]
-    ranked = sorted(((imp.sniff(head), imp) for imp in REGISTRY.values()), key=lambda p: -p[0])
-    (score, best), (second, _) = ranked[0], ranked[1]
-    clear = score >= CLEAR_SCORE and score - second >= CLEAR_MARGIN
-    if recorded is not None and (recorded.clear or not clear) and _still_reads(recorded, head):
-        return REGISTRY[recorded.format], recorded
-    if score <= 0:
-        raise ImportFormatError(
-            f"format not recognised; supported: {', '.join(supported_formats())} (force one with --format)"
-        )
-    return best, FileReading(best.name, clear, _why(best, head))
-
-
-def _still_reads(recorded: FileReading, head: str) -> bool:
-    """The recorded format is known and can still read the content."""
-    importer = REGISTRY.get(recorded.format)
-    return importer is not None and importer.sniff(head) > 0
-
-
-def _why(importer: Importer, head: str) -> str:
-    """The content's signals of the format (an importer may name them), else its description."""
-    signals = getattr(importer, "signals", None)
-    found: list[str] = signals(head) if signals is not None else []
-    return ", ".join(found) or importer.description
-
-
-def _load_importers() -> None:
-    # Importing the modules registers their importers; kept lazy so `digest --help` stays fast.
-    from digest.collect import importers  # noqa: F401

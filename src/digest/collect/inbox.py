@@ -20,6 +20,16 @@ middle of a line for any time): it is held back, its bytes counted (`held`), and
 when a later collect finds the file as it was (same size, held bytes included, and same
 mtime), the writer done with it; a file that only grew reads on from it as usual.
 `digest import` (files.py) reads a file whole: it is given a file, not watching one.
+
+A file whose size or mtime moved while it was read is never half-imported. A file read
+whole in memory is not imported at all, and read again on the next collect. A big file is
+saved a block at a time as it is streamed (bigfiles.py), so its blocks are saved before
+the change is seen: that reading is voided (ReadingsStore.void_reading), and the next
+collect reads the file whole and removes the items only the voided reading gave.
+
+A file no longer found below the source's path is forgotten (its state, reading and the
+lines its items came from), its items kept; put back, it is read again as a new file.
+Files imported by `digest import` are not watched: their readings stay.
 """
 
 from __future__ import annotations
@@ -36,11 +46,15 @@ from zoneinfo import ZoneInfo
 from digest.collect.bigfiles import READ_BLOCK, BigFile, big_file, blocks, read_range, save_big
 from digest.collect.files import (
     FileReport,
+    Found,
+    Opener,
     Unimported,
     describe,
+    file_key,
     files_under,
     load,
     not_saves,
+    open_binary,
     problem_lines,
     read_bytes,
     read_head,
@@ -69,10 +83,16 @@ class _Seen:
 
 
 def collect_file_source(
-    store: Store, source: SourceConfig, source_id: int, zone: ZoneInfo, now: datetime
+    store: Store,
+    source: SourceConfig,
+    source_id: int,
+    zone: ZoneInfo,
+    now: datetime,
+    *,
+    open_file: Opener = open_binary,
 ) -> StageReport:
     """Import the new or changed files of a file source (a file, or a folder searched
-    recursively, hidden files left out); `done` counts new items.
+    recursively, hidden files left out), each opened by `open_file`; `done` counts new items.
 
     A file that cannot be read or recognised is a failure line and the others go on; so
     is every line not understood (`path:line: reason: text`). The source is marked failing
@@ -86,11 +106,12 @@ def collect_file_source(
         store.record_source_failure(source_id, str(exc), now, None)
         return report
     report.info.extend(line for left in found.left for line in left.describe())
+    _forget_gone(store, source.path, found)
     paths = found.files
     file_errors: list[str] = []
     for path in paths:
         try:
-            outcome = _collect_one(store, path, source, source_id, zone, now)
+            outcome = _collect_one(store, path, source, source_id, zone, now, open_file)
         except (SourceError, ImportFormatError) as exc:
             file_errors.append(str(exc))
             report.failures.append(str(exc))
@@ -113,8 +134,22 @@ def collect_file_source(
     return report
 
 
+def _forget_gone(store: Store, root: Path | None, found: Found) -> None:
+    """Forget the files below `root` that are no longer there (ReadingsStore.forget_files)."""
+    if root is None:
+        return
+    here = {file_key(path) for path in found.files} | {file_key(left.path) for left in found.left}
+    store.forget_files([path for path in store.file_paths(file_key(root)) if path not in here])
+
+
 def _collect_one(
-    store: Store, path: Path, source: SourceConfig, source_id: int, zone: ZoneInfo, now: datetime
+    store: Store,
+    path: Path,
+    source: SourceConfig,
+    source_id: int,
+    zone: ZoneInfo,
+    now: datetime,
+    open_file: Opener,
 ) -> FileReport | Unimported | None:
     """Import what is new in `path`; None when nothing changed since it was last read, an
     Unimported when it is left alone (too big, no saves file, written to while read)."""
@@ -130,7 +165,9 @@ def _collect_one(
         _remember(store, key, _Seen(stat, stat.st_size, checked_ns, "", False, 0), 0, now)
         return left
     recorded = store.file_reading(key)
-    big_or_data, seen = _read(path, source, stat, checked_ns, state, recorded, whole=settled)
+    big_or_data, seen = _read(
+        path, source, stat, checked_ns, state, recorded, open_file, whole=settled
+    )
     if _moved(path, stat):  # written to while read: what was read may be half of either
         return Unimported(path, "changed while it was read; read again on the next collect")
     if not seen.size:
@@ -148,10 +185,11 @@ def _collect_one(
     )
     report.held = 1 if seen.held else 0
     if isinstance(big_or_data, BigFile) and _moved(path, stat):  # streamed while written to
+        store.void_reading(key)  # what it gave stands until the next read replaces it
         report.rejected.append(
-            Rejected(None, "", "changed while it was read; read again next collect")
+            Rejected(None, "", "changed while it was read; read again whole next collect")
         )
-        return report  # its state not remembered: read whole next time
+        return report
     _remember(store, key, seen, lines_ended, now)
     return report
 
@@ -163,22 +201,23 @@ def _read(
     checked_ns: int,
     state: FileState | None,
     recorded: FileReading | None,
+    open_file: Opener,
     *,
     whole: bool,
 ) -> tuple[BigFile | bytes, _Seen]:
     """The file's bytes (or, for a big file, what to stream), up to its last line end unless
     `whole`; and what was seen of them."""
-    big = big_file(path, stat.st_size, source.format, recorded)
+    big = big_file(path, stat.st_size, source.format, recorded, open_file)
     if big is None:
-        data = read_bytes(path)
+        data = read_bytes(path, open_file)
         complete = data if whole else complete_part(data)
         held = len(data) - len(complete)
         return complete, _seen([complete], stat, checked_ns, state, held)
-    tail = read_range(path, max(0, big.size - READ_BLOCK), READ_BLOCK)
+    tail = read_range(path, max(0, big.size - READ_BLOCK), READ_BLOCK, open_file)
     kept = tail if whole else complete_part(tail)
     big = replace(big, size=big.size - len(tail) + len(kept))
     held = len(tail) - len(kept)
-    return big, _seen(blocks(path, big.size), stat, checked_ns, state, held)
+    return big, _seen(blocks(path, big.size, open_file), stat, checked_ns, state, held)
 
 
 def _import(

@@ -1,27 +1,34 @@
-"""Why a page was not read, in a reader's words, and one line for a run with no network (pure).
+"""Why a page was not read, in a reader's words (pure).
 
-Fetch errors are recorded as `fetch failed: 'url': <why>`; the digest says what that means
-for the reader ("the host could not be reached") and when the page is tried again.
+A failed fetch is recorded with its kind (errors.FailureKind) and HTTP status; the digest
+says what that means for the reader ("the host could not be reached") and when the page is
+tried again.
 """
 
 from __future__ import annotations
 
 import re
 
-from digest.models import Item, NoteBasis, StageReport
+from digest.errors import FailureKind
+from digest.models import Item, NoteBasis
 from digest.text import without_links
 
-# (pattern in the recorded error, what it means for the reader); the first match wins
-_ERROR_REASONS = (
-    (re.compile(r"cannot resolve|Name or service not known|getaddrinfo", re.I), "host unreachable"),
-    (re.compile(r"refused|ConnectError|Connection reset", re.I), "connection refused"),
-    (re.compile(r"timeout|timed out|took longer", re.I), "the site did not answer in time"),
-    (re.compile(r"HTTP (401|402|403)\b"), "access denied or paywalled"),
-    (re.compile(r"HTTP (404|410)\b"), "page not found"),
-    (re.compile(r"HTTP 429\b"), "the site asked us to slow down"),
-    (re.compile(r"HTTP 5\d\d\b"), "the site had an error"),
-    (re.compile(r"too large|larger than", re.I), "the page is too large"),
-)
+# what a failure of each kind means for the reader (FailureKind.HTTP: by status, below)
+_KIND_REASONS = {
+    FailureKind.UNRESOLVED: "host unreachable",
+    FailureKind.REFUSED: "connection refused",
+    FailureKind.TIMEOUT: "the site did not answer in time",
+    FailureKind.TOO_LARGE: "the page is too large",
+}
+_STATUS_REASONS = {
+    401: "access denied or paywalled",
+    402: "access denied or paywalled",
+    403: "access denied or paywalled",
+    404: "page not found",
+    410: "page not found",
+    429: "the site asked us to slow down",
+}
+UNFETCHED = "the page could not be fetched"
 # Item.quality: why a fetched page was not the article
 QUALITY_REASONS = {
     "blocked": "the page was a bot check",
@@ -30,7 +37,6 @@ QUALITY_REASONS = {
     "paywalled": "the page was a paywall",
     "thin": "the page had too little text",
 }
-_UNRESOLVED = _ERROR_REASONS[0][0]
 MIN_SAVED_WORDS = 3  # fewer words saved with a link say nothing the title does not
 
 
@@ -40,15 +46,14 @@ def reason(item: Item) -> str | None:
         return QUALITY_REASONS[item.quality or ""]
     if not item.url or not item.error:
         return None
-    return fetch_reason(item.error)
+    return fetch_reason(item.error_kind, item.error_status)
 
 
-def fetch_reason(error: str) -> str:
-    """What a recorded fetch error means for a reader: "host unreachable", "page not found"."""
-    for pattern, why in _ERROR_REASONS:
-        if pattern.search(error):
-            return why
-    return "the page could not be fetched"
+def fetch_reason(kind: FailureKind | None, status: int | None) -> str:
+    """What a recorded fetch failure means for a reader: "host unreachable", "page not found"."""
+    if kind is FailureKind.HTTP and status is not None:
+        return _STATUS_REASONS.get(status, "the site had an error" if status >= 500 else UNFETCHED)
+    return _KIND_REASONS.get(kind, UNFETCHED) if kind else UNFETCHED
 
 
 def unread_line(item: Item) -> str | None:
@@ -60,19 +65,6 @@ def unread_line(item: Item) -> str | None:
         return f"Page not read: {why}; shown from what was saved with it."  # checked again later
     when = "not tried again" if item.gave_up else "to be tried again later"
     return f"Page not read yet: {why}; {when}."
-
-
-def without_unresolved(report: StageReport, noun: str) -> StageReport:
-    """A report whose failures are all unresolvable hosts, with nothing done, becomes one line:
-    the run had no network; the pages are left for a later run."""
-    failures = report.failures
-    if report.done or not failures or not all(_UNRESOLVED.search(line) for line in failures):
-        return report
-    retry = "`digest now --retry` tries them at once" if noun == "pages" else "polled next time"
-    line = f"no network: {len(failures)} {noun} left for a later run ({retry})"
-    return StageReport(
-        report.stage, 0, [line], report.info, part=report.part, failed_units=len(failures)
-    )
 
 
 def saved_words(item: Item) -> str | None:

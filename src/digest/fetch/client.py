@@ -22,13 +22,20 @@ import httpx
 
 from digest.clock import REAL_WAITS, Waits, utc_now
 from digest.config import FetchConfig
-from digest.errors import BlockedAddress, FetchError, SkippedContent
+from digest.errors import BlockedAddress, FailureKind, FetchError, NoNetwork, SkippedContent
 from digest.extract.sniff import SNIFF_BYTES, is_probably_binary, parse_content_type, sniff_binary
 from digest.fetch.access import Credentials
-from digest.fetch.guard import AddressPolicy, AddressRefused, GuardedTransport, UnresolvedHost
+from digest.fetch.guard import (
+    AddressPolicy,
+    AddressRefused,
+    GuardedTransport,
+    Resolver,
+    UnresolvedHost,
+)
 from digest.retry_after import retry_after_s
 from digest.urls import BadURL, parse_url, without_userinfo
 
+HTTP = FailureKind.HTTP
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 PERMANENT_REDIRECTS = frozenset({301, 308})
 CLIENT_MAX_CONNECTIONS = 16  # one httpx client stalls above ~32 (httpx#3215): use several
@@ -78,11 +85,9 @@ def check_status(result: FetchResult, *, now: datetime | None = None) -> None:
     challenge = is_challenge(result)
     reason = f"HTTP {status} (a bot challenge)" if challenge else f"HTTP {status}"
     if 400 <= status < 500 and status not in (408, 429) and not challenge:
-        raise FetchError(reason, url=result.url, permanent=True, status=status)
+        raise FetchError(reason, url=result.url, permanent=True, kind=HTTP, status=status)
     retry_after = retry_after_s(result.headers, now or utc_now(), cap_s=MAX_RETRY_AFTER_S)
-    raise FetchError(
-        reason, url=result.url, permanent=False, retry_after=retry_after, status=status
-    )
+    raise FetchError(reason, url=result.url, retry_after=retry_after, kind=HTTP, status=status)
 
 
 # -- the fetcher -----------------------------------------------------------
@@ -102,6 +107,7 @@ class Fetcher:
         self.monotonic = waits.monotonic
         self.sleep = waits.sleep
         self.policy = AddressPolicy(config.allow_private_addresses)
+        self.resolver = Resolver(waits.lookup)
         self.deadline_s = config.timeout_s  # wall clock for one fetch, redirects included
         self._slots = asyncio.Semaphore(config.concurrency)
         self._host_slots: dict[str, asyncio.Semaphore] = {}
@@ -119,7 +125,7 @@ class Fetcher:
         ssl_context = httpx.create_ssl_context(trust_env=False)  # loading CAs is slow: share it
         self._clients = [
             httpx.AsyncClient(
-                transport=GuardedTransport(self.policy, limits, ssl_context),
+                transport=GuardedTransport(self.policy, limits, ssl_context, self.resolver),
                 timeout=httpx.Timeout(self.config.timeout_s),
                 headers={"User-Agent": self.config.user_agent, "Accept-Encoding": ACCEPT_ENCODING},
                 follow_redirects=False,
@@ -171,13 +177,14 @@ class Fetcher:
         seen, permanent = {hop_url}, True
         for hops in range(self.config.max_redirects + 1):
             host = _checked_host(hop_url)
-            if (why := self._unresolved.get(host)) is not None:
-                raise FetchError(why, url=url)
+            self._check_reachable(url, host)
             # the host's slot first: a queue for one busy host must not hold global slots
             async with self._host_slot(host):
+                self._check_reachable(url, host)  # again, each time after a wait
                 await self._space_out(host)
-                self._check_held_off(url, host)
                 async with self._slots:
+                    self._check_reachable(url, host)
+                    self._check_held_off(url, host)
                     sent = {
                         **(headers or {}),
                         **(credentials.for_url(hop_url) if credentials else {}),
@@ -206,12 +213,26 @@ class Fetcher:
             slot = self._host_slots[host] = asyncio.Semaphore(self.config.per_host_concurrency)
         return slot
 
+    @property
+    def offline(self) -> str | None:
+        """Why no name resolves, when the fetches so far found that out; else None."""
+        return self.resolver.offline
+
+    def _check_reachable(self, url: str, host: str) -> None:
+        """NoNetwork once names do not resolve at all; the host's DNS failure, if it had one."""
+        if (offline := self.resolver.offline) is not None:
+            raise NoNetwork(offline, url=url)
+        if (why := self._unresolved.get(host)) is not None:
+            raise FetchError(why, url=url, kind=FailureKind.UNRESOLVED)
+
     def _check_held_off(self, url: str, host: str) -> None:
         left = self._held_off.get(host, 0.0) - self.monotonic()
         if left > 0:
             raise FetchError(
                 f"fetch postponed: {url!r}: {host} asked to wait {left:.0f} s more (Retry-After)",
                 retry_after=left,
+                kind=HTTP,
+                status=429,
             )
 
     def _hold_off_if_asked(self, host: str, hop: FetchResult) -> None:
@@ -251,12 +272,14 @@ class Fetcher:
         except AddressRefused as exc:
             raise BlockedAddress(str(exc), url=url) from exc
         except TimeoutError as exc:
-            raise FetchError(f"timeout: took longer than {self.deadline_s:g}s", url=url) from exc
+            raise FetchError(
+                f"timeout: took longer than {self.deadline_s:g}s", url=url, kind=FailureKind.TIMEOUT
+            ) from exc
         except (httpx.HTTPError, httpx.InvalidURL) as exc:
-            why = describe_error(exc)
-            if _caused_by(exc, UnresolvedHost):
+            why, kind = describe_error(exc), _failure_kind(exc)
+            if kind is FailureKind.UNRESOLVED:
                 self._unresolved[host] = why  # its other URLs fail at once, not spaced out
-            raise FetchError(why, url=url) from exc
+            raise FetchError(why, url=url, kind=kind) from exc
 
     async def _request(
         self,
@@ -306,6 +329,16 @@ class _BinaryGate:
             label = sniff_binary(head) or parse_content_type(self.content_type)[0] or "unknown"
             raise SkippedContent(f"skipped: {self.url!r}: binary content ({label}), not downloaded")
         self.sink.write(head)
+
+
+def _failure_kind(exc: httpx.HTTPError | httpx.InvalidURL) -> FailureKind:
+    if _caused_by(exc, UnresolvedHost):
+        return FailureKind.UNRESOLVED
+    if isinstance(exc, httpx.TimeoutException):
+        return FailureKind.TIMEOUT
+    if isinstance(exc, httpx.NetworkError):  # refused, reset, broken
+        return FailureKind.REFUSED
+    return FailureKind.OTHER
 
 
 def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
@@ -405,7 +438,9 @@ def _encoded(response: httpx.Response) -> bool:
 
 
 def _too_large(url: str, max_bytes: int) -> FetchError:
-    return FetchError(f"body larger than {max_bytes} bytes", url=url, permanent=True)
+    return FetchError(
+        f"body larger than {max_bytes} bytes", url=url, permanent=True, kind=FailureKind.TOO_LARGE
+    )
 
 
 class _Decoder:

@@ -7,9 +7,11 @@ to (after DNS), on every hop and every new connection: no DNS-rebinding gap.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import select
 import socket
 import ssl
+import threading
 from collections.abc import Iterable
 from ipaddress import IPv4Address, IPv6Address, IPv6Network, ip_address, ip_network
 from typing import Any
@@ -17,6 +19,7 @@ from typing import Any
 import httpcore
 import httpx
 
+from digest.clock import Lookup
 from digest.errors import BlockedAddress
 
 IPAddress = IPv4Address | IPv6Address
@@ -91,8 +94,14 @@ class GuardedBackend(httpcore.AsyncNetworkBackend):
     TLS still uses the host name: httpcore calls start_tls with the origin's host.
     """
 
-    def __init__(self, policy: AddressPolicy, inner: httpcore.AsyncNetworkBackend | None = None):
+    def __init__(
+        self,
+        policy: AddressPolicy,
+        resolver: Resolver,
+        inner: httpcore.AsyncNetworkBackend | None = None,
+    ):
         self.policy = policy
+        self.resolver = resolver
         self.inner = inner or httpcore.AnyIOBackend()
 
     async def connect_tcp(
@@ -103,7 +112,7 @@ class GuardedBackend(httpcore.AsyncNetworkBackend):
         local_address: str | None = None,
         socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
     ) -> httpcore.AsyncNetworkStream:
-        addresses = await _resolve(host, port)
+        addresses = await self.resolver.resolve(host, port)
         allowed = [address for address in addresses if self.policy.allows(address)]
         if not allowed:
             raise AddressRefused(str(addresses[0]))
@@ -135,18 +144,94 @@ class UnresolvedHost(httpcore.ConnectError):
     """DNS has no address for the host: no other URL of that host will fare better this run."""
 
 
-async def _resolve(host: str, port: int) -> list[IPAddress]:
-    try:
-        return [ip_address(host.strip("[]"))]  # an address: no lookup (and no thread) needed
-    except ValueError:
-        pass
+AddressInfo = tuple[Any, ...]  # one of getaddrinfo's answers
+# Until a first name resolves, a lookup slower than this counts as unanswered: without a
+# network a resolver waits out 5 s per try and server, and that is how a run crawled.
+FIRST_ANSWER_S = 1.5
+# Hosts that fail to resolve, none having resolved, for the network to be taken for down.
+OFFLINE_AFTER_HOSTS = 3
+
+
+async def system_lookup(host: str, port: int) -> list[AddressInfo]:
+    """getaddrinfo in a daemon thread: a lookup given up on (FIRST_ANSWER_S) holds up
+    neither the event loop's shutdown nor the process's exit, as an executor's would."""
     loop = asyncio.get_running_loop()
-    try:
-        infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except (socket.gaierror, UnicodeError) as exc:
-        raise UnresolvedHost(f"cannot resolve {host!r}: {exc}") from exc
-    addresses = [ip_address(str(info[4][0]).split("%")[0]) for info in infos]
-    return list(dict.fromkeys(addresses))
+    answer: asyncio.Future[list[AddressInfo]] = loop.create_future()
+
+    def settle(outcome: list[AddressInfo] | BaseException) -> None:
+        if answer.done():
+            return
+        if isinstance(outcome, BaseException):
+            answer.set_exception(outcome)
+        else:
+            answer.set_result(outcome)
+
+    def look_up() -> None:
+        outcome: list[AddressInfo] | BaseException
+        try:
+            outcome = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        except (OSError, UnicodeError) as exc:
+            outcome = exc
+        with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits for it any more
+            loop.call_soon_threadsafe(settle, outcome)
+
+    threading.Thread(target=look_up, name=f"lookup {host}", daemon=True).start()
+    return await answer
+
+
+class Resolver:
+    """Names to addresses for one fetcher, and its verdict on the network: when at least
+    OFFLINE_AFTER_HOSTS hosts were looked up, every lookup failed or gave no answer within
+    FIRST_ANSWER_S and none is still under way, names do not resolve at all (`offline`).
+    From the OFFLINE_AFTER_HOSTS-th failure on, new lookups wait for that verdict instead
+    of trying more hosts."""
+
+    def __init__(self, lookup: Lookup | None = None) -> None:
+        self.lookup = lookup or system_lookup
+        self.answered = False
+        self.failed: list[str] = []  # hosts, while none has resolved
+        self._under_way = 0
+        self._settled = asyncio.Event()  # a name resolved, or the network is taken for down
+
+    @property
+    def offline(self) -> str | None:
+        """Why the network is taken for down, or None."""
+        if self.answered or self._under_way or len(self.failed) < OFFLINE_AFTER_HOSTS:
+            return None
+        more = len(self.failed) - OFFLINE_AFTER_HOSTS
+        hosts = ", ".join(self.failed[:OFFLINE_AFTER_HOSTS]) + (f" and {more} more" if more else "")
+        return f"no network: names do not resolve ({hosts})"
+
+    async def resolve(self, host: str, port: int) -> list[IPAddress]:
+        try:
+            return [ip_address(host.strip("[]"))]  # an address: no lookup needed
+        except ValueError:
+            pass
+        if not self.answered and len(self.failed) >= OFFLINE_AFTER_HOSTS:
+            await self._settled.wait()
+        if self.offline:
+            raise UnresolvedHost(self.offline)
+        self._under_way += 1
+        try:
+            async with asyncio.timeout(None if self.answered else FIRST_ANSWER_S):
+                infos = await self.lookup(host, port)
+        except TimeoutError:
+            raise self._failed(host, f"no answer from DNS within {FIRST_ANSWER_S:g} s") from None
+        except (OSError, UnicodeError) as exc:
+            raise self._failed(host, str(exc)) from exc
+        finally:
+            self._under_way -= 1
+            if not self._under_way and len(self.failed) >= OFFLINE_AFTER_HOSTS:
+                self._settled.set()  # the verdict: offline
+        self.answered = True
+        self._settled.set()
+        addresses = [ip_address(str(info[4][0]).split("%")[0]) for info in infos]
+        return list(dict.fromkeys(addresses))
+
+    def _failed(self, host: str, why: str) -> UnresolvedHost:
+        if not self.answered and host not in self.failed:
+            self.failed.append(host)
+        return UnresolvedHost(f"cannot resolve {host!r}: {why}")
 
 
 class GuardedTransport(httpx.AsyncHTTPTransport):
@@ -157,14 +242,20 @@ class GuardedTransport(httpx.AsyncHTTPTransport):
     test_the_guard_sits_in_the_pool_httpx_sends_through fails when that attribute moves.
     """
 
-    def __init__(self, policy: AddressPolicy, limits: httpx.Limits, ssl_context: ssl.SSLContext):
+    def __init__(
+        self,
+        policy: AddressPolicy,
+        limits: httpx.Limits,
+        ssl_context: ssl.SSLContext,
+        resolver: Resolver | None = None,
+    ):
         super().__init__(verify=ssl_context, trust_env=False, limits=limits)
         self._pool = httpcore.AsyncConnectionPool(
             ssl_context=ssl_context,
             max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections,
             keepalive_expiry=limits.keepalive_expiry,
-            network_backend=GuardedBackend(policy),
+            network_backend=GuardedBackend(policy, resolver or Resolver()),
         )
 
 

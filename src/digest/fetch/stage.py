@@ -34,7 +34,9 @@ from digest.config import FetchConfig
 from digest.errors import (
     DigestError,
     ExtractError,
+    FailureKind,
     FetchError,
+    NoNetwork,
     SkippedContent,
     UnreadableDocument,
     unit_bug,
@@ -97,15 +99,24 @@ class PageReader:
 class Pool:
     """Worker processes that extract bodies the parent streams into a spool folder.
 
-    A worker that dies or takes longer than `extract_timeout_s` fails its page with an
-    ExtractError (retried on a later run) and the workers are replaced; pages being
-    extracted by the other workers at that moment fail the same way.
+    The workers start with the first body to extract, so a run that fetches nothing (no
+    network) never pays for them; when they cannot start, `info` is told and pages are
+    extracted in this process. A worker that dies or takes longer than `extract_timeout_s`
+    fails its page with an ExtractError (retried on a later run) and the workers are
+    replaced; pages being extracted by the other workers at that moment fail the same way.
     """
 
-    def __init__(self, workers: int, extract_timeout_s: float = EXTRACT_TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        workers: int,
+        info: Callable[[str], None],
+        extract_timeout_s: float = EXTRACT_TIMEOUT_S,
+    ) -> None:
         self.workers = workers
+        self.info = info
         self.extract_timeout_s = extract_timeout_s
-        self.executor = _start_workers(workers)
+        self.executor: ProcessPoolExecutor | None = None
+        self.in_process = False  # the workers could not start
         self.spool = Path(tempfile.mkdtemp(prefix="digest-pages-"))
         self._names = itertools.count()
 
@@ -124,7 +135,9 @@ class Pool:
         return result, extracted
 
     async def _extract(self, path: Path, url: str, content_type: str | None) -> Extracted:
-        executor = self.executor
+        executor = self._started()
+        if executor is None:
+            return extract_file(str(path), url, content_type)
         try:
             async with asyncio.timeout(self.extract_timeout_s):
                 return await asyncio.get_running_loop().run_in_executor(
@@ -137,6 +150,19 @@ class Pool:
             self._replace(executor)
             raise ExtractError(f"took longer than {self.extract_timeout_s:g}s", url=url) from None
 
+    def _started(self) -> ProcessPoolExecutor | None:
+        """The workers, started on first use; None when they cannot start."""
+        if self.executor is None and not self.in_process:
+            try:
+                self.executor = _start_workers(self.workers)
+            except OSError as error:  # e.g. a TMPDIR too long for the fork server's socket path
+                self.in_process = True
+                self.info(
+                    f"extraction workers could not start ({describe_error(error)}); pages are "
+                    "extracted in this process (set TMPDIR to a short folder to get them back)"
+                )
+        return self.executor
+
     def _replace(self, executor: ProcessPoolExecutor) -> None:
         """New workers for the broken or stuck `executor`, once however many pages saw it."""
         if executor is self.executor:
@@ -144,19 +170,9 @@ class Pool:
             _stop_workers(executor)
 
     def close(self) -> None:
-        self.executor.shutdown(cancel_futures=True)
+        if self.executor is not None:
+            self.executor.shutdown(cancel_futures=True)
         shutil.rmtree(self.spool, ignore_errors=True)
-
-
-def _start_pool(workers: int, info: Callable[[str], None]) -> Pool | None:
-    try:
-        return Pool(workers)
-    except OSError as error:  # e.g. a TMPDIR too long for the fork server's socket path
-        info(
-            f"extraction workers could not start ({describe_error(error)}); pages are "
-            "extracted in this process (set TMPDIR to a short folder to get them back)"
-        )
-        return None
 
 
 def _start_workers(workers: int) -> ProcessPoolExecutor:
@@ -195,7 +211,7 @@ async def page_reader(
     """A reader for a batch of about `pages` pages: worker processes only when it pays
     and they can start (`info` is told when they cannot)."""
     workers = os.cpu_count() or 1
-    pool = _start_pool(workers, info) if workers > 1 and pages >= PROCESS_POOL_THRESHOLD else None
+    pool = Pool(workers, info) if workers > 1 and pages >= PROCESS_POOL_THRESHOLD else None
     try:
         async with Fetcher(config, waits) as fetcher:
             # enough pages in hand to keep the fetches going and every worker busy
@@ -228,6 +244,7 @@ class FetchStage:
             config.retry_base_s, config.retry_max_s, config.max_attempts
         )
         self._finished = 0
+        self._left = 0  # not tried for want of a network
         self._unread_links: list[tuple[int, int, str]] = []  # (post id, links unread, first why)
 
     async def run(self, due: Sequence[Item], posts: Sequence[Item]) -> StageReport:
@@ -244,8 +261,19 @@ class FetchStage:
             await run_together(
                 self._counted(work, total) for work in itertools.chain(fetches, follows)
             )
+            if (offline := reader.fetcher.offline) is not None:
+                self._say_offline(offline)
         self._report_unread_links()
         return self.report
+
+    def _say_offline(self, offline: str) -> None:
+        """One line for a run without a network, in place of a failure per page."""
+        tried = len(self.report.failures)
+        self.report.failures[:] = [
+            f"{offline}: {tried + self._left} pages left for a later run "
+            "(`digest now --retry` tries them at once)"
+        ]
+        self.report.failed_units = tried + self._left
 
     def _report_unread_links(self) -> None:
         """One line for the posts whose links could not be read: they are not failed items
@@ -273,6 +301,9 @@ class FetchStage:
         assert item.url is not None
         try:
             page = await reader.read(item.url)
+        except NoNetwork:  # not the page's fault: no attempt recorded
+            self._left += 1
+            return
         except DigestError as exc:
             self._record_failure(item, exc)
             return
@@ -308,6 +339,8 @@ class FetchStage:
             retry_after_s=getattr(exc, "retry_after", None),
             permanent=getattr(exc, "permanent", False),
             final=isinstance(exc, SkippedContent | UnreadableDocument),
+            kind=exc.kind if isinstance(exc, FetchError) else FailureKind.EXTRACT,
+            status=exc.status if isinstance(exc, FetchError) else None,
         )
         self.store.apply_fetch(intent)
         next_attempt = intent.next_attempt_at
@@ -318,6 +351,9 @@ class FetchStage:
         """Resolve a post's first links to where they lead and keep what those pages say."""
         links = post.links[:MAX_POST_LINKS]
         outcomes = await asyncio.gather(*(_read_or_error(reader, link) for link in links))
+        if any(isinstance(outcome, NoNetwork) for outcome in outcomes):
+            self._left += 1  # followed on a run with a network
+            return
         pages = [outcome for outcome in outcomes if isinstance(outcome, Page)]
         errors = [str(outcome) for outcome in outcomes if not isinstance(outcome, Page)]
         resolved = [

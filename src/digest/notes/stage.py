@@ -44,11 +44,11 @@ from digest.notes import (
 from digest.notes.costs import call_cost
 from digest.notes.judging import stems
 from digest.notes.prompts import week_prompt_mark
+from digest.notes.requests import note_request
 from digest.store import Store
 
 log = logging.getLogger("digest")
 
-RequestFor = Callable[[Item, Sequence[str]], NoteRequest]
 KNOWN_TAGS = 50  # the most used tags offered to the model for reuse
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 
@@ -90,7 +90,6 @@ class NotesStage:
     store: Store
     config: Config
     clock: Clock
-    request_for: RequestFor
     offline_only: Callable[[Item], bool] = lambda item: False  # [[rules]]: no model call
     stopped: str | None = None  # why the LLM was stopped for the rest of this run
     unreachable: str | None = None  # stopped because the model could not be reached
@@ -143,7 +142,7 @@ class NotesStage:
         """The due items grouped by note cache key: items with the same text share one call."""
         groups: dict[str, list[Item]] = {}
         for item in due:
-            text = self.request_for(item, known_tags).text
+            text = note_request(item, known_tags).text
             key = note_cache_key(text, summarizer)
             if key not in groups:
                 self._run_stems[key] = stems(text)
@@ -171,7 +170,7 @@ class NotesStage:
         fails or may not be asked; nothing (they stay pending) once the LLM is stopped."""
         if self.stopped:
             return
-        request = self.request_for(items[0], known_tags)
+        request = note_request(items[0], known_tags)
         key = note_cache_key(request.text, summarizer)
         if (cached := self.store.cached_note(key)) is not None:
             self._attach(items, key, cached, report)
@@ -418,7 +417,7 @@ class NotesStage:
         due = [item for item in due if not self.offline_only(item)]
         cached, missing = 0, []
         for items in self.by_text(summarizer, due, known_tags):
-            request = self.request_for(items[0], known_tags)
+            request = note_request(items[0], known_tags)
             key = note_cache_key(request.text, summarizer)
             if self.store.cached_note(key) is not None:
                 cached += len(items)

@@ -12,6 +12,7 @@ from functools import lru_cache
 from typing import Any
 
 from digest import lifecycle
+from digest.errors import FailureKind
 from digest.lifecycle import FetchFailed, FetchSucceeded, NoteAttached
 from digest.models import (
     Item,
@@ -89,11 +90,14 @@ class ItemsStore(StoreBase):
         with self.write() as conn:
             if isinstance(intent, FetchFailed):
                 conn.execute(
-                    "UPDATE items SET state = ?, error = ?, attempts = attempts + 1,"
-                    " failures = failures + 1, next_attempt_at = ? WHERE id = ?",
+                    "UPDATE items SET state = ?, error = ?, error_kind = ?, error_status = ?,"
+                    " attempts = attempts + 1, failures = failures + 1, next_attempt_at = ?"
+                    " WHERE id = ?",
                     (
                         intent.state.value,
                         for_display(intent.error),
+                        intent.kind.value,
+                        intent.status,
                         _iso(intent.next_attempt_at),
                         intent.item_id,
                     ),
@@ -101,7 +105,8 @@ class ItemsStore(StoreBase):
                 return
             extracted = intent.extracted
             conn.execute(
-                "UPDATE items SET state = ?, error = NULL, next_attempt_at = ?,"
+                "UPDATE items SET state = ?, error = NULL, error_kind = NULL, error_status = NULL,"
+                " next_attempt_at = ?,"
                 " attempts = attempts + 1, failures = 0, text = ?, text_hash = ?, extracted_title = ?, author = ?,"
                 " published = ?, language = ?, extractor = ?, final_url = ?, fetched_at = ?,"
                 " quality = ? WHERE id = ?",
@@ -453,7 +458,8 @@ def _item_columns(text_chars: int | None) -> str:
     text = f"substr(i.text, 1, {int(text_chars)})" if text_chars > 0 else "NULL"
     return (
         "i.id, i.key, i.url, i.title, i.kind, i.saved_at, i.topic, i.context, i.state,"
-        f" i.attempts, i.failures, i.error, i.next_attempt_at, {text} AS text,"
+        f" i.attempts, i.failures, i.error, i.error_kind, i.error_status, i.next_attempt_at,"
+        f" {text} AS text,"
         " i.extracted_title, i.links, NULL AS linked_text, i.quality, i.read_at, i.note_key,"
         " i.note_attempts, i.note_failures, i.note_error, i.note_next_attempt_at, i.language"
     )
@@ -474,6 +480,8 @@ def _item_from_row(row: sqlite3.Row) -> Item:
         attempts=row["attempts"],
         failures=row["failures"],
         error=row["error"],
+        error_kind=FailureKind(row["error_kind"]) if row["error_kind"] else None,
+        error_status=row["error_status"],
         next_attempt_at=from_iso(row["next_attempt_at"]),
         text=row["text"],
         sources=tuple(row["source_names"].split("\x1f")) if row["source_names"] else (),

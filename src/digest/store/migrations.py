@@ -485,3 +485,17 @@ def m022b_item_stars(db: Database) -> None:
         "CREATE TABLE item_stars (item_id INTEGER PRIMARY KEY REFERENCES items(id),"
         " starred_at TEXT NOT NULL)"
     )
+
+
+@migrations(name="m024_failure_kinds")
+def m024_failure_kinds(db: Database) -> None:
+    # What kind of failure an item's last fetch was, and its HTTP status, beside the error's
+    # text: read as data (compose/unread.py), never parsed back out of the text. Errors
+    # recorded before have no kind: the reader is told the page could not be fetched.
+    _execute_each(
+        db,
+        """
+        ALTER TABLE items ADD COLUMN error_kind TEXT;
+        ALTER TABLE items ADD COLUMN error_status INTEGER
+        """,
+    )

@@ -5,6 +5,11 @@ line's note or post comes back with other text (the last line arrived, a post gr
 item recorded at that line is updated in place (new key and text, its note due again)
 instead of a second item appearing. When a file is read in another format, the items only
 the earlier reading gave are removed once the new reading is saved.
+
+A reading cut short because the file changed while it was read (a big file, saved a
+block at a time) is voided: its lines are recorded under no format (VOID) and the file's
+state forgotten, so that the next collect reads it whole, as a reading in another format,
+and removes what only the voided reading gave.
 """
 
 from __future__ import annotations
@@ -74,6 +79,32 @@ class ReadingsStore(ItemsStore):
             )
         return len(removed)
 
+    def void_reading(self, path: str) -> None:
+        """The file changed while it was read: what that reading gave is replaced by the next
+        (see the module docstring)."""
+        with self.write() as conn:
+            conn.execute("UPDATE file_items SET format = ? WHERE path = ?", (VOID, path))
+            conn.execute("DELETE FROM file_states WHERE path = ?", (path,))
+
+    def file_paths(self, under: str) -> list[str]:
+        """The files at or below `under` the store remembers (their states, readings)."""
+        bounds = (under, under + "/", under + "0")  # "0" sorts right after "/"
+        rows = self._query(
+            "SELECT path FROM file_states WHERE path = ? OR (path > ? AND path < ?)"
+            " UNION SELECT path FROM file_readings WHERE path = ? OR (path > ? AND path < ?)",
+            (*bounds, *bounds),
+        )
+        return sorted(row[0] for row in rows)
+
+    def forget_files(self, paths: Sequence[str]) -> None:
+        """Forget files that are gone: their states, readings and the lines their items came
+        from (the items stay saved: a file leaving the inbox unsaves nothing)."""
+        with self.write() as conn:
+            for table in ("file_items", "file_readings", "file_states"):
+                conn.executemany(f"DELETE FROM {table} WHERE path = ?", [(p,) for p in paths])
+
+
+VOID = ""  # the format of a voided reading's lines: no reading has it
 
 # What refers to an item, the item's own row last.
 _ITEM_ROWS = (
@@ -145,6 +176,7 @@ def _record_lines(
             [*batch, *batch],
         ).fetchall()
         conn.executemany(
-            "INSERT OR IGNORE INTO file_items (path, line, item_id, format) VALUES (?, ?, ?, ?)",
+            "INSERT INTO file_items (path, line, item_id, format) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT DO UPDATE SET format = excluded.format",
             [(path, keys[key], item_id, format_name) for key, item_id in rows],
         )

@@ -73,6 +73,8 @@ class ItemToLookAt:
     attempts: int
     next_attempt_at: str | None
     error: str | None
+    error_kind: str | None  # an errors.FailureKind
+    error_status: int | None
     note_attempts: int  # model calls for its current text
     note_next_attempt_at: str | None
     note_error: str | None  # why its note is a stand-in, until the model's comes

@@ -279,7 +279,8 @@ class RunsStore(StoreBase):
         total = self._query(f"SELECT count(*) FROM items i WHERE {where}", params)[0][0]
         rows = self._query(
             "SELECT i.id, i.url, i.state, i.quality, i.read_at, i.attempts, i.next_attempt_at,"
-            " i.error, i.note_attempts, i.note_next_attempt_at, i.note_error,"
+            " i.error, i.error_kind, i.error_status, i.note_attempts, i.note_next_attempt_at,"
+            " i.note_error,"
             " (SELECT group_concat(s.name, ', ') FROM item_sources x"
             "  JOIN sources s ON s.id = x.source_id WHERE x.item_id = i.id) AS sources"
             f" FROM items i WHERE {where} ORDER BY i.id LIMIT ?",

@@ -6,11 +6,13 @@ since a JSON export's layout on lines says nothing about its records.
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from decimal import Decimal
+from typing import Any, BinaryIO
 from zoneinfo import ZoneInfo
 
 import ijson
@@ -151,9 +153,9 @@ class JsonExport:
             return 0
         return self.score if all(m.search(head) for m in self.markers) else 0
 
-    # Where ijson finds the records of a big file ("item": a top-level list, several lists
-    # back to back too); None: the export is read whole whatever its size.
-    stream_prefix: str | None = None
+    # Where ijson finds the records of a big file (its paths: "item" for a top-level list,
+    # several lists back to back too); none: the export is read whole whatever its size.
+    stream_prefixes: tuple[str, ...] = ()
 
     def parse(self, text: str, *, zone: ZoneInfo) -> ImportResult:
         data = load_json(text, self.name)
@@ -170,9 +172,9 @@ class JsonExport:
         that memory does not grow with the file."""
         result = ImportResult()
         with open_file() as file:
-            found = ijson.items(file, self.stream_prefix, multiple_values=True, use_float=True)
+            found = values_at(after_wrapper(file), frozenset(self.stream_prefixes))
             try:
-                for number, record in enumerate(found, 1):
+                for number, record in enumerate(self.streamed(found), 1):
                     self._read(result, record, number, zone)
                     if len(result.items) >= STREAM_BLOCK:
                         yield result
@@ -180,6 +182,12 @@ class JsonExport:
             except ijson.JSONError as exc:
                 raise ImportFormatError(f"not a {self.name} export: invalid JSON: {exc}") from exc
         yield result
+
+    def streamed(self, found: Iterator[tuple[str, Any]]) -> Iterator[Any]:
+        """The records of the values found at `stream_prefixes` (with their paths): each
+        value, or the records of a page (a list of them, `gh api --paginate --slurp`)."""
+        for _, value in found:
+            yield from value if isinstance(value, list) else [value]
 
     def _read(self, result: ImportResult, record: object, number: int, zone: ZoneInfo) -> None:
         if not isinstance(record, dict):
@@ -222,6 +230,44 @@ class JsonExport:
             line=number,
         )
         add_item(result, item, raw=record)
+
+
+def values_at(file: BinaryIO, prefixes: frozenset[str]) -> Iterator[tuple[str, Any]]:
+    """Each value at one of `prefixes` (ijson's paths) of the JSON in `file`, with its
+    path, built one at a time: a value found is not looked into for more."""
+    # numbers as json reads them: ints of any size (ijson's use_float fails past 64 bits)
+    events = (
+        (prefix, event, float(value) if isinstance(value, Decimal) else value)
+        for prefix, event, value in ijson.parse(file, multiple_values=True)
+    )
+    for prefix, event, value in events:
+        if prefix not in prefixes or event in ("map_key", "end_map", "end_array"):
+            continue
+        if event not in ("start_map", "start_array"):
+            yield prefix, value
+            continue
+        builder, depth = ijson.ObjectBuilder(), 1
+        builder.event(event, value)
+        for _, event, value in events:
+            depth += {"start_map": 1, "start_array": 1, "end_map": -1, "end_array": -1}.get(
+                event, 0
+            )
+            if not depth:
+                break
+            builder.event(event, value)
+        yield prefix, builder.value
+
+
+def after_wrapper(file: BinaryIO) -> BinaryIO:
+    """`file` from its JSON on: past a UTF-8 BOM and a Twitter archive's JS wrapper."""
+    head = file.read(4096)
+    start = len(codecs.BOM_UTF8) if head.startswith(codecs.BOM_UTF8) else 0
+    wrapper = _JS_WRAPPER_BYTES.match(head, start)
+    file.seek(wrapper.end() if wrapper else start)
+    return file
+
+
+_JS_WRAPPER_BYTES = re.compile(rb"\s*window\.YTD\.[\w.]+\s*=\s*")
 
 
 def reject(result: ImportResult, number: int, record: object, reason: str) -> None:

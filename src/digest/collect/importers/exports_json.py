@@ -54,7 +54,7 @@ class Pinboard(JsonExport):
     fields = LinkFields(
         url=("href",), title=("description",), time="time", tags="tags", context=("extended",)
     )
-    stream_prefix = "item"
+    stream_prefixes = ("item",)
 
 
 class Omnivore(JsonExport):
@@ -68,13 +68,14 @@ class Omnivore(JsonExport):
         tags="labels",
         context=("description",),
     )
-    stream_prefix = "item"
+    stream_prefixes = ("item",)
 
 
 class Karakeep(JsonExport):
     name = "karakeep"
     description = 'Karakeep/Hoarder export ({"bookmarks": [{createdAt, title, content, …}]})'
     markers = keys("bookmarks", "content", "createdAt")
+    stream_prefixes = ("bookmarks.item",)
 
     def records(self, data: Any) -> Iterator[Any] | None:
         return iter(data["bookmarks"]) if isinstance(data, dict) and "bookmarks" in data else None
@@ -118,6 +119,25 @@ class Linkwarden(JsonExport):
         score = super().sniff(head)
         return score if score and ('"collections"' in head or '"collection"' in head) else 0
 
+    # A collection's links, and its name (read before its links, as Linkwarden writes it).
+    stream_prefixes = (
+        "collections.item.name",
+        "collections.item.links.item",
+        "item.name",
+        "item.links.item",
+        "links.item",
+    )
+
+    def streamed(self, found: Iterator[tuple[str, Any]]) -> Iterator[Any]:
+        collection = None
+        for prefix, value in found:
+            if prefix.endswith(".name"):
+                collection = value if isinstance(value, str) else None
+            elif prefix == "links.item" or not isinstance(value, dict):
+                yield value
+            else:
+                yield {**value, "_collection": collection}
+
     def records(self, data: Any) -> Iterator[Any] | None:
         collections = as_list(data, "collections")
         if collections and all(isinstance(c, dict) and "links" in c for c in collections):
@@ -144,6 +164,7 @@ class HackerNews(JsonExport):
     name = "hackernews"
     description = "Hacker News favourites ([{id, title, url, time}] or Algolia hits)"
     markers = keys("(?:id|objectID)", "(?:title|story_title)")
+    stream_prefixes = ("item", "hits.item", "favorites.item", "items.item")
 
     def sniff(self, head: str) -> int:
         score = super().sniff(head)
@@ -213,6 +234,7 @@ class GitHubStars(JsonExport):
     name = "github-stars"
     description = "GitHub starred repositories (API JSON, with or without starred_at)"
     markers = keys("full_name", "html_url")
+    stream_prefixes = ("item",)
 
     def add(self, result: ImportResult, record: Record, number: int, zone: ZoneInfo) -> None:
         repo = nested(record, "repo", default=record)

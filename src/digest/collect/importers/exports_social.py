@@ -63,6 +63,7 @@ class Mastodon(JsonExport):
     name = "mastodon"
     description = "Mastodon bookmarks or favourites (API JSON statuses)"
     markers = keys("acct", "content", "uri")
+    stream_prefixes = ("item",)
 
     def add(self, result: ImportResult, record: Record, number: int, zone: ZoneInfo) -> None:
         status = nested(record, "reblog", default=record)
@@ -93,6 +94,10 @@ class MastodonArchive(JsonExport):
     description = "Mastodon archive bookmarks.json / likes.json (OrderedCollection of URIs)"
     markers = (*keys("orderedItems"), re.compile(r'"OrderedCollection"'))
     score = 92
+    stream_prefixes = ("orderedItems.item",)
+
+    def streamed(self, found: Iterator[tuple[str, Any]]) -> Iterator[Any]:
+        return ({"uri": value} if isinstance(value, str) else value for _, value in found)
 
     def records(self, data: Any) -> Iterator[Any] | None:
         found = as_list(data, "orderedItems")
@@ -111,6 +116,10 @@ class Twitter(JsonExport):
     name = "twitter"
     description = "X/Twitter bookmarks (archive bookmark.js or exporter JSON)"
     score = 88
+    stream_prefixes = ("item", "bookmarks.item", "tweets.item", "data.item")
+
+    def streamed(self, found: Iterator[tuple[str, Any]]) -> Iterator[Any]:
+        return (_unwrap_tweet(entry) for entry in super().streamed(found))
 
     def sniff(self, head: str) -> int:
         if head.lstrip().startswith("window.YTD."):
@@ -206,6 +215,12 @@ class Reddit(JsonExport):
     name = "reddit"
     description = "Reddit saved posts and comments (API/data-export JSON things or listings)"
     markers = keys("kind", "permalink")
+    # things, listings of things, or one listing
+    stream_prefixes = ("item", "data.children.item")
+
+    def streamed(self, found: Iterator[tuple[str, Any]]) -> Iterator[Any]:
+        for _, value in found:
+            yield from _flatten_listings(value if isinstance(value, list) else [value])
 
     def records(self, data: Any) -> Iterator[Any] | None:
         things = [data] if isinstance(data, dict) else as_list(data)
