@@ -434,7 +434,13 @@ def test_an_unread_link_with_only_its_address_gets_no_pretend_note() -> None:
 
 def test_notes_without_a_link_are_notes_in_the_footer_never_pages_not_fetched() -> None:
     items = [
-        make_item(1, None, "Static Polymorphism", note=offline_stand_in_note("Static.")),
+        make_item(
+            1,
+            None,
+            "Static Polymorphism",
+            context=LONG_NOTE,
+            note=offline_stand_in_note("Templates choose the call at compile time."),
+        ),
         make_item(2, "https://b.example/", "B", state=ItemState.NEW),
         make_item(3, None, "DST Book", context="DST Book", state=ItemState.NEW),  # no note
     ]
@@ -447,6 +453,24 @@ def test_notes_without_a_link_are_notes_in_the_footer_never_pages_not_fetched() 
         "*Notes: 1 extractive summary (offline, no LLM).*\n\n"
         "*Not summarised: 1 item not fetched yet.*\n"
     )
+
+
+LONG_NOTE = "Static Polymorphism\n" + "Templates choose the call at compile time. " * 8
+
+
+def test_the_footer_counts_only_the_notes_it_shows() -> None:
+    templates = offline_stand_in_note("Templates choose the call at compile time.")
+    items = [  # notes that only named their title ("LMSys."), or that restate a short note
+        make_item(1, None, "LMSys", context="LMSys", note=offline_stand_in_note("")),
+        make_item(2, None, "DSA", context="DSA", note=offline_stand_in_note("DSA.")),
+        make_item(3, None, "Static Polymorphism", context=LONG_NOTE, note=templates),
+    ]
+    provenance = Provenance(notes=(ModelUsage("offline", "extractive-3-s3", 3, Usage()),))
+
+    markdown = compose(PERIOD, items, NO_SUMMARY, zone=ZONE, provenance=provenance)
+
+    assert "*Notes: 1 extractive summary (offline, no LLM).*" in markdown
+    assert "LMSys." not in markdown and "DSA." not in markdown
 
 
 def test_the_reader_view_ignores_the_footer_and_follows_the_notes() -> None:

@@ -151,10 +151,10 @@ def test_offline_tags_reuse_known_tags_found_in_the_text_first() -> None:
     assert "compilers" in note.tags
 
 
-def test_offline_title_only_saved_context_becomes_a_saved_link_note() -> None:
+def test_offline_title_only_saved_context_makes_no_summary_of_the_title() -> None:
     req = request(text="Safer compilers", basis=NoteBasis.SAVED_CONTEXT)
     note = run(OfflineSummarizer(LLMConfig()).note(req))
-    assert note.summary == "Safer compilers."  # the digest shows the title once
+    assert note.summary == ""  # "Safer compilers." would only repeat the title
     assert note.basis is NoteBasis.SAVED_CONTEXT
 
 
@@ -166,11 +166,11 @@ def test_offline_saved_context_keeps_the_line_saved_with_the_link() -> None:
     assert note.summary == "Read this before the team meeting."
 
 
-def test_offline_note_without_a_link_says_what_was_saved_once() -> None:
+def test_offline_note_without_a_link_that_is_only_its_title_makes_no_summary() -> None:
     text = "A book with no link\n\nA book with no link"
     req = request(text=text, title="A book with no link", url=None, basis=NoteBasis.SAVED_CONTEXT)
     note = run(OfflineSummarizer(LLMConfig()).note(req))
-    assert note.summary == "A book with no link."
+    assert note.summary == ""
 
 
 def test_offline_note_with_nothing_to_say_is_an_error() -> None:

@@ -49,6 +49,6 @@ def test_key_points_skip_list_fragments_and_bare_links() -> None:
     assert not any(p.lstrip("\\").startswith("-") or "t.co" in p for p in points)
 
 
-def test_a_bare_links_note_names_it_by_its_address_and_pretends_nothing() -> None:
+def test_a_bare_links_note_pretends_nothing_not_even_its_address() -> None:
     note = offline_note("", "https://www.youtube.com/watch?v=abc", NoteBasis.SAVED_CONTEXT)
-    assert note.summary == "youtube.com/watch?v=abc."
+    assert note.summary == ""  # the digest names the link by its address once

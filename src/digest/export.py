@@ -47,7 +47,7 @@ def export_row(item: Item) -> dict[str, Any]:
         "state": item.state.value,
         "error": item.error and for_display(item.error),
         "text": item.text,
-        "note": item.note.summary if item.note and not pretend_note(item) else None,
+        "note": (item.note.summary or None) if item.note and not pretend_note(item) else None,
         "tags": list(item.note.tags) if item.note else [],
         "topic": item.topic,
         "kind": item.kind.value,

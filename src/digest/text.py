@@ -154,7 +154,15 @@ _MARKDOWN_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _AUTOLINK = re.compile(r"<(?:https?|ftp|mailto):[^>]*>", re.IGNORECASE)
 URL = re.compile(r"\b(?:https?://|ftp://|www\.)\S+", re.IGNORECASE)
 _MAY_HOLD_LINK = re.compile(r"\]\(|<|://|www\.", re.IGNORECASE)
-_SPACE_BEFORE_PUNCTUATION = re.compile(r"\s+([.,;:!?])")
+# A space left before punctuation once a link is cut; not before a file name's dot (".md").
+_SPACE_BEFORE_PUNCTUATION = re.compile(r"\s+([,;:!?]|\.(?!\w))")
+
+
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+•▪→>❯]+[\ufe0f\s]*|\d{1,3}[.)]\s+)")
+# A few words pointing at what follows ("Links ↓", "More details in the report 👉").
+_LIST_TRAILER = re.compile(r"^[^.!?…]{0,60}[\u2190-\u21ff\u2b00-\u2bff\U0001f446-\U0001f449]\s*$")
+_SYMBOL_LED = re.compile(r"^\s*[\u2190-\u2bff\U0001f000-\U0001faff][\ufe0f\s]*")
+_SENTENCE_END = re.compile(r"[.!?…][\"'”’)\]]*$")
 
 
 def without_links(text: str) -> str:
@@ -164,6 +172,22 @@ def without_links(text: str) -> str:
     text = _MARKDOWN_LINK.sub(lambda m: m[1], text)
     text = URL.sub("", _AUTOLINK.sub("", text))
     return _SPACE_BEFORE_PUNCTUATION.sub(r"\1", " ".join(text.split()))
+
+
+def is_list_line(line: str) -> bool:
+    """Whether a line of saved text is a list item ("-x", "> x", "1. x", "2) x", an emoji
+    bullet) or a list's trailer ("Links ↓", "More 👉"), not prose."""
+    line = without_links(line).lstrip("\\").rstrip()
+    led = _SYMBOL_LED.match(line) and not _SENTENCE_END.search(line)  # "🚀 We did X." is prose
+    return bool(_LIST_ITEM.match(line) or _LIST_TRAILER.search(line) or led)
+
+
+def list_item(line: str) -> str:
+    """A list line's words without its marker; "" for a trailer ("Links ↓")."""
+    line = without_links(line).lstrip("\\").strip()
+    if _LIST_TRAILER.search(line):
+        return ""
+    return _SYMBOL_LED.sub("", _LIST_ITEM.sub("", line, count=1), count=1).strip()
 
 
 def strip_trailing_punctuation(text: str) -> str:

@@ -46,7 +46,7 @@ from digest.models import (
     Usage,
     WeekSummary,
 )
-from digest.text import sentences, shorten, url_title, without_links
+from digest.text import is_list_line, list_item, sentences, shorten, url_title, without_links
 from digest.urls import without_userinfo
 
 OTHER = "Other"
@@ -346,8 +346,10 @@ def _post_entry(item: Item) -> Entry:
         return Entry(title, None, None, None, ())
     context = model_text(item.context or "")  # its links are listed, labelled, below it
     if len(context) <= SHORT_NOTE_CHARS:  # shown whole, less the title
-        rest = without_lead(context, title, title_opens_text=True)
-        return Entry(title, None, rest or None, None, ())
+        rest, listed = _prose_and_list(item.context or "")
+        return Entry(
+            title, None, without_lead(rest, title, title_opens_text=True) or None, None, listed
+        )
     summary = (
         without_lead(model_text(item.note.summary), title, title_opens_text=True)
         if item.note
@@ -359,6 +361,15 @@ def _post_entry(item: Item) -> Entry:
         else tuple(p for p in item.note.key_points if _comparable(p) not in _comparable(title))
     )
     return Entry(title, None, summary, None, points)
+
+
+def _prose_and_list(text: str) -> tuple[str, tuple[str, ...]]:
+    """A short post's prose on one line, and its list lines as a list without their markers
+    ("-x", "1)", emoji bullets; a "Links ↓" trailer left out), never glued into the prose."""
+    lines = [line for line in text.splitlines() if model_text(line)]
+    prose = " ".join(model_text(line) for line in lines if not is_list_line(line))
+    listed = (model_text(list_item(line)) for line in lines if is_list_line(line))
+    return prose, tuple(item for item in listed if item)
 
 
 def _title(item: Item) -> str:
@@ -539,9 +550,10 @@ def _citations(ids: Sequence[int], by_id: dict[int, Item]) -> str:
 def footer_lines(provenance: Provenance, items: Sequence[Item]) -> list[str]:
     """Who wrote the notes and the week summary, the tokens and cost, what was skipped."""
     lines = []
-    pretend = sum(map(offline_stand_in, items))  # stand-ins for pages never read: no summaries
+    offline = [item for item in items if item.note and item.note.extractive]
+    unshown = sum(not _shows_summary(item) for item in offline)  # "LMSys.", a stand-in, a list
     usages = [
-        replace(entry, count=max(0, entry.count - pretend)) if entry.model == "offline" else entry
+        replace(entry, count=max(0, entry.count - unshown)) if entry.model == "offline" else entry
         for entry in provenance.notes
     ]
     notes = "; ".join(_by_model(entry, "note") for entry in usages if entry.count)
@@ -570,6 +582,20 @@ def footer_lines(provenance: Provenance, items: Sequence[Item]) -> list[str]:
     return [md_text(line) for line in lines]
 
 
+def _shows_summary(item: Item) -> bool:
+    """Whether the digest shows a summary from the item's note: not for a stand-in for a page
+    never read, a note shown as written, a reading list or a note that only named the title."""
+    if item.note is None or offline_stand_in(item) or _shown_as_written(item):
+        return False
+    entry = _entry(item)
+    return bool(entry.summary or entry.points)
+
+
+def _shown_as_written(item: Item) -> bool:
+    """A short note without a link: shown as the user wrote it, nothing to summarise."""
+    return not item.url and len(_collapse(item.context or "")) <= SHORT_NOTE_CHARS
+
+
 def _stands_in_for_model(item: Item) -> bool:
     return bool(item.note_error and item.note and not item.note.by_model)
 
@@ -594,8 +620,8 @@ def skipped_items(items: Sequence[Item]) -> dict[str, int]:
     for item in items:
         if item.note is not None and not offline_stand_in(item):
             continue
-        if not item.url and len(_collapse(item.context or "")) <= SHORT_NOTE_CHARS:
-            continue  # a short note without a link is shown as written: nothing to summarise
+        if _shown_as_written(item):
+            continue
         why = why_no_note(item, page_unread=offline_stand_in(item), reason=reason(item))
         reasons[why] = reasons.get(why, 0) + 1
     return {f"{'item' if n == 1 else 'items'} {why}": n for why, n in reasons.items()}

@@ -24,12 +24,13 @@ from digest.notes.tags import tags_for
 from digest.text import (
     clean,
     cosine,
+    is_list_line,
+    list_item,
     paragraphs,
     shorten,
     similarities,
     strip_trailing_punctuation,
     tfidf,
-    url_title,
     without_links,
     words,
 )
@@ -52,6 +53,7 @@ NEAR_DUPLICATE = 0.9  # cosine similarity above which a sentence repeats one alr
 RESTATEMENT = 0.5
 SWAP_MARGIN = 2.0
 SWAP_WINDOW = 10
+MAX_LIST_POINTS = 5  # a note that is a list shows its first items
 KEY_POINT_MIN_WORDS = 3  # content words; fewer is a fragment, not a point
 
 
@@ -60,6 +62,11 @@ _DATELINE = re.compile(
     r"^(?:[A-Z][\w.'-]*(?:[ ,]+[A-Z][\w.'-]*)*\s*)?\((?:CNN|AP|AFP|Reuters)\)\s*(?:--|—|–|-)?\s*"
 )
 _SPOKEN = re.compile(r"^[\"'“‘]|:\s*[\"'“‘]|\?[\"'”’]*$")  # a quote or a question: no summary
+_FILE_CUT = re.compile(r"(?:^|\s)\.$")  # "a collection of ." + "md files": a file name's dot
+_EXTENSION = re.compile(r"[a-z0-9]{1,5}\b")
+# A closing quote or bracket cut from the "?" or "!" it closes (an opening one precedes a word).
+_CLOSER = re.compile(r"[\"'”’)\]]+(?=$|[\s,.;:!?])")
+_ENDED = re.compile(r"[.!?…][\"'”’)\]]*$")
 _LIST_MARKER = re.compile(r"^\s*(?:[-*+•▪→>❯]+\s*|\d{1,3}[.)]\s)")  # "- x", "-x", "1. x"
 
 
@@ -89,6 +96,8 @@ class OfflineSummarizer:
             summary = " ".join(shorten(found[i], MAX_SENTENCE_CHARS) for i in sorted(picked))
             points = central_sentences(found, 3, request.title, picked)
             rest = [found[i] for i in sorted(points) if _fits_key_point(found[i], request)]
+        if not rest and request.url is None:  # a post's or note's own list, as a short list
+            rest = listed(text)
         return Note(
             summary=summary,
             key_points=tuple(rest),
@@ -120,8 +129,8 @@ def summary_sentences(text: str, count: int, title: str | None = None) -> list[s
 
 
 def _statements(text: str) -> list[str]:
-    """The sentences that have words, the first without a news dateline ("(CNN) -- ")."""
-    found = [s for s in segment(text) if words(s)]
+    """The prose sentences (see `prose`), the first without a news dateline ("(CNN) -- ")."""
+    found = prose(text)
     if found:
         found[0] = _DATELINE.sub("", found[0], count=1) or found[0]
     return found
@@ -141,14 +150,43 @@ def segment(text: str) -> list[str]:
 
 
 def _rejoined(pieces: list[str]) -> list[str]:
-    """Undo a split after a short capitalised name with a period ("The VW ID." + "Buzz…")."""
+    """Undo the segmenter's splits that end no sentence: after a short capitalised name
+    ("The VW ID." + "Buzz…"), inside a file name ("of ." + "md files"), before the quote or
+    bracket that closes a "?" or "!" ("Google?" + ") and"), and before the numbers of an
+    enumeration inside a sentence ("and" + "1) it was…")."""
     joined: list[str] = []
     for piece in pieces:
-        if joined and _NAME_CUT.search(joined[-1]) and len(joined[-1].split()) <= 3:
-            joined[-1] = f"{joined[-1]} {piece}"
+        if not joined:
+            joined.append(piece)
+            continue
+        last = joined[-1]
+        if _FILE_CUT.search(last) and _EXTENSION.match(piece):
+            joined[-1] = last + piece
+        elif (closer := _CLOSER.match(piece)) and _ENDED.search(last):
+            joined[-1] = last + closer[0]
+            if rest := piece[closer.end() :].strip():
+                joined.append(rest)
+        elif not _ENDED.search(last) or (_NAME_CUT.search(last) and len(last.split()) <= 3):
+            joined[-1] = f"{last} {piece}"
         else:
             joined.append(piece)
     return joined
+
+
+def prose(text: str) -> list[str]:
+    """The sentences of `text` that are prose: list lines ("-x", "1. x", emoji bullets, a
+    "Links ↓" trailer) and the lead-ins that announce them ("It touches on:") are left out, so
+    no note is glued together from list items and their markers."""
+    kept = "\n".join(line for line in text.split("\n") if not is_list_line(line))
+    found = segment(kept)
+    return [s for s in found if words(s) and not s.endswith(":") and not is_list_line(s)]
+
+
+def listed(text: str) -> list[str]:
+    """The first MAX_LIST_POINTS items of the list lines of `text`, without their markers."""
+    items = (list_item(line) for line in text.split("\n") if is_list_line(line))
+    fitting = [item for item in items if words(item) and len(item) <= MAX_KEY_POINT_CHARS]
+    return fitting[:MAX_LIST_POINTS]
 
 
 @cache
@@ -268,11 +306,23 @@ def _pagerank(edges: list[list[tuple[int, float]]], teleport: list[float]) -> li
 
 
 def _without_title(text: str, title: str | None) -> str:
-    """Saved context repeats the title: the summary names it once."""
+    """Saved context repeats the title, alone on its line or opening it ("FlashInfer - Better
+    Sampling"): the digest names it once, so the note is what follows it."""
     if not title:
         return text
     key = _normalised(title)
-    return "\n".join(line for line in text.split("\n") if _normalised(line) != key)
+    lines = (_after_title(line, key) for line in text.split("\n"))
+    return "\n".join(line for line in lines if line)
+
+
+def _after_title(line: str, key: str) -> str:
+    """The line less a title that opens it and the separator after it ("" when it is all)."""
+    if _normalised(line) == key:
+        return ""
+    if not line.lower().startswith(key) or line[len(key) : len(key) + 1].isalnum():
+        return line
+    rest = line[len(key) :].lstrip(" -–—:;,.|")
+    return rest[:1].upper() + rest[1:] if rest else ""
 
 
 def _normalised(line: str) -> str:
@@ -302,11 +352,9 @@ def _saved_link_summary(request: NoteRequest, found: list[str]) -> str:
     if context:
         context = context[0].upper() + context[1:]
         return context + ("" if context[-1] in ".!?…" else ".")
-    title = strip_trailing_punctuation(without_links(clean(request.title or "")))
-    title = title or (url_title(request.url) if request.url else "")
-    if not title:
+    if not (request.title or request.url):
         raise SummarizeError(f"item {request.item_id}: nothing to summarise")
-    return f"{title}."  # the digest shows the title once and leaves this out
+    return ""  # nothing but the title was saved: no note repeats it
 
 
 def week_summary_of(notes: list[tuple[int, str, Note]]) -> WeekSummary:
