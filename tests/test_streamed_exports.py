@@ -109,7 +109,11 @@ def test_a_big_twitter_archive_is_imported_a_record_at_a_time(
     st.lists(
         st.dictionaries(
             st.sampled_from(["href", "description", "extended", "time", "tags", "x"]),
-            st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+            st.none()
+            | st.booleans()
+            | st.integers()
+            | st.floats(allow_nan=False, allow_infinity=False)
+            | st.text(),
         )
         | st.integers()
         | st.text(),
