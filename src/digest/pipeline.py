@@ -23,22 +23,19 @@ from digest.compose.digest import (
     Backlog,
     Provenance,
     Topic,
-    digest_context,
     format_period,
     reader_view,
     render_digest,
 )
-from digest.compose.ranking import HISTORY, History, rank_items
-from digest.compose.rules import RulesOutcome, apply_rules, needs_whole_text, notes_skipped
-from digest.compose.stories import TEXT_CHARS
-from digest.compose.topics import offline_sections
+from digest.compose.rules import notes_skipped
+from digest.compose.week import reader_history, ruled_week, week_context
 from digest.config import Config, SourceConfig
 from digest.deliver.outbox import DeliveryOutcome, Sleep, deliver_digest, write_draft
 from digest.deliver.vault import write_item_notes
 from digest.errors import RunCancelled
 from digest.fetch.client import Fetcher
 from digest.fetch.stage import FetchStage
-from digest.models import Item, Period, Stage, StageReport, WeekSummary
+from digest.models import Item, Period, Stage, StageReport
 from digest.notes import CallRecord, Summarizer
 from digest.notes.stage import Estimate, NotesStage
 from digest.periods import parse_week, period_containing, previous_period
@@ -308,54 +305,9 @@ def _offline(report: StageReport, why: str) -> StageReport:
     return replace(report, failures=[line], failed_units=report.failed)
 
 
-def ruled_week(store: Store, config: Config, period: Period) -> RulesOutcome:
-    """The period's items through the reader's [[rules]]: the muted left out, pins and
-    sections noted (the whole page is read only when a rule counts its words)."""
-    return apply_rules(config.rules, week_items(store, config, period))
-
-
 def notes_offline(config: Config) -> Callable[[Item], bool]:
     """Whether the reader's rules keep the model off an item's note."""
     return functools.partial(notes_skipped, config.rules)
-
-
-def week_items(store: Store, config: Config, period: Period) -> list[Item]:
-    chars = None if needs_whole_text(config.rules) else TEXT_CHARS
-    return store.items_saved_between(period.start, period.end, text_chars=chars)
-
-
-def reader_history(store: Store) -> History:
-    return History(
-        store.starred_items(HISTORY, text_chars=TEXT_CHARS),
-        store.read_items(HISTORY, text_chars=TEXT_CHARS),
-    )
-
-
-def week_context(
-    config: Config,
-    period: Period,
-    week: RulesOutcome,
-    week_summary: WeekSummary,
-    history: History,
-    backlog: Backlog,
-    provenance: Provenance | None,
-) -> dict[str, Any]:
-    """What the digest's template renders: its sections (offline ones without a model), each
-    ordered by the reader's interests and history (compose.ranking)."""
-    feeds = {source.name for source in config.sources if source.kind == "feed"}
-    offline = config.llm.provider == "offline"
-    sections = offline_sections(week.shown, feeds) if offline else None
-    ranking = rank_items(week.shown, config.interests, history, week.pinned)
-    return digest_context(
-        period,
-        week.shown,
-        week_summary,
-        zone=config.digest.zone,
-        backlog=backlog,
-        provenance=provenance,
-        sections=sections,
-        ranking=ranking,
-    )
 
 
 def estimate_run(

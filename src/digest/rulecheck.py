@@ -12,9 +12,9 @@ from collections.abc import Iterator, Sequence
 from digest.compose.digest import Backlog, Provenance, render_digest
 from digest.compose.ranking import History
 from digest.compose.rules import apply_rules, matches
+from digest.compose.week import reader_history, week_context, week_items
 from digest.config import Config, RuleConfig
 from digest.models import Item, Period, WeekSummary
-from digest.pipeline import reader_history, week_context, week_items
 from digest.store import open_store
 
 SHOWN_MATCHES = 20

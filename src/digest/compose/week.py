@@ -1,0 +1,61 @@
+"""The week as the reader sees it: the period's items through the reader's rules, the reading
+history that ranks them, and the context the digest's template renders. Read from the store
+here, decided in compose's pure modules (rules, ranking, topics, digest)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from digest.compose.digest import Backlog, Provenance, digest_context
+from digest.compose.ranking import HISTORY, History, rank_items
+from digest.compose.rules import RulesOutcome, apply_rules, needs_whole_text
+from digest.compose.stories import TEXT_CHARS
+from digest.compose.topics import offline_sections
+from digest.config import Config
+from digest.models import Item, Period, WeekSummary
+from digest.store import Store
+
+
+def ruled_week(store: Store, config: Config, period: Period) -> RulesOutcome:
+    """The period's items through the reader's [[rules]]: the muted left out, pins and
+    sections noted (the whole page is read only when a rule counts its words)."""
+    return apply_rules(config.rules, week_items(store, config, period))
+
+
+def week_items(store: Store, config: Config, period: Period) -> list[Item]:
+    chars = None if needs_whole_text(config.rules) else TEXT_CHARS
+    return store.items_saved_between(period.start, period.end, text_chars=chars)
+
+
+def reader_history(store: Store) -> History:
+    return History(
+        store.starred_items(HISTORY, text_chars=TEXT_CHARS),
+        store.read_items(HISTORY, text_chars=TEXT_CHARS),
+    )
+
+
+def week_context(
+    config: Config,
+    period: Period,
+    week: RulesOutcome,
+    week_summary: WeekSummary,
+    history: History,
+    backlog: Backlog,
+    provenance: Provenance | None,
+) -> dict[str, Any]:
+    """What the digest's template renders: its sections (offline ones without a model), each
+    ordered by the reader's interests and history (compose.ranking)."""
+    feeds = {source.name for source in config.sources if source.kind == "feed"}
+    offline = config.llm.provider == "offline"
+    sections = offline_sections(week.shown, feeds) if offline else None
+    ranking = rank_items(week.shown, config.interests, history, week.pinned)
+    return digest_context(
+        period,
+        week.shown,
+        week_summary,
+        zone=config.digest.zone,
+        backlog=backlog,
+        provenance=provenance,
+        sections=sections,
+        ranking=ranking,
+    )
