@@ -158,7 +158,8 @@ def deliver_digest(
     outcome = DeliveryOutcome(period.label, path, revision, ["file"] if changed else [])
     if empty and not config.digest.publish_empty:
         outcome.held.append(
-            f"{period.label} is empty: not logged, put in the feed or mailed (digest.publish_empty)"
+            f"{period.label} is empty: its file is written; nothing is logged, added to the"
+            " feed or mailed (digest.publish_empty)"
         )
         return outcome
     _isolated(_deliver_log, job, outcome)
