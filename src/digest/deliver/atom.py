@@ -75,7 +75,7 @@ def update_feed(
 ) -> bool:
     """Put this period's digest into the feed; True when the file changed."""
     path = feed_path(config)
-    entries = {_text(entry, "id"): entry for entry in _existing_entries(path)}
+    entries = {_text(entry, "id"): entry for entry in existing_elements(path, f"{{{ATOM}}}entry")}
     entry = _entry(config, period, markdown, updated, allowed_urls, ids.entry)
     entries[ids.entry] = entry
     newest = sorted(entries.values(), key=_week_end, reverse=True)
@@ -149,19 +149,20 @@ def _serialise(config: Config, feed_id: str, entries: list[ET.Element]) -> bytes
     return data + b"\n"
 
 
-def _existing_entries(path: Path) -> list[ET.Element]:
-    """The entries of the feed file; one that cannot be read is never replaced (its earlier
-    weeks would be lost): DeliveryError names it and says what to do."""
+def existing_elements(path: Path, found_at: str, what: str = "feed") -> list[ET.Element]:
+    """The elements at `found_at` in the feed file at `path` (none when it is missing); one
+    that cannot be read is never replaced (its earlier weeks would be lost): DeliveryError
+    names it and says what to do."""
     try:
         root = ET.parse(path).getroot()
     except FileNotFoundError:
         return []
     except (ET.ParseError, OSError) as exc:
         raise DeliveryError(
-            f"{path}: not readable as a feed ({exc}); left as it is:"
+            f"{path}: not readable as a {what} ({exc}); left as it is:"
             " repair it, or move it away to start the feed afresh"
         ) from exc
-    return root.findall(f"{{{ATOM}}}entry")
+    return root.findall(found_at)
 
 
 def xml_text(text: str) -> str:

@@ -20,8 +20,7 @@ from digest.audio.episode import MP3_TYPE, Episode, record_episode
 from digest.audio.script import Script
 from digest.audio.voices import voice_for
 from digest.config import Config
-from digest.deliver.atom import xml_text
-from digest.errors import DeliveryError
+from digest.deliver.atom import existing_elements, xml_text
 from digest.models import Period
 
 ITUNES = "http://www.itunes.com/dtds/podcast-1.0.dtd"
@@ -110,7 +109,10 @@ def _update_feed(
     guid: str,
 ) -> None:
     path = podcast_path(config)
-    items = {item.findtext("guid") or "": item for item in _existing_items(path)}
+    items = {
+        item.findtext("guid") or "": item
+        for item in existing_elements(path, "channel/item", "podcast feed")
+    }
     item = _item(config, period, episode, script, dates, updated, guid)
     items[item.findtext("guid") or ""] = item
     newest = sorted(items.values(), key=_published, reverse=True)[:PODCAST_ITEMS]
@@ -165,20 +167,6 @@ def _serialise(config: Config, items: list[ET.Element]) -> str:
     channel.extend(items)
     ET.indent(rss)
     return ET.tostring(rss, encoding="unicode", xml_declaration=True) + "\n"
-
-
-def _existing_items(path: Path) -> list[ET.Element]:
-    """The feed's items; a feed that cannot be read is never replaced (its weeks would go)."""
-    try:
-        root = ET.parse(path).getroot()
-    except FileNotFoundError:
-        return []
-    except (ET.ParseError, OSError) as exc:
-        raise DeliveryError(
-            f"{path}: not readable as a podcast feed ({exc}); left as it is:"
-            " repair it, or move it away to start the feed afresh"
-        ) from exc
-    return root.findall("channel/item")
 
 
 def _published(item: ET.Element) -> tuple[float, str]:
