@@ -17,22 +17,14 @@ from digest.collect.files import import_file
 from digest.collect.formats import REGISTRY, ImportResult, merged, record_streaming
 from digest.collect.importers import supported_formats
 from digest.store import open_store
+from test_importers_exports import FORMATS
 
 EXPORTS = Path(__file__).parent / "fixtures" / "exports"
 BERLIN = ZoneInfo("Europe/Berlin")
 NOW = datetime(2026, 1, 12, 9, 0, tzinfo=UTC)
 
-FIXTURES = {
-    "pinboard.json": "pinboard",
-    "omnivore.json": "omnivore",
-    "karakeep.json": "karakeep",
-    "linkwarden.json": "linkwarden",
-    "hackernews.json": "hackernews",
-    "github_stars.json": "github-stars",
-    "mastodon.json": "mastodon",
-    "twitter_bookmarks.js": "twitter",
-    "twitter_export.json": "twitter",
-    "reddit_saved.json": "reddit",
+FIXTURES = {  # the JSON exports among the fixtures each format is detected from
+    name: format_name for name, format_name in FORMATS.items() if name.endswith((".json", ".js"))
 }
 LINK = '{{"url": "https://a.example/{n}", "name": "A{n}", "createdAt": "2024-01-0{n}T00:00:00Z"}}'
 # Other shapes the importers read (a bare list of Linkwarden collections only by --format).
