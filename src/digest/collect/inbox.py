@@ -44,23 +44,9 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from digest.collect.bigfiles import READ_BLOCK, BigFile, big_file, blocks, read_range, save_big
-from digest.collect.files import (
-    FileReport,
-    Found,
-    Opener,
-    Unimported,
-    describe,
-    file_key,
-    files_under,
-    load,
-    not_saves,
-    open_binary,
-    problem_lines,
-    read_bytes,
-    read_head,
-    save,
-    unreadable,
-)
+from digest.collect.files import Found, Unimported, describe, files_under, not_saves, problem_lines
+from digest.collect.filesave import FileReport, file_key, load, save
+from digest.collect.filetext import Opener, open_binary, read_bytes, read_head, unreadable
 from digest.config import SourceConfig
 from digest.errors import ImportFormatError, SourceError, unit_bug
 from digest.models import FileReading, Rejected, Stage, StageReport
