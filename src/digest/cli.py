@@ -195,7 +195,8 @@ def _run_stages(
     refresh: bool = False,
 ) -> None:
     from digest.clock import utc_now
-    from digest.pipeline import NotesScope, run
+    from digest.notes.stage import NotesScope
+    from digest.pipeline import run
     from digest.runtime.progress import stage_progress
 
     cfg = config()
