@@ -8,7 +8,8 @@ from collections.abc import Sequence
 from datetime import date, datetime
 from typing import Any
 
-from digest.models import ItemState
+from digest.lifecycle import DeliveryBegun, DeliveryEnded
+from digest.models import DeliveryStatus, ItemState
 from digest.store.base import DeliveryRecord, DigestRecord, StoreBase, iso
 from digest.store.records import ItemToLookAt, LLMTotals, LLMUsageBy, RunRecord
 from digest.urls import for_display
@@ -204,42 +205,33 @@ class RunsStore(StoreBase):
         )
         return _delivery_from_row(rows[0]) if rows else None
 
-    def begin_delivery(
-        self, period: str, channel: str, content_hash: str, now: datetime
-    ) -> DeliveryRecord:
-        """Record the delivery as pending before any attempt; committed before we connect."""
+    def apply_delivery(self, intent: DeliveryBegun | DeliveryEnded) -> DeliveryRecord:
+        """The delivery as the intent leaves it; a begun one is committed before the attempt."""
+        if isinstance(intent, DeliveryEnded):
+            error = for_display(intent.error) if intent.error else None
+            with self.write() as conn:
+                conn.execute(
+                    "UPDATE deliveries SET status = ?, error = ?,"
+                    " message_id = coalesce(?, message_id), updated_at = ? WHERE id = ?",
+                    (intent.status, error, intent.message_id, iso(intent.at), intent.delivery_id),
+                )
+            rows = self._query("SELECT * FROM deliveries WHERE id = ?", (intent.delivery_id,))
+            return _delivery_from_row(rows[0])
+        key = (intent.period, intent.channel, intent.content_hash)
         with self.write() as conn:
             conn.execute(
                 "INSERT INTO deliveries (period, channel, content_hash, status, created_at, updated_at)"
-                " VALUES (?, ?, ?, 'pending', ?, ?) ON CONFLICT DO NOTHING",
-                (period, channel, content_hash, iso(now), iso(now)),
+                " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                (*key, DeliveryStatus.PENDING, iso(intent.at), iso(intent.at)),
             )
-            # Back to pending whatever it was: a crash during this attempt must leave a
-            # record that is never resent on its own, not a stale "failed" that would be.
             conn.execute(
-                "UPDATE deliveries SET status = 'pending', error = NULL, attempts = attempts + 1,"
+                "UPDATE deliveries SET status = ?, error = NULL, attempts = attempts + 1,"
                 " updated_at = ? WHERE period = ? AND channel = ? AND content_hash = ?",
-                (iso(now), period, channel, content_hash),
+                (DeliveryStatus.PENDING, iso(intent.at), *key),
             )
-        record = self.delivery(period, channel, content_hash)
+        record = self.delivery(*key)
         assert record is not None
         return record
-
-    def finish_delivery(
-        self,
-        delivery_id: int,
-        status: str,
-        now: datetime,
-        *,
-        error: str | None = None,
-        message_id: str | None = None,
-    ) -> None:
-        with self.write() as conn:
-            conn.execute(
-                "UPDATE deliveries SET status = ?, error = ?, message_id = coalesce(?, message_id),"
-                " updated_at = ? WHERE id = ?",
-                (status, for_display(error) if error else None, message_id, iso(now), delivery_id),
-            )
 
     def deliveries(self, statuses: Sequence[str] = ()) -> list[DeliveryRecord]:
         where = f"WHERE status IN ({','.join('?' * len(statuses))})" if statuses else ""
@@ -317,7 +309,7 @@ def _delivery_from_row(row: sqlite3.Row) -> DeliveryRecord:
         period=row["period"],
         channel=row["channel"],
         content_hash=row["content_hash"],
-        status=row["status"],
+        status=DeliveryStatus(row["status"]),
         attempts=row["attempts"],
         error=row["error"],
     )
