@@ -1,4 +1,5 @@
-"""Deliver a composed digest: atomic file writes, the append-only log, SMTP, exactly-once records.
+"""Deliver a composed digest: atomic file writes, the append-only log, the feeds, SMTP, the
+item notes of a vault; exactly-once records.
 
 Every channel is keyed by (period, channel, content hash) in the store. A delivery is
 recorded as pending (and committed) before it is attempted and marked sent after,
@@ -27,9 +28,10 @@ from digest.deliver.atom import FeedIds, found_ids, new_tag, update_feed
 from digest.deliver.html import MailTemplate, render_email
 from digest.deliver.mail import DeliveryUnknown, SmtpReplyError, send_email
 from digest.deliver.podcast import episode_link, publish_episode
+from digest.deliver.vault import notes_hash, write_item_notes
 from digest.errors import DeliveryError, bugs_recorded
 from digest.lifecycle import DeliveryBegun, DeliveryEnded, backoff_delay
-from digest.models import DeliveryStatus, Period
+from digest.models import DeliveryStatus, Item, Period
 from digest.store import Store
 from digest.store.base import DeliveryRecord
 
@@ -123,6 +125,7 @@ class _Job:
     sleep: Sleep
     reader_view: str | None = None  # what a reader sees (compose.digest.reader_view)
     audio: Script | None = None  # the week's script, when [audio] is enabled
+    items: Sequence[Item] = ()  # the week's items, for their notes in [output] notes_dir
 
     @property
     def digest_hash(self) -> str:
@@ -146,6 +149,7 @@ def deliver_digest(
     empty: bool = False,
     reader_view: str | None = None,
     audio: Script | None = None,
+    items: Sequence[Item] = (),
 ) -> DeliveryOutcome:
     """Write the digest file, then deliver each channel at most once per content.
 
@@ -156,9 +160,9 @@ def deliver_digest(
     week is mailed once, when it is over, unless email.send = "every_revision". The log
     takes a revision only when `reader_view` (what a reader sees) changed, not when only
     the rendering did. `audio` is the week's script, spoken into the podcast before the
-    mail (which then links the episode).
+    mail (which then links the episode). `items` get a note each in [output] notes_dir.
     """
-    job = _Job(store, config, period, markdown, allowed_urls, now, sleep, reader_view, audio)
+    job = _Job(store, config, period, markdown, allowed_urls, now, sleep, reader_view, audio, items)
     path = digest_path(config, period)
     changed = _write_digest_file(path, markdown)
     revision = store.record_digest(period.label, job.digest_hash, str(path), now)
@@ -179,6 +183,8 @@ def deliver_digest(
             outcome.held.append(held)
         else:
             _isolated(_deliver_email, job, outcome)
+    if config.output.notes_dir is not None:
+        _isolated(_deliver_notes, job, outcome)
     return outcome
 
 
@@ -384,6 +390,33 @@ def _deliver_podcast(job: _Job, outcome: DeliveryOutcome) -> None:
         return
     _ended(job, record, DeliveryStatus.FAILED, error=error)
     outcome.failures.append(error)
+
+
+def _deliver_notes(job: _Job, outcome: DeliveryOutcome) -> None:
+    """A note per item in [output] notes_dir, once per content of the week's notes; files
+    left alone (not ours, or edited) fail the channel, so it is tried and said again."""
+    folder, zone, label = job.config.output.notes_dir, job.config.digest.zone, job.period.label
+    assert folder is not None, "called only with a notes folder"
+    key = notes_hash(job.period, job.items, zone)
+    record = job.store.delivery(label, "notes", key)
+    if record is not None and record.status is DeliveryStatus.SENT:
+        return
+    record = _begun(job, "notes", key)
+    try:
+        vault = write_item_notes(folder, job.period, job.items, zone)
+    except OSError as exc:
+        error = f"cannot write item notes in {folder}: {exc.strerror or exc}"
+        _ended(job, record, DeliveryStatus.FAILED, error=error)
+        outcome.failures.append(error)
+        return
+    if vault.written:
+        outcome.delivered.append("notes")
+    left = [
+        f"{path}: not written by digest (or edited since): left as it is" for path in vault.left
+    ]
+    outcome.failures.extend(left)
+    status = DeliveryStatus.FAILED if left else DeliveryStatus.SENT
+    _ended(job, record, status, error=f"{len(left)} notes left alone: {left[0]}" if left else None)
 
 
 def _deliver_email(job: _Job, outcome: DeliveryOutcome) -> None:

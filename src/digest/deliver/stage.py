@@ -23,7 +23,6 @@ from digest.compose.digest import (
 from digest.compose.week import reader_history, ruled_week, week_context
 from digest.config import Config
 from digest.deliver.outbox import DeliveryOutcome, Sleep, deliver_digest, write_draft
-from digest.deliver.vault import write_item_notes
 from digest.models import Item, Period, Stage, StageReport
 from digest.notes import Summarizer
 from digest.notes.stage import NotesStage
@@ -116,9 +115,9 @@ def deliver_composed(
         empty=not items,
         reader_view=composed.reader_view,
         audio=_script(config, period, composed.topics) if config.audio.enabled else None,
+        items=items,
     )
     outcome.failures.extend(composed.problems)
-    _write_item_notes(config, period, items, outcome)
     return outcome
 
 
@@ -131,22 +130,4 @@ def _script(config: Config, period: Period, topics: Sequence[Topic]) -> Script:
         topics,
         max_minutes=audio.max_minutes,
         words_per_minute=audio.words_per_minute,
-    )
-
-
-def _write_item_notes(
-    config: Config, period: Period, items: list[Item], outcome: DeliveryOutcome
-) -> None:
-    folder = config.output.notes_dir
-    if folder is None:
-        return
-    try:
-        vault = write_item_notes(folder, period, items, config.digest.zone)
-    except OSError as exc:
-        outcome.failures.append(f"cannot write item notes in {folder}: {exc.strerror or exc}")
-        return
-    if vault.written:
-        outcome.delivered.append("notes")
-    outcome.failures.extend(
-        f"{path}: not written by digest (or edited since): left as it is" for path in vault.left
     )
