@@ -1,4 +1,4 @@
-"""Sources: feeds' poll state and health, and the files already read."""
+"""Sources: what the config and OPML lists add, feeds' poll state, each source's health."""
 
 from __future__ import annotations
 
@@ -9,14 +9,12 @@ from digest.lifecycle import FeedPolled, SourceChecked, SourceFailed
 from digest.models import FeedState, SourceStatus
 from digest.store.base import SaveReport, from_iso, iso
 from digest.store.items import ItemsStore
-from digest.store.records import FileState, ImportedFeed, ManagedSource, SourceListing
+from digest.store.records import ImportedFeed, ManagedSource, SourceListing
 from digest.urls import for_display
 
 
 class SourcesStore(ItemsStore):
     """Sources need items: a feed's entries are saved with its poll state."""
-
-    # -- sources ---------------------------------------------------------
 
     def ensure_source(
         self,
@@ -200,53 +198,3 @@ class SourcesStore(ItemsStore):
             " ORDER BY s.name"
         )
         return [SourceListing(**row) for row in map(dict, rows)]
-
-    # -- file sources ----------------------------------------------------
-
-    def file_state(self, path: str) -> FileState | None:
-        rows = self._query(
-            "SELECT path, size, mtime_ns, inode, device, checked_ns, fingerprint, lines_read,"
-            " updated_at, held FROM file_states WHERE path = ?",
-            (path,),
-        )
-        return FileState(**dict(rows[0])) if rows else None
-
-    def save_file_state(
-        self,
-        path: str,
-        *,
-        size: int,
-        mtime_ns: int,
-        inode: int,
-        device: int,
-        checked_ns: int,
-        fingerprint: str,
-        lines_read: int,
-        now: datetime,
-        held: int = 0,
-    ) -> None:
-        """What a file was when last read: its stat, the wall-clock time of that stat, the
-        SHA-256 of the `size` bytes read, how many complete lines they had, and how many
-        bytes of an unfinished last line were held back after them."""
-        with self.write() as conn:
-            conn.execute(
-                "INSERT INTO file_states (path, size, mtime_ns, inode, device, checked_ns,"
-                " fingerprint, lines_read, updated_at, held) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-                " ON CONFLICT(path) DO UPDATE SET size = excluded.size,"
-                " mtime_ns = excluded.mtime_ns, inode = excluded.inode, device = excluded.device,"
-                " checked_ns = excluded.checked_ns, fingerprint = excluded.fingerprint,"
-                " lines_read = excluded.lines_read, updated_at = excluded.updated_at,"
-                " held = excluded.held",
-                (
-                    path,
-                    size,
-                    mtime_ns,
-                    inode,
-                    device,
-                    checked_ns,
-                    fingerprint,
-                    lines_read,
-                    iso(now),
-                    held,
-                ),
-            )
