@@ -12,6 +12,7 @@ bounded whatever the size of the batch.
 from __future__ import annotations
 
 import asyncio
+import functools
 import gc
 import hashlib
 import io
@@ -246,6 +247,7 @@ class FetchStage:
         )
         self._finished = 0
         self._left = 0  # not tried for want of a network
+        self._unresolved: list[Callable[[], None]] = []  # outcomes held back: see _settle
         self._unread_links: list[tuple[int, int, str]] = []  # (post id, links unread, first why)
 
     async def run(self, due: Sequence[Item], posts: Sequence[Item]) -> StageReport:
@@ -262,10 +264,20 @@ class FetchStage:
             await run_together(
                 self._counted(work, total) for work in itertools.chain(fetches, follows)
             )
-            if (offline := reader.fetcher.offline) is not None:
-                self._say_offline(offline)
+            self._settle(reader.fetcher.offline)
         self._report_unread_links()
         return self.report
+
+    def _settle(self, offline: str | None) -> None:
+        """A name that does not resolve is the host's fault or the network's, known once
+        the run's lookups are over: without a network, none of those pages was tried (not
+        only those after the verdict: which lookups go first is a matter of timing)."""
+        if offline is None:
+            for apply in self._unresolved:
+                apply()
+            return
+        self._left += len(self._unresolved)
+        self._say_offline(offline)
 
     def _say_offline(self, offline: str) -> None:
         """One line for a run without a network, in place of a failure per page."""
@@ -306,7 +318,10 @@ class FetchStage:
             self._left += 1
             return
         except DigestError as exc:
-            self._record_failure(item, exc)
+            if _unresolved(exc):
+                self._unresolved.append(functools.partial(self._record_failure, item, exc))
+            else:
+                self._record_failure(item, exc)
             return
         except Exception as exc:  # a bug: this item fails and is retried later, the others go on
             self._record_failure(item, ExtractError(unit_bug(f"item {item.id} ({item.url})", exc)))
@@ -354,7 +369,13 @@ class FetchStage:
         outcomes = await asyncio.gather(*(_read_or_error(reader, link) for link in links))
         if any(isinstance(outcome, NoNetwork) for outcome in outcomes):
             self._left += 1  # followed on a run with a network
-            return
+        elif any(_unresolved(outcome) for outcome in outcomes):
+            self._unresolved.append(functools.partial(self._links_read, post, outcomes))
+        else:
+            self._links_read(post, outcomes)
+
+    def _links_read(self, post: Item, outcomes: Sequence[Page | DigestError]) -> None:
+        links = post.links[:MAX_POST_LINKS]
         pages = [outcome for outcome in outcomes if isinstance(outcome, Page)]
         errors = [str(outcome) for outcome in outcomes if not isinstance(outcome, Page)]
         resolved = [
@@ -372,6 +393,10 @@ class FetchStage:
         self.report.done += 1  # the post itself is read: it is noted from its own text
         if errors:
             self._unread_links.append((post.id, len(errors), errors[0]))
+
+
+def _unresolved(outcome: object) -> bool:
+    return isinstance(outcome, FetchError) and outcome.kind is FailureKind.UNRESOLVED
 
 
 async def _read_or_error(reader: PageReader, url: str) -> Page | DigestError:
