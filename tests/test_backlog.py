@@ -13,6 +13,7 @@ from digest.cli import cli
 from digest.compose.backlog import backlog_for
 from digest.compose.digest import Backlog, compose
 from digest.config import Config, DigestSection
+from digest.lifecycle import item_read
 from digest.models import Item, SavedItem, WeekSummary
 from digest.periods import parse_week, year_earlier
 from digest.store import Store
@@ -44,7 +45,7 @@ def test_unread_items_from_earlier_weeks_come_oldest_first_a_few_at_a_time(
         ("https://a.example/read", W47.start - timedelta(days=40)),
         ("https://a.example/this-week", W47.start + timedelta(days=1)),
     )
-    store.mark_read("https://A.example/read#top", NOW)  # any form of the saved URL
+    store.apply_read(item_read("https://A.example/read#top", NOW))  # any form of the saved URL
 
     backlog = backlog_for(store, config(tmp_path, backlog_unread=2), W47)
 
@@ -75,13 +76,13 @@ def test_week_53_looks_back_to_week_52_in_a_year_without_53() -> None:
 
 def test_mark_read_by_id_and_unknown_refs(store: Store) -> None:
     [item] = save(store, ("https://a.example/x", NOW))
-    marked = store.mark_read(str(item.id), NOW)
+    marked = store.apply_read(item_read(str(item.id), NOW))
     assert marked is not None and marked.id == item.id
     assert store.unread_saved_before(NOW + timedelta(days=1), 10) == []
-    assert store.mark_read("999", NOW) is None
-    assert store.mark_read("https://a.example/unknown", NOW) is None
+    assert store.apply_read(item_read("999", NOW)) is None
+    assert store.apply_read(item_read("https://a.example/unknown", NOW)) is None
     with pytest.raises(ValueError):
-        store.mark_read("not a url", NOW)
+        store.apply_read(item_read("not a url", NOW))
 
 
 def test_the_digest_shows_the_backlog_sections_after_the_week(store: Store) -> None:

@@ -8,6 +8,7 @@ from zoneinfo import ZoneInfo
 
 from digest.compose.digest import compose
 from digest.compose.ranking import History, rank_items
+from digest.lifecycle import ItemStarred, ReadingEnded
 from digest.models import FileReading, Item, Period, SavedItem, WeekSummary
 from digest.store import open_store
 from weekitems import week_item
@@ -125,10 +126,12 @@ def test_stars_are_kept_and_taken_off_in_the_store(tmp_path: Path) -> None:
     with open_store(tmp_path / "digest.db") as store:
         source = store.ensure_source("inbox", "file", path="/inbox", now=MONDAY)
         store.save_items(source, [SavedItem(f"https://a.example/{n}") for n in (1, 2)], MONDAY)
-        assert store.star(2, MONDAY) and store.star(1, MONDAY + timedelta(hours=1))
-        assert not store.star(99, MONDAY)
+        assert store.apply_star(ItemStarred(2, MONDAY)) and store.apply_star(
+            ItemStarred(1, MONDAY + timedelta(hours=1))
+        )
+        assert not store.apply_star(ItemStarred(99, MONDAY))
         assert [i.id for i in store.starred_items(10, text_chars=0)] == [1, 2]
-        store.star(1, MONDAY, starred=False)
+        store.apply_star(ItemStarred(1, MONDAY, starred=False))
         assert [i.id for i in store.starred_items(10, text_chars=0)] == [2]
 
 
@@ -149,10 +152,9 @@ def test_a_starred_item_a_new_reading_of_its_file_removes_takes_its_star(tmp_pat
         as_list = FileReading("urls", False, "one URL a line")
         item = SavedItem("https://a.example/1", line=1)
         store.save_file_items("/inbox/a.txt", as_list, source, [item], MONDAY)
-        store.end_reading("/inbox/a.txt", as_list, source, MONDAY)
-        assert store.star(1, MONDAY)
-        store.end_reading(
-            "/inbox/a.txt", FileReading("journal", True, "day headings"), source, MONDAY
-        )
+        store.apply_file(ReadingEnded("/inbox/a.txt", as_list, source, MONDAY))
+        assert store.apply_star(ItemStarred(1, MONDAY))
+        journal = FileReading("journal", True, "day headings")
+        store.apply_file(ReadingEnded("/inbox/a.txt", journal, source, MONDAY))
         assert store.all_items() == []
         assert store.starred_items(10, text_chars=0) == []

@@ -1,6 +1,8 @@
 """The life of an item, decided in one place on plain data (after lemon24/reader's update
 "decider"): what is due for a fetch or a note at `now`, what an outcome changes, and what a
-week shows; and the same for a source's polls and a digest's deliveries. Nothing here reads
+week shows; and the same for a source's polls and a digest's deliveries. The reader's
+marks (read, starred), edits of sources and what the collect stage saw of each file are
+intents too, so that every state change is one the store applies as told. Nothing here reads
 the time, a file or the database: the stages pass the items and `now` in and hand the
 intents returned to the store, which applies them as told.
 
@@ -30,6 +32,7 @@ from digest.models import WALLS as WALLS
 from digest.models import (
     DeliveryStatus,
     Extracted,
+    FileReading,
     Item,
     Note,
     Period,
@@ -437,6 +440,81 @@ def feed_failed(
     return SourceFailed(source_id, error, now, when)
 
 
+@dataclass(frozen=True)
+class SourcePaused:
+    """Paused: not collected until resumed (`paused` False)."""
+
+    source_id: int
+    paused: bool
+
+
+@dataclass(frozen=True)
+class SourceRenamed:
+    source_id: int
+    name: str
+
+
+@dataclass(frozen=True)
+class SourceRemoved:
+    """No longer listed or polled; its items keep their source."""
+
+    source_id: int
+    at: datetime
+
+
+SourceIntent = SourceChecked | SourceFailed | SourcePaused | SourceRenamed | SourceRemoved
+
+
+# -- file readings -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FileSeen:
+    """What a file was when last read: its stat, the wall-clock time of that stat, the
+    SHA-256 of the `size` bytes read, how many complete lines they had, and how many bytes
+    of an unfinished last line were held back after them."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    inode: int
+    device: int
+    checked_ns: int
+    fingerprint: str
+    lines_read: int
+    at: datetime
+    held: int = 0
+
+
+@dataclass(frozen=True)
+class ReadingEnded:
+    """All the items of a reading of `path` are saved: it is the file's reading now, and
+    the items only an earlier reading in another format gave are removed."""
+
+    path: str
+    reading: FileReading
+    source_id: int
+    at: datetime
+
+
+@dataclass(frozen=True)
+class ReadingVoided:
+    """The file changed while it was read: what that reading gave is replaced by the next."""
+
+    path: str
+
+
+@dataclass(frozen=True)
+class FilesGone:
+    """Files no longer there: their states, readings and lines are forgotten (their items
+    stay saved: a file leaving the inbox unsaves nothing)."""
+
+    paths: tuple[str, ...]
+
+
+FileIntent = FileSeen | ReadingEnded | ReadingVoided | FilesGone
+
+
 # -- deliveries ----------------------------------------------------------------------
 
 
@@ -461,6 +539,31 @@ class DeliveryEnded:
     at: datetime
     error: str | None = None
     message_id: str | None = None
+
+
+# -- the reader's marks -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ItemRead:
+    """The reader read an item (`digest read`): the first time counts."""
+
+    ref: int | str  # the item's id, or its URL in any of its forms
+    at: datetime
+
+
+def item_read(ref: str, now: datetime) -> ItemRead:
+    """`ref` as `digest read` takes it: an id (digits) or a URL."""
+    return ItemRead(int(ref) if ref.isdigit() else ref, now)
+
+
+@dataclass(frozen=True)
+class ItemStarred:
+    """Star (or, `starred` False, unstar) an item: the ranking learns from stars."""
+
+    item_id: int
+    at: datetime
+    starred: bool = True
 
 
 # -- the week ----------------------------------------------------------------------

@@ -139,10 +139,13 @@ def _known_source(store: Store, source: str | None) -> None:
 def star(ids: tuple[int, ...], unstar: bool) -> None:
     """Star items (by id, as `digest search` shows them): the ranking learns from them."""
     from digest.clock import utc_now
+    from digest.lifecycle import ItemStarred
     from digest.store import open_store
 
     with open_store(config().db_path) as store:
-        unknown = [i for i in ids if not store.star(i, utc_now(), starred=not unstar)]
+        unknown = [
+            i for i in ids if not store.apply_star(ItemStarred(i, utc_now(), starred=not unstar))
+        ]
     for item_id in ids:
         if item_id not in unknown:
             click.echo(f"{'unstarred' if unstar else 'starred'}: {item_id}")

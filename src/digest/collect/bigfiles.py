@@ -24,6 +24,7 @@ from digest.collect.formats import (
     streaming,
 )
 from digest.collect.importers.common import lines_of
+from digest.lifecycle import ReadingEnded
 from digest.models import FileReading, Rejected
 from digest.store import Store
 
@@ -175,7 +176,9 @@ def save_big(
         _add(report, save_result(store, big.path, big.reading, block, source_id, now, zone, topic))
     problems = opened[-1].problems if opened else []
     report.rejected = [*_after_line(problems, after_line), *report.rejected]
-    report.replaced = store.end_reading(file_key(big.path), big.reading, source_id, now)
+    report.replaced = store.apply_file(
+        ReadingEnded(file_key(big.path), big.reading, source_id, now)
+    )
     return report, opened[-1].ended if opened else 0
 
 

@@ -20,6 +20,7 @@ from digest.collect.importers import find_reading
 from digest.collect.importers.common import storable
 from digest.collect.importers.opml import is_opml
 from digest.errors import ImportFormatError
+from digest.lifecycle import ReadingEnded
 from digest.models import FileReading, ItemKind, Rejected, SavedItem
 from digest.periods import week_label
 from digest.store import Store
@@ -99,7 +100,8 @@ def save(
         raise ImportFormatError(exc.reason, path=loaded.path) from exc
     result = after_line_only(replace(result, rejected=[*loaded.bad, *result.rejected]), after_line)
     report = save_result(store, loaded.path, loaded.reading, result, source_id, now, zone, topic)
-    report.replaced = store.end_reading(file_key(loaded.path), loaded.reading, source_id, now)
+    ended = ReadingEnded(file_key(loaded.path), loaded.reading, source_id, now)
+    report.replaced = store.apply_file(ended)
     return report
 
 

@@ -24,7 +24,7 @@ mtime), the writer done with it; a file that only grew reads on from it as usual
 A file whose size or mtime moved while it was read is never half-imported. A file read
 whole in memory is not imported at all, and read again on the next collect. A big file is
 saved a block at a time as it is streamed (bigfiles.py), so its blocks are saved before
-the change is seen: that reading is voided (ReadingsStore.void_reading), and the next
+the change is seen: that reading is voided (lifecycle.ReadingVoided), and the next
 collect reads the file whole and removes the items only the voided reading gave.
 
 A file no longer found below the source's path is forgotten (its state, reading and the
@@ -49,7 +49,7 @@ from digest.collect.filesave import FileReport, file_key, load, save
 from digest.collect.filetext import Opener, open_binary, read_bytes, read_head, unreadable
 from digest.config import SourceConfig
 from digest.errors import ImportFormatError, SourceError, unit_bug
-from digest.lifecycle import SourceChecked, SourceFailed
+from digest.lifecycle import FileSeen, FilesGone, ReadingVoided, SourceChecked, SourceFailed
 from digest.models import FileReading, Rejected, Stage, StageReport
 from digest.store import Store
 from digest.store.records import FileState
@@ -122,11 +122,12 @@ def collect_file_source(
 
 
 def _forget_gone(store: Store, root: Path | None, found: Found) -> None:
-    """Forget the files below `root` that are no longer there (ReadingsStore.forget_files)."""
+    """Forget the files below `root` that are no longer there (lifecycle.FilesGone)."""
     if root is None:
         return
     here = {file_key(path) for path in found.files} | {file_key(left.path) for left in found.left}
-    store.forget_files([path for path in store.file_paths(file_key(root)) if path not in here])
+    gone = tuple(path for path in store.file_paths(file_key(root)) if path not in here)
+    store.apply_file(FilesGone(gone))
 
 
 def _collect_one(
@@ -172,7 +173,7 @@ def _collect_one(
     )
     report.held = 1 if seen.held else 0
     if isinstance(big_or_data, BigFile) and _moved(path, stat):  # streamed while written to
-        store.void_reading(key)  # what it gave stands until the next read replaces it
+        store.apply_file(ReadingVoided(key))  # what it gave stands until the next read replaces it
         report.rejected.append(
             Rejected(None, "", "changed while it was read; read again whole next collect")
         )
@@ -319,15 +320,17 @@ def complete_lines(text: str) -> int:
 
 
 def _remember(store: Store, key: str, seen: _Seen, lines_read: int, now: datetime) -> None:
-    store.save_file_state(
-        key,
-        size=seen.size,
-        mtime_ns=seen.stat.st_mtime_ns,
-        inode=seen.stat.st_ino,
-        device=seen.stat.st_dev,
-        checked_ns=seen.checked_ns,
-        fingerprint=seen.fingerprint,
-        lines_read=lines_read,
-        now=now,
-        held=seen.held,
+    store.apply_file(
+        FileSeen(
+            key,
+            size=seen.size,
+            mtime_ns=seen.stat.st_mtime_ns,
+            inode=seen.stat.st_ino,
+            device=seen.stat.st_dev,
+            checked_ns=seen.checked_ns,
+            fingerprint=seen.fingerprint,
+            lines_read=lines_read,
+            at=now,
+            held=seen.held,
+        )
     )

@@ -23,6 +23,7 @@ from digest.atomic import write_atomic
 from digest.collect.feedlists import all_sources, feed_key
 from digest.config import RESERVED_SOURCE_NAMES, Config, SourceConfig, parse_config, web_url
 from digest.errors import ConfigError, SourceError
+from digest.lifecycle import SourcePaused, SourceRemoved, SourceRenamed
 from digest.store import Store
 from digest.store.records import ManagedSource
 
@@ -58,7 +59,7 @@ def remove_source(config: Config, store: Store, name: str, now: datetime) -> str
     if declared is not None:
         _edit(_file(config), lambda doc: _delete_source(doc, name))
     if row is not None:
-        store.remove_source(row.id, now)
+        store.apply_source(SourceRemoved(row.id, now))
     where = f" from {config.path}" if declared is not None else ""
     return f"removed {name!r}{where}; its {items} items are kept"
 
@@ -69,7 +70,7 @@ def set_paused(config: Config, store: Store, name: str, paused: bool) -> str:
     if declared is not None:
         _edit(_file(config), lambda doc: _set_key(_source_table(doc, name), "paused", paused))
     elif row is not None:
-        store.set_source_paused(row.id, paused)
+        store.apply_source(SourcePaused(row.id, paused))
     if paused:
         return f"paused {name!r}: not collected until `digest sources resume {name}`"
     return f"resumed {name!r}: collected again from the next run"
@@ -82,7 +83,7 @@ def rename_source(config: Config, store: Store, old: str, new: str) -> str:
     if declared is not None:
         _edit(_file(config), lambda doc: _set_key(_source_table(doc, old), "name", new))
     if row is not None:
-        store.rename_source(row.id, new)
+        store.apply_source(SourceRenamed(row.id, new))
     return f"renamed {old!r} to {new!r}"
 
 

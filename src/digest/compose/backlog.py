@@ -8,6 +8,7 @@ from datetime import datetime
 from digest.compose.digest import Backlog, post_links
 from digest.config import Config
 from digest.errors import DigestError
+from digest.lifecycle import item_read
 from digest.models import Item, Period
 from digest.periods import year_earlier
 from digest.store import Store
@@ -42,7 +43,7 @@ def mark_read(store: Store, refs: Iterable[str], now: datetime) -> Iterator[str]
     unknown = []
     for ref in refs:
         try:
-            item = store.mark_read(ref, now)
+            item = store.apply_read(item_read(ref, now))
         except ValueError:
             item = None
         if item is None:

@@ -13,7 +13,7 @@ from typing import Any
 
 from digest import lifecycle
 from digest.errors import FailureKind
-from digest.lifecycle import FetchFailed, FetchSucceeded
+from digest.lifecycle import FetchFailed, FetchSucceeded, ItemRead
 from digest.models import (
     Item,
     ItemKind,
@@ -167,16 +167,17 @@ class ItemsStore(StoreBase):
             (iso(moment), limit),
         )
 
-    def mark_read(self, ref: str, now: datetime) -> Item | None:
-        """Mark the item with this id or URL read (the first time counts); None if unknown.
+    def apply_read(self, intent: ItemRead) -> Item | None:
+        """The item read (the first time counts); None if there is none with that id or URL.
 
-        Raises ValueError for a ref that is neither an id nor an absolute URL.
+        Raises ValueError for a URL that is not an absolute one.
         """
-        column, value = ("id", int(ref)) if ref.isdigit() else ("key", url_key(ref))
+        ref = intent.ref
+        column, value = ("id", ref) if isinstance(ref, int) else ("key", url_key(ref))
         with self.write() as conn:
             conn.execute(
                 f"UPDATE items SET read_at = coalesce(read_at, ?) WHERE {column} = ?",
-                (iso(now), value),
+                (iso(intent.at), value),
             )
         found = self._items(f"WHERE i.{column} = ?", (value,))
         return found[0] if found else None

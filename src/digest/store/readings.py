@@ -20,6 +20,7 @@ import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
 
+from digest.lifecycle import FileIntent, FileSeen, FilesGone, ReadingEnded, ReadingVoided
 from digest.models import FileReading, SavedItem
 from digest.store.base import BATCH, SaveReport, iso
 from digest.store.items import (
@@ -40,46 +41,6 @@ class ReadingsStore(ItemsStore):
             (path,),
         )
         return FileState(**dict(rows[0])) if rows else None
-
-    def save_file_state(
-        self,
-        path: str,
-        *,
-        size: int,
-        mtime_ns: int,
-        inode: int,
-        device: int,
-        checked_ns: int,
-        fingerprint: str,
-        lines_read: int,
-        now: datetime,
-        held: int = 0,
-    ) -> None:
-        """What a file was when last read: its stat, the wall-clock time of that stat, the
-        SHA-256 of the `size` bytes read, how many complete lines they had, and how many
-        bytes of an unfinished last line were held back after them."""
-        with self.write() as conn:
-            conn.execute(
-                "INSERT INTO file_states (path, size, mtime_ns, inode, device, checked_ns,"
-                " fingerprint, lines_read, updated_at, held) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-                " ON CONFLICT(path) DO UPDATE SET size = excluded.size,"
-                " mtime_ns = excluded.mtime_ns, inode = excluded.inode, device = excluded.device,"
-                " checked_ns = excluded.checked_ns, fingerprint = excluded.fingerprint,"
-                " lines_read = excluded.lines_read, updated_at = excluded.updated_at,"
-                " held = excluded.held",
-                (
-                    path,
-                    size,
-                    mtime_ns,
-                    inode,
-                    device,
-                    checked_ns,
-                    fingerprint,
-                    lines_read,
-                    iso(now),
-                    held,
-                ),
-            )
 
     def file_reading(self, path: str) -> FileReading | None:
         rows = self._query(
@@ -103,38 +64,24 @@ class ReadingsStore(ItemsStore):
             _record_lines(conn, path, reading.format, items)
         return saved
 
-    def end_reading(self, path: str, reading: FileReading, source_id: int, now: datetime) -> int:
-        """Record `reading` as the file's, once all its items are saved; the items that only
-        an earlier reading in another format gave are removed. How many were removed."""
+    def apply_file(self, intent: FileIntent) -> int:
+        """What the collect stage saw of a file (see the module docstring); how many items
+        it removed (only a reading that ended removes any)."""
         with self.write() as conn:
-            stale = [
-                row[0]
-                for row in conn.execute(
-                    "SELECT DISTINCT item_id FROM file_items WHERE path = ? AND format != ?",
-                    (path, reading.format),
-                )
-            ]
-            conn.execute(
-                "DELETE FROM file_items WHERE path = ? AND format != ?", (path, reading.format)
-            )
-            removed = [item_id for item_id in stale if _only_here(conn, item_id, source_id)]
-            for table, column in _ITEM_ROWS:
-                conn.executemany(f"DELETE FROM {table} WHERE {column} = ?", [(i,) for i in removed])
-            conn.execute(
-                "INSERT INTO file_readings (path, format, clear, reason, updated_at)"
-                " VALUES (?, ?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET format = excluded.format,"
-                " clear = excluded.clear, reason = excluded.reason,"
-                " updated_at = excluded.updated_at",
-                (path, reading.format, int(reading.clear), reading.reason, iso(now)),
-            )
-        return len(removed)
-
-    def void_reading(self, path: str) -> None:
-        """The file changed while it was read: what that reading gave is replaced by the next
-        (see the module docstring)."""
-        with self.write() as conn:
-            conn.execute("UPDATE file_items SET format = ? WHERE path = ?", (VOID, path))
-            conn.execute("DELETE FROM file_states WHERE path = ?", (path,))
+            match intent:
+                case FileSeen():
+                    _save_state(conn, intent)
+                case ReadingEnded():
+                    return _end_reading(conn, intent)
+                case ReadingVoided(path):
+                    conn.execute("UPDATE file_items SET format = ? WHERE path = ?", (VOID, path))
+                    conn.execute("DELETE FROM file_states WHERE path = ?", (path,))
+                case FilesGone(paths):
+                    for table in ("file_items", "file_readings", "file_states"):
+                        conn.executemany(
+                            f"DELETE FROM {table} WHERE path = ?", [(p,) for p in paths]
+                        )
+        return 0
 
     def file_paths(self, under: str) -> list[str]:
         """The files at or below `under` the store remembers (their states, readings)."""
@@ -146,13 +93,6 @@ class ReadingsStore(ItemsStore):
         )
         return sorted(row[0] for row in rows)
 
-    def forget_files(self, paths: Sequence[str]) -> None:
-        """Forget files that are gone: their states, readings and the lines their items came
-        from (the items stay saved: a file leaving the inbox unsaves nothing)."""
-        with self.write() as conn:
-            for table in ("file_items", "file_readings", "file_states"):
-                conn.executemany(f"DELETE FROM {table} WHERE path = ?", [(p,) for p in paths])
-
 
 VOID = ""  # the format of a voided reading's lines: no reading has it
 
@@ -163,6 +103,53 @@ _ITEM_ROWS = (
     ("item_stars", "item_id"),
     ("items", "id"),
 )
+
+
+def _save_state(conn: sqlite3.Connection, seen: FileSeen) -> None:
+    conn.execute(
+        "INSERT INTO file_states (path, size, mtime_ns, inode, device, checked_ns,"
+        " fingerprint, lines_read, updated_at, held) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT(path) DO UPDATE SET size = excluded.size,"
+        " mtime_ns = excluded.mtime_ns, inode = excluded.inode, device = excluded.device,"
+        " checked_ns = excluded.checked_ns, fingerprint = excluded.fingerprint,"
+        " lines_read = excluded.lines_read, updated_at = excluded.updated_at,"
+        " held = excluded.held",
+        (
+            seen.path,
+            seen.size,
+            seen.mtime_ns,
+            seen.inode,
+            seen.device,
+            seen.checked_ns,
+            seen.fingerprint,
+            seen.lines_read,
+            iso(seen.at),
+            seen.held,
+        ),
+    )
+
+
+def _end_reading(conn: sqlite3.Connection, ended: ReadingEnded) -> int:
+    path, reading = ended.path, ended.reading
+    stale = [
+        row[0]
+        for row in conn.execute(
+            "SELECT DISTINCT item_id FROM file_items WHERE path = ? AND format != ?",
+            (path, reading.format),
+        )
+    ]
+    conn.execute("DELETE FROM file_items WHERE path = ? AND format != ?", (path, reading.format))
+    removed = [item_id for item_id in stale if _only_here(conn, item_id, ended.source_id)]
+    for table, column in _ITEM_ROWS:
+        conn.executemany(f"DELETE FROM {table} WHERE {column} = ?", [(i,) for i in removed])
+    conn.execute(
+        "INSERT INTO file_readings (path, format, clear, reason, updated_at)"
+        " VALUES (?, ?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET format = excluded.format,"
+        " clear = excluded.clear, reason = excluded.reason,"
+        " updated_at = excluded.updated_at",
+        (path, reading.format, int(reading.clear), reading.reason, iso(ended.at)),
+    )
+    return len(removed)
 
 
 def _only_here(conn: sqlite3.Connection, item_id: int, source_id: int) -> bool:

@@ -10,6 +10,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from digest.errors import BadSearch
+from digest.lifecycle import ItemStarred
 from digest.models import Item, ItemKind, ItemState
 from digest.store.base import iso, store_error
 from digest.store.items import ItemsStore
@@ -75,16 +76,17 @@ class SearchStore(ItemsStore):
             raise store_error(exc, None) from exc
         return [_hit(row) for row in rows]
 
-    def star(self, item_id: int, now: datetime, *, starred: bool = True) -> bool:
-        """Star (or unstar) the item; False when there is no item with that id."""
+    def apply_star(self, intent: ItemStarred) -> bool:
+        """The item starred or not; False when there is no item with that id."""
+        item_id = intent.item_id
         with self.write() as conn:
             if conn.execute("SELECT 1 FROM items WHERE id = ?", (item_id,)).fetchone() is None:
                 return False
-            if starred:
+            if intent.starred:
                 conn.execute(
                     "INSERT INTO item_stars (item_id, starred_at) VALUES (?, ?)"
                     " ON CONFLICT(item_id) DO NOTHING",
-                    (item_id, iso(now)),
+                    (item_id, iso(intent.at)),
                 )
             else:
                 conn.execute("DELETE FROM item_stars WHERE item_id = ?", (item_id,))

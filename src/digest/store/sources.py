@@ -5,7 +5,15 @@ from __future__ import annotations
 from datetime import datetime
 
 from digest.clock import utc_now
-from digest.lifecycle import FeedPolled, SourceChecked, SourceFailed
+from digest.lifecycle import (
+    FeedPolled,
+    SourceChecked,
+    SourceFailed,
+    SourceIntent,
+    SourcePaused,
+    SourceRemoved,
+    SourceRenamed,
+)
 from digest.models import FeedState, SourceStatus
 from digest.store.base import SaveReport, from_iso, iso
 from digest.store.items import ItemsStore
@@ -106,19 +114,6 @@ class SourcesStore(ItemsStore):
         """Whether any source, removed ones too, has this name (their items keep it)."""
         return bool(self._query("SELECT 1 FROM sources WHERE name = ?", (name,)))
 
-    def set_source_paused(self, source_id: int, paused: bool) -> None:
-        with self.write() as conn:
-            conn.execute("UPDATE sources SET paused = ? WHERE id = ?", (int(paused), source_id))
-
-    def rename_source(self, source_id: int, name: str) -> None:
-        with self.write() as conn:
-            conn.execute("UPDATE sources SET name = ? WHERE id = ?", (name, source_id))
-
-    def remove_source(self, source_id: int, now: datetime) -> None:
-        """No longer listed or polled; the row stays, so its items keep their source."""
-        with self.write() as conn:
-            conn.execute("UPDATE sources SET removed_at = ? WHERE id = ?", (iso(now), source_id))
-
     def feed_state(self, source_id: int) -> FeedState:
         row = self._query(
             "SELECT id, coalesce(fetch_url, url) AS url, etag, last_modified, status,"
@@ -157,27 +152,39 @@ class SourcesStore(ItemsStore):
             )
         return report
 
-    def apply_source(self, intent: SourceChecked | SourceFailed) -> None:
+    def apply_source(self, intent: SourceIntent) -> None:
+        """A source's health after a read, or the reader's edit of it. A removed source's
+        row stays, so that its items keep their source."""
         with self.write() as conn:
-            if isinstance(intent, SourceChecked):
-                conn.execute(
-                    "UPDATE sources SET status = ?, last_error = NULL, failures = 0,"
-                    " next_attempt_at = NULL, last_checked_at = ? WHERE id = ?",
-                    (SourceStatus.OK, iso(intent.at), intent.source_id),
-                )
-                return
-            when = intent.next_attempt_at
-            conn.execute(
-                "UPDATE sources SET status = ?, last_error = ?, failures = failures + 1,"
-                " next_attempt_at = ?, last_checked_at = ? WHERE id = ?",
-                (
-                    SourceStatus.FAILING,
-                    for_display(intent.error),
-                    iso(when) if when else None,
-                    iso(intent.at),
-                    intent.source_id,
-                ),
-            )
+            match intent:
+                case SourceChecked(source_id, at):
+                    conn.execute(
+                        "UPDATE sources SET status = ?, last_error = NULL, failures = 0,"
+                        " next_attempt_at = NULL, last_checked_at = ? WHERE id = ?",
+                        (SourceStatus.OK, iso(at), source_id),
+                    )
+                case SourceFailed(source_id, error, at, when):
+                    conn.execute(
+                        "UPDATE sources SET status = ?, last_error = ?, failures = failures + 1,"
+                        " next_attempt_at = ?, last_checked_at = ? WHERE id = ?",
+                        (
+                            SourceStatus.FAILING,
+                            for_display(error),
+                            iso(when) if when else None,
+                            iso(at),
+                            source_id,
+                        ),
+                    )
+                case SourcePaused(source_id, paused):
+                    conn.execute(
+                        "UPDATE sources SET paused = ? WHERE id = ?", (int(paused), source_id)
+                    )
+                case SourceRenamed(source_id, name):
+                    conn.execute("UPDATE sources SET name = ? WHERE id = ?", (name, source_id))
+                case SourceRemoved(source_id, at):
+                    conn.execute(
+                        "UPDATE sources SET removed_at = ? WHERE id = ?", (iso(at), source_id)
+                    )
 
     def source_failures(self, source_id: int) -> int:
         return int(self._query("SELECT failures FROM sources WHERE id = ?", (source_id,))[0][0])
