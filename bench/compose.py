@@ -25,11 +25,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
 
+from digest.compose.features import page_features
 from digest.config import parse_config
 from digest.lifecycle import FetchSucceeded, ItemState, NoteAttached
 from digest.models import Extracted, Note, SavedItem
@@ -105,6 +107,7 @@ def fill(store: Store, items: int, week_items: int, week_start: datetime) -> Non
     period = store.items_saved_between(week_start, week_start + timedelta(days=7))
     for item, text in zip(period, articles(len(period)), strict=True):
         page = Extracted(text=text, title=item.title, extractor="bench")
+        page = replace(page, features=page_features(item, page))  # as the fetch stage stores it
         store.apply_fetch(
             FetchSucceeded(item.id, page, f"hash-{item.id}", now, ItemState.FETCHED, None)
         )
