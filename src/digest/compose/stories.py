@@ -23,7 +23,7 @@ REWRITE_COSINE = 0.6  # TF-IDF cosine of two rewrites of one piece of news
 CANDIDATE_COSINE = 0.2  # below this, not even a copy inside a longer page
 SHINGLE_WORDS = 5
 MIN_WORDS = 40  # shorter texts (titles, one-line notes) say too little to match on
-FOLDED_COLUMNS = 4096  # candidate pairs: 4 bytes a column an item (16 MB for 1,000 items)
+FOLDED_COLUMNS = 2048  # candidate pairs: 4 bytes a column an item (8 MB for 1,000 items)
 FOLDING_SLACK = 1e-3  # float32 rounding in the folded product
 
 
