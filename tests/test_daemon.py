@@ -22,7 +22,7 @@ from digest.config import ScheduleConfig
 from digest.daemon import Jobs, missed_fire_time, run_daemon
 from digest.errors import SourceError
 from digest.periods import cron_trigger
-from digest.runlock import run_lock
+from digest.runtime.lock import run_lock
 
 START = datetime(2026, 11, 21, 12, 0, 0, 500_000, tzinfo=UTC)  # a Saturday, mid-second
 EVERY_SECOND = "* * * * * *"

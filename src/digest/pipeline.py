@@ -6,6 +6,7 @@ import asyncio
 import functools
 import logging
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -38,9 +39,9 @@ from digest.fetch.stage import FetchStage
 from digest.models import Item, Period, Stage, StageReport
 from digest.notes import CallRecord, Summarizer
 from digest.notes.stage import Estimate, NotesStage
-from digest.periods import parse_week, period_containing, previous_period
+from digest.periods import parse_week, period_containing, previous_period, week_label
+from digest.runtime.tasks import isolated, run_together
 from digest.store import Store, open_store
-from digest.tasks import isolated, run_together
 from digest.urls import for_display
 
 log = logging.getLogger("digest")
@@ -432,3 +433,49 @@ def run(
         finally:
             store.finish_run(run_id, status, stats, clock())
         return result
+
+
+# `digest now --since YYYY-Www` / `--all`: every week that has items, in one command.
+# Collect and fetch once, then note and compose each week with items, oldest first; each
+# week notes only its own items. Past weeks are written, logged and put in the feed, but not
+# mailed: a backfill must not send a mail per week of a journal that spans months.
+@dataclass(frozen=True)
+class Week:
+    period: Period
+    items: int
+
+
+def weeks_with_items(config: Config, since: Period | None, now_label: str) -> list[Week]:
+    """Weeks from `since` (else the first) to the current one that have items, oldest first."""
+    zone = config.digest.zone
+    with open_store(config.db_path) as store:
+        counts = Counter(week_label(item.saved_at, zone) for item in store.all_items())
+    first = since.label if since else ""
+    return [
+        Week(parse_week(label, zone), count)
+        for label, count in sorted(counts.items())
+        if first <= label <= now_label
+    ]
+
+
+def backfill(
+    config: Config,
+    since: Period | None,
+    *,
+    clock: Clock = utc_now,
+    progress: Progress = no_progress,
+    retry: bool = False,
+) -> tuple[RunResult, list[tuple[Week, RunResult]]]:
+    """The collect-and-fetch run, then one note-and-compose run per week with items."""
+    current = period_containing(clock(), config.digest.zone)
+    gathered = run(
+        config, "now", period=current, stages=STAGES[:2], clock=clock, progress=progress,
+        retry_fetch=retry,
+    )  # fmt: skip
+    scope = NotesScope(only_period=True, retry=retry)
+    quiet = config.model_copy(update={"email": config.email.model_copy(update={"enabled": False})})
+    weeks = weeks_with_items(config, since, current.label)
+    return gathered, [
+        (week, run(quiet, "now", period=week.period, stages=STAGES[2:], clock=clock, notes=scope))
+        for week in weeks
+    ]

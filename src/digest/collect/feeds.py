@@ -30,8 +30,8 @@ from digest.fetch.access import PUBLIC, Access, access_hint, source_access
 from digest.fetch.client import Fetcher, FetchResult, check_status, describe_error
 from digest.lifecycle import Backoff, is_due, next_attempt_at
 from digest.models import FeedState, ItemKind, SavedItem, Stage, StageReport
+from digest.runtime.tasks import run_together
 from digest.store import Store, item_key
-from digest.tasks import run_together
 from digest.text import shorten
 from digest.urls import WebURL, normalize_url, parse_url
 

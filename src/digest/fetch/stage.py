@@ -44,8 +44,8 @@ from digest.errors import (
 from digest.extract import extract
 from digest.fetch.client import Fetcher, FetchResult, check_status, describe_error, is_challenge
 from digest.models import Extracted, Item, Stage, StageReport
+from digest.runtime.tasks import run_together
 from digest.store import Store, url_key
-from digest.tasks import run_together
 from digest.text import paragraphs, shorten
 from digest.urls import is_shortener
 
