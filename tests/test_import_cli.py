@@ -67,6 +67,7 @@ url = "{rig.feed_url("configured")}"
 [fetch]
 allow_private_addresses = ["127.0.0.1/32"]
 timeout_s = 2
+per_host_delay_s = 0
 """,
         )
         yield rig
