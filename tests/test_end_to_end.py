@@ -281,10 +281,12 @@ def test_failures_are_recorded_and_the_run_goes_on(tmp_path: Path) -> None:
     assert "404" in result.stderr and "broken" in result.stderr
 
 
-def test_notes_come_from_the_openai_server_and_a_rerun_makes_no_calls(tmp_path: Path) -> None:
-    with serving() as server, FakeOpenAI() as llm:
+def test_notes_come_from_the_openai_server_and_a_rerun_makes_no_calls(
+    tmp_path: Path, server: LoopbackServer
+) -> None:
+    with FakeOpenAI() as llm:
         serve_site(server, RSS_ENTRIES)
-        llm.script(FakeOpenAI.rate_limited(retry_after="1"))  # a 429 first: the note still comes
+        llm.script(FakeOpenAI.rate_limited(retry_after="0"))  # a 429 first: the note still comes
         extra = f'[llm]\nprovider = "openai"\nmodel = "loop-model"\nbase_url = "{llm.base_url}"\n'
         rig = Rig(server, write_config(tmp_path, server, extra), tmp_path / "data")
 
