@@ -248,7 +248,7 @@ class FetchStage:
         )
         self._finished = 0
         self._left = 0  # not tried for want of a network
-        self._unresolved: list[Callable[[], None]] = []  # outcomes held back: see _settle
+        self._unresolved: list[Callable[[], None]] = []  # see _settle_unresolved
         self._unread_links: list[tuple[int, int, str]] = []  # (post id, links unread, first why)
 
     async def run(self, due: Sequence[Item], posts: Sequence[Item]) -> StageReport:
@@ -265,11 +265,11 @@ class FetchStage:
             await run_together(
                 self._counted(work, total) for work in itertools.chain(fetches, follows)
             )
-            self._settle(reader.fetcher.offline)
+            self._settle_unresolved(reader.fetcher.offline)
         self._report_unread_links()
         return self.report
 
-    def _settle(self, offline: str | None) -> None:
+    def _settle_unresolved(self, offline: str | None) -> None:
         """A name that does not resolve is the host's fault or the network's, known once
         the run's lookups are over: without a network, none of those pages was tried (not
         only those after the verdict: which lookups go first is a matter of timing)."""
