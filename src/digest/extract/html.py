@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 
 import trafilatura
+from lxml import etree
 from lxml.etree import ParserError
 from lxml.html import HtmlElement, fragment_fromstring
 from readability import Document as ReadabilityDocument
@@ -44,21 +45,11 @@ from digest.models import Extracted
 
 PROSE_PARAGRAPH_CHARS = 80  # a <p> this long with few links is article prose
 MAX_LINK_SHARE = 0.3
-TEXT_RUN_CHARS = 40  # a run of plain text this long (outside links and scripts) reads as text
-# Where runs of text hide nothing a reader sees as text of the page.
-_NOT_RUNS = frozenset(
-    {
-        "script",
-        "style",
-        "noscript",
-        "template",
-        "a",
-        "svg",
-        "button",
-        "select",
-        "option",
-        "textarea",
-    }
+# A run of plain text at least 40 characters long, outside links, scripts and controls.
+_TEXT_RUNS = etree.XPath(
+    "//text()[string-length(normalize-space(.)) >= 40][not(parent::script or parent::style"
+    " or parent::noscript or parent::template or parent::a or parent::svg or parent::button"
+    " or parent::select or parent::option or parent::textarea)]"
 )
 
 
@@ -204,21 +195,7 @@ def _run_chars(tree: HtmlElement) -> int:
 
     Unlike prose paragraphs, this counts text set in `<div>`s and `<br>`-separated runs too.
     """
-    total = 0
-    for element in tree.iter():
-        if isinstance(element.tag, str) and element.tag not in _NOT_RUNS:
-            total += _run_length(element.text)
-        parent = element.getparent()
-        if parent is not None and parent.tag not in _NOT_RUNS:
-            total += _run_length(element.tail)
-    return total
-
-
-def _run_length(text: str | None) -> int:
-    if not text or len(text) < TEXT_RUN_CHARS:
-        return 0
-    run = " ".join(text.split())
-    return len(run) if len(run) >= TEXT_RUN_CHARS else 0
+    return sum(len(" ".join(str(run).split())) for run in _TEXT_RUNS(tree))
 
 
 def _readability_rescue(
