@@ -30,7 +30,7 @@ def functions(tree: ast.AST) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef]
 
 
 SHELL = frozenset({"digest.cli", "digest.pipeline", "digest.jobs", "digest.daemon"})
-ENTRY_POINTS = frozenset({"digest.__main__", "digest.backfill"})  # they run the shell
+ENTRY_POINTS = frozenset({"digest.__main__"})  # it runs the shell
 
 
 def imported_modules(

@@ -57,7 +57,7 @@ sys.exit(run_daemon(schedule, Jobs(collect=job("collect"), digest=job("digest"))
 HOLD_LOCK = """
 import sys, time
 from pathlib import Path
-from digest.runlock import run_lock
+from digest.runtime.lock import run_lock
 work = Path(sys.argv[1])
 with run_lock(work):
     with open(work / "markers", "a") as file:

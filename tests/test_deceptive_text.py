@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from digest.cli import cli
-from digest.export import csv_cell
+from digest.commands.export import csv_cell
 from digest.text import clean, url_title
 from loopback import Response, serving
 from mailrig import Sink

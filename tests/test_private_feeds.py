@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 
 from digest.collect.feeds import collect_feeds
+from digest.commands.doctor import run_checks
 from digest.config import Config, FetchConfig, SourceConfig, parse_config
-from digest.doctor import run_checks
 from digest.errors import ConfigError
 from digest.fetch.access import same_site, source_access
 from digest.fetch.client import Fetcher
-from digest.logs import config_secrets
 from digest.models import StageReport
+from digest.runtime.logs import config_secrets
 from digest.store import Store, open_store
 from loopback import LoopbackServer, Request, Response, serving
 

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from digest.cli import cli
-from digest.logs import redact
+from digest.runtime.logs import redact
 from digest.urls import for_display
 from loopback import LoopbackServer, Response, serving
 from mailrig import Sink

@@ -126,7 +126,7 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
 
 
 def _setup_logging(level: int) -> None:
-    from digest.logs import configure_logging
+    from digest.runtime.logs import configure_logging
 
     configure_logging(level)
 
@@ -176,7 +176,7 @@ def locked(command: Callable[..., None]) -> Callable[..., None]:
 
     @functools.wraps(command)
     def wrapper(*args: Any, wait: bool = False, **kwargs: Any) -> None:
-        from digest.runlock import run_lock
+        from digest.runtime.lock import run_lock
 
         with run_lock(config().data_dir, wait=wait):
             command(*args, **kwargs)
@@ -195,8 +195,9 @@ def _run_stages(
     refresh: bool = False,
 ) -> None:
     from digest.clock import utc_now
-    from digest.pipeline import NotesScope, run
-    from digest.progress import stage_progress
+    from digest.notes.stage import NotesScope
+    from digest.pipeline import run
+    from digest.runtime.progress import stage_progress
 
     cfg = config()
     period = _period(cfg, week, utc_now())
@@ -282,9 +283,9 @@ def now(week: str | None, dry_run: bool, since: str | None, every_week: bool, re
 
 
 def _backfill(since: str | None, retry: bool) -> None:
-    from digest.backfill import backfill
     from digest.clock import utc_now
-    from digest.progress import stage_progress
+    from digest.pipeline import backfill
+    from digest.runtime.progress import stage_progress
 
     cfg = config()
     start = None
@@ -544,8 +545,8 @@ def prompts() -> None:
 def prompts_export(folder: Path) -> None:
     """Write the built-in prompts into FOLDER as Jinja templates to start from (note.md.j2
     for [llm] prompt_file, week.md.j2 for summary_prompt_file); existing files are kept."""
+    from digest.commands.starters import export_starters
     from digest.notes.prompts import STARTERS
-    from digest.starters import export_starters
 
     for line in export_starters("digest.notes", "starters", STARTERS, folder):
         click.echo(line)
@@ -564,8 +565,8 @@ def templates_export(folder: Path) -> None:
     """Write the built-in templates into FOLDER to start from: digest.md.j2 (the markdown
     digest) and mail.html.j2 (the email's HTML part), each listing the variables it gets;
     existing files are kept. Point [output] templates_dir at the folder."""
+    from digest.commands.starters import export_starters
     from digest.compose.usertemplates import BUILT_IN
-    from digest.starters import export_starters
 
     for line in export_starters("digest.compose", "templates", BUILT_IN, folder):
         click.echo(line)
@@ -606,7 +607,7 @@ def daemon() -> None:
 
     from digest.daemon import run_daemon
     from digest.jobs import daemon_jobs
-    from digest.logs import config_secrets, configure_logging
+    from digest.runtime.logs import config_secrets, configure_logging
 
     cfg = config()
     configure_logging(logging.INFO, cfg.log, config_secrets(cfg))
@@ -666,8 +667,8 @@ def search(
     AND, OR, NOT, NEAR(a b), column:word (title, text, note, context, tags, host). Plain
     words with punctuation that FTS5 refuses (c++, vllm.ai) are searched as phrases."""
     from digest.clock import utc_now
+    from digest.commands.search import as_phrases, show_hits, write_json
     from digest.errors import BadSearch
-    from digest.search import as_phrases, show_hits, write_json
     from digest.store import SearchFilter, open_store
 
     cfg = config()
@@ -760,7 +761,7 @@ def rules_test(week: str | None) -> None:
     """Per rule: the items it matches in the week, and how the digest would read without it
     (composed offline from the store: no model call, nothing written)."""
     from digest.clock import utc_now
-    from digest.rulecheck import rules_report
+    from digest.compose.rulecheck import rules_report
 
     cfg = config()
     for line in rules_report(cfg, _period(cfg, week, utc_now())):
@@ -850,7 +851,7 @@ def config_path() -> None:
 def doctor(local: bool) -> None:
     """Check the config, data folder, database (read-only), sources, DNS and one feed, the LLM
     endpoint and the SMTP server; say what to fix. Writes nothing; exits 1 on a problem."""
-    from digest.doctor import run_checks
+    from digest.commands.doctor import run_checks
 
     if settings().verbose:
         with contextlib.suppress(DigestError):  # a config that does not load is the first check
@@ -875,7 +876,7 @@ def doctor(local: bool) -> None:
 def status(as_json: bool, list_all: bool, failed_only: bool, source: str | None) -> None:
     """Sources and their health, items by state, items to look at and why, recent runs,
     LLM usage."""
-    from digest.status import StatusQuery, gather_status, render_status
+    from digest.commands.status import StatusQuery, gather_status, render_status
     from digest.store import open_store
 
     with open_store(config().db_path) as store:
@@ -893,7 +894,7 @@ def status(as_json: bool, list_all: bool, failed_only: bool, source: str | None)
 def export(week: str | None, fmt: str) -> None:
     """Every item of the period (default: all) with its text, note and state."""
     from digest.clock import utc_now
-    from digest.export import write_export
+    from digest.commands.export import write_export
     from digest.store import open_store
 
     cfg = config()

@@ -37,7 +37,7 @@ from digest.atomic import write_atomic
 from digest.clock import Clock, now_in, utc_now
 from digest.errors import DigestError, RunCancelled, RunLocked, disk_error
 from digest.periods import cron_trigger
-from digest.runlock import run_lock
+from digest.runtime.lock import run_lock
 
 if TYPE_CHECKING:
     from zoneinfo import ZoneInfo
