@@ -57,7 +57,9 @@ _TEXT_RUNS = etree.XPath(
 class ChoiceSettings:
     """The tunable part of choosing a page's text; bench/extraction_quality.py cross-validates it.
 
-    Defaults are what the benchmark's development pages select (see docs/benchmarks.md).
+    Defaults are what the benchmark's development pages select (see docs/benchmarks.md),
+    but the recall check's pair: set on trafilatura's evaluation pages, a second page set,
+    since the development pages hold a single page it changes.
     """
 
     favor_precision: bool = True  # trafilatura's mode for the first reading
