@@ -30,6 +30,7 @@ from urllib.parse import urlsplit
 
 from digest import lifecycle
 from digest.clock import REAL_WAITS, Clock, Progress, Waits
+from digest.compose.features import page_features
 from digest.config import FetchConfig
 from digest.errors import (
     DigestError,
@@ -313,9 +314,10 @@ class FetchStage:
             return
         item_id = self._settle_shortened(item, page.result.final_url)
         text_hash = hashlib.sha256(page.extracted.text.encode()).hexdigest()
+        extracted = replace(page.extracted, features=page_features(item, page.extracted))
         self.store.apply_fetch(
             lifecycle.fetch_succeeded(
-                item, page.extracted, text_hash, self.clock(), self.backoff, item_id=item_id
+                item, extracted, text_hash, self.clock(), self.backoff, item_id=item_id
             )
         )
         self.report.done += 1
@@ -361,14 +363,14 @@ class FetchStage:
             outcome.result.final_url if isinstance(outcome, Page) else link
             for link, outcome in zip(links, outcomes, strict=True)
         ]
-        self.store.record_followed_links(
-            post.id,
-            list(dict.fromkeys(resolved + list(post.links[MAX_POST_LINKS:]))),
+        followed = lifecycle.links_followed(
+            post,
+            dict.fromkeys(resolved + list(post.links[MAX_POST_LINKS:])),
             "\n".join(linked_line(page) for page in pages) or None,
             "; ".join(errors) or None,
             self.clock(),
-            lifecycle.links_followed(post),
         )
+        self.store.apply_links_followed(followed)
         self.report.done += 1  # the post itself is read: it is noted from its own text
         if errors:
             self._unread_links.append((post.id, len(errors), errors[0]))
