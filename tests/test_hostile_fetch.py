@@ -25,6 +25,7 @@ from digest.models import ItemState, SavedItem, StageReport
 from digest.runtime.context import RunContext
 from digest.store import Store, open_store
 from loopback import LoopbackServer, QuietHTTPServer, Response, serving
+from stores import store_at
 from test_extract import minimal_pdf
 
 NOW = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
@@ -39,7 +40,7 @@ def settings(**overrides: Any) -> FetchConfig:
 
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[Store]:
-    opened = open_store(tmp_path / "digest.db")
+    opened = store_at(tmp_path / "digest.db")
     yield opened
     opened.close()
 

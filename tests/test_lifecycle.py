@@ -172,7 +172,12 @@ def test_the_backoff_is_capped() -> None:
 
 def test_a_noted_post_whose_links_were_followed_is_due_for_a_new_note() -> None:
     post = item(ItemState.NOTED, kind=ItemKind.POST)
-    assert lifecycle.links_followed(post) is ItemState.FETCHED
+    followed = lifecycle.links_followed(post, ["https://a.example/"], "A: says", None, NOW)
+    assert (followed.state, followed.links, followed.at) == (
+        ItemState.FETCHED,
+        ("https://a.example/",),
+        NOW,
+    )
 
 
 # -- due for a note -------------------------------------------------------------------------

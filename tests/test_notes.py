@@ -25,6 +25,7 @@ from digest.periods import parse_week
 from digest.pipeline import RunResult, estimate_run, run
 from digest.store import open_store
 from fake_openai import FakeOpenAI
+from stores import store_at
 
 WEEK = parse_week("2026-W47", ZoneInfo("UTC"))
 NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
@@ -61,7 +62,7 @@ def config_for(tmp_path: Path, fake: FakeOpenAI, **llm: Any) -> Config:
 
 def seed(config: Config, pages: dict[str, str], *, saved_at: datetime = NOW) -> dict[str, int]:
     """Link items with fetched text, saved at `saved_at`; their ids by URL."""
-    store = open_store(config.db_path)
+    store = store_at(config.db_path)
     try:
         source = store.ensure_source("inbox", "file", path="/inbox")
         saved = [

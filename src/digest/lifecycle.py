@@ -226,9 +226,25 @@ def fetch_failed(
     return FetchFailed(item.id, error, state, when, kind, status)
 
 
-def links_followed(item: Item) -> ItemState:
+@dataclass(frozen=True)
+class LinksFollowed:
+    """Store where a post's links led and what those pages said (`error`: why some could
+    not be read), in the post's next state."""
+
+    item_id: int
+    links: tuple[str, ...]
+    linked_text: str | None
+    error: str | None
+    at: datetime
+    state: ItemState
+
+
+def links_followed(
+    post: Item, links: Iterable[str], linked_text: str | None, error: str | None, now: datetime
+) -> LinksFollowed:
     """A post whose links were followed: noted before, its note is due again."""
-    return next_state(item.state, Event.LINKS_FOLLOWED)
+    state = next_state(post.state, Event.LINKS_FOLLOWED)
+    return LinksFollowed(post.id, tuple(links), linked_text, error, now, state)
 
 
 # -- notes ---------------------------------------------------------------------------

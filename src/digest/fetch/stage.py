@@ -363,14 +363,14 @@ class FetchStage:
             outcome.result.final_url if isinstance(outcome, Page) else link
             for link, outcome in zip(links, outcomes, strict=True)
         ]
-        self.store.record_followed_links(
-            post.id,
-            list(dict.fromkeys(resolved + list(post.links[MAX_POST_LINKS:]))),
+        followed = lifecycle.links_followed(
+            post,
+            dict.fromkeys(resolved + list(post.links[MAX_POST_LINKS:])),
             "\n".join(linked_line(page) for page in pages) or None,
             "; ".join(errors) or None,
             self.clock(),
-            lifecycle.links_followed(post),
         )
+        self.store.apply_links_followed(followed)
         self.report.done += 1  # the post itself is read: it is noted from its own text
         if errors:
             self._unread_links.append((post.id, len(errors), errors[0]))

@@ -529,9 +529,9 @@ class WriteNotes:
     scope: NotesScope = NotesScope()
 
     async def run(self, run: RunContext) -> list[StageReport]:
+        summarizer = self.notes.writer(run)  # first: a model it cannot use changes nothing
         if self.scope.retry:
             run.store.retry_notes()
-        summarizer = self.notes.writer(run)
         scope = self.scope
         report = await self.notes.make_notes(
             summarizer, self.period, only_period=scope.only_period, refresh=scope.refresh
