@@ -157,11 +157,12 @@ def group_name(
     hash of the week's texts and in how many it is; `texts` are read only to spell the few
     phrases that pass."""
     hashes, inside = np.unique(np.concatenate(bags), return_counts=True)
+    common = inside >= max(2, NAME_SHARE * len(bags))
+    hashes, inside = hashes[common], inside[common]
     elsewhere = week[1][np.searchsorted(week[0], hashes)] - inside
     outside = max(1, week_size - len(bags))
     shared_enough = (
-        (inside >= max(2, NAME_SHARE * len(bags)))
-        & (inside / len(bags) >= TELLING * elsewhere / outside)
+        (inside / len(bags) >= TELLING * elsewhere / outside)
         & (((hashes & 1) == 1) | (elsewhere < GENERIC_SHARE * outside))  # odd: two words
     )
     count = dict(zip(hashes[shared_enough].tolist(), inside[shared_enough].tolist(), strict=True))
