@@ -211,8 +211,9 @@ def item_vectors(features: Sequence[TextFeatures]) -> np.ndarray[Any, Any]:
     unit length, the two halves weighted alike."""
     meaning = meanings(features)
     meaning = unit(meaning - meaning.mean(axis=0))
-    halves = np.hstack([meaning, _word_vectors(features)]).astype(np.float32)
-    return halves / np.float32(math.sqrt(2))
+    halves = np.hstack([meaning.astype(np.float32), _word_vectors(features).astype(np.float32)])
+    halves /= np.float32(math.sqrt(2))
+    return halves
 
 
 def _word_vectors(features: Sequence[TextFeatures]) -> np.ndarray[Any, Any]:
@@ -237,4 +238,5 @@ def _word_vectors(features: Sequence[TextFeatures]) -> np.ndarray[Any, Any]:
     matrix = np.bincount(cells, weights, minlength=len(features) * width)
     norms = np.sqrt(np.bincount(rows, weights**2, minlength=len(features)))
     matrix = matrix.reshape(len(features), width)
-    return matrix / np.where(norms == 0, 1.0, norms)[:, None]
+    matrix /= np.where(norms == 0, 1.0, norms)[:, None]
+    return matrix
