@@ -235,7 +235,9 @@ def _word_vectors(features: Sequence[TextFeatures]) -> np.ndarray[Any, Any]:
         columns = (hashes >> 1) % width
         weights = np.where(hashes & 1, weights, -weights)
     cells = rows * width + columns
-    matrix = np.bincount(cells, weights, minlength=len(features) * width)
+    matrix = np.bincount(cells, weights, minlength=len(features) * width).astype(
+        np.float64, copy=False
+    )
     norms = np.sqrt(np.bincount(rows, weights**2, minlength=len(features)))
     matrix = matrix.reshape(len(features), width)
     matrix /= np.where(norms == 0, 1.0, norms)[:, None]
