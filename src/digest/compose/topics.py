@@ -157,11 +157,12 @@ def group_name(
     hash of the week's texts and in how many it is; `texts` are read only to spell the few
     phrases that pass."""
     hashes, inside = np.unique(np.concatenate(bags), return_counts=True)
+    common = inside >= max(2, NAME_SHARE * len(bags))
+    hashes, inside = hashes[common], inside[common]
     elsewhere = week[1][np.searchsorted(week[0], hashes)] - inside
     outside = max(1, week_size - len(bags))
     shared_enough = (
-        (inside >= max(2, NAME_SHARE * len(bags)))
-        & (inside / len(bags) >= TELLING * elsewhere / outside)
+        (inside / len(bags) >= TELLING * elsewhere / outside)
         & (((hashes & 1) == 1) | (elsewhere < GENERIC_SHARE * outside))  # odd: two words
     )
     count = dict(zip(hashes[shared_enough].tolist(), inside[shared_enough].tolist(), strict=True))
@@ -210,8 +211,9 @@ def item_vectors(features: Sequence[TextFeatures]) -> np.ndarray[Any, Any]:
     unit length, the two halves weighted alike."""
     meaning = meanings(features)
     meaning = unit(meaning - meaning.mean(axis=0))
-    halves = np.hstack([meaning, _word_vectors(features)]).astype(np.float32)
-    return halves / np.float32(math.sqrt(2))
+    halves = np.hstack([meaning.astype(np.float32), _word_vectors(features).astype(np.float32)])
+    halves /= np.float32(math.sqrt(2))
+    return halves
 
 
 def _word_vectors(features: Sequence[TextFeatures]) -> np.ndarray[Any, Any]:
@@ -233,7 +235,10 @@ def _word_vectors(features: Sequence[TextFeatures]) -> np.ndarray[Any, Any]:
         columns = (hashes >> 1) % width
         weights = np.where(hashes & 1, weights, -weights)
     cells = rows * width + columns
-    matrix = np.bincount(cells, weights, minlength=len(features) * width)
+    matrix = np.bincount(cells, weights, minlength=len(features) * width).astype(
+        np.float64, copy=False
+    )
     norms = np.sqrt(np.bincount(rows, weights**2, minlength=len(features)))
     matrix = matrix.reshape(len(features), width)
-    return matrix / np.where(norms == 0, 1.0, norms)[:, None]
+    matrix /= np.where(norms == 0, 1.0, norms)[:, None]
+    return matrix

@@ -513,3 +513,16 @@ def m024a_item_features(db: Database) -> None:
         " tokens INTEGER NOT NULL, vector BLOB NOT NULL, terms BLOB NOT NULL,"
         " counts BLOB NOT NULL, phrases BLOB NOT NULL)"
     )
+
+
+@migrations(name="m024a_history_indexes")
+def m024a_history_indexes(db: Database) -> None:
+    # The reader's history (the items starred and read, most recent first) is read at every
+    # compose: by these indexes, not by a scan of every item (40 ms in 100,000).
+    _execute_each(
+        db,
+        """
+        CREATE INDEX items_read ON items(read_at) WHERE read_at IS NOT NULL;
+        CREATE INDEX item_stars_at ON item_stars(starred_at)
+        """,
+    )

@@ -184,7 +184,12 @@ CREATE INDEX file_items_item ON file_items(item_id);
 CREATE UNIQUE INDEX "idx__sqlite_migrations_migration_set_name"
     ON "_sqlite_migrations" ("migration_set", "name");
 
+CREATE INDEX item_stars_at ON item_stars(starred_at)
+        ;
+
 CREATE INDEX items_note_key ON items(note_key) WHERE note_key IS NOT NULL;
+
+CREATE INDEX items_read ON items(read_at) WHERE read_at IS NOT NULL;
 
 CREATE INDEX items_saved_at ON items(saved_at);
 
