@@ -43,13 +43,15 @@ from digest.errors import (
 )
 from digest.extract import extract
 from digest.fetch.client import Fetcher, FetchResult, check_status, describe_error, is_challenge
+from digest.fetch.worker import extract_file
 from digest.models import Extracted, Item, Stage, StageReport
 from digest.store import Store, url_key
 from digest.tasks import run_together
 from digest.text import paragraphs, shorten
 from digest.urls import is_shortener
 
-EXTRACTOR_MODULES = ("digest.extract.html", "digest.extract.documents")  # imported on use
+# what the fork server imports for the workers (the extractors import their readers on use)
+WORKER_MODULES = ("digest.fetch.worker", "digest.extract.html", "digest.extract.documents")
 PROCESS_POOL_THRESHOLD = 8  # fewer pages than this are extracted in-process
 EXTRACT_TIMEOUT_S = 120.0  # a worker longer than this on one page is stuck: replaced
 MAX_POST_LINKS = 5  # links followed per post
@@ -180,7 +182,7 @@ def _start_workers(workers: int) -> ProcessPoolExecutor:
     # daemon's scheduler) held at that moment and can hang on one for ever. The fork
     # server imports the extractors once; each pool's workers are then forked from it.
     context = get_context("forkserver")
-    context.set_forkserver_preload(["__main__", *EXTRACTOR_MODULES])
+    context.set_forkserver_preload(["__main__", *WORKER_MODULES])
     # gc.freeze: the collector leaves the inherited objects alone, so their pages stay shared
     executor = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=gc.freeze)
     executor.submit(int)  # start the workers while the first pages are being fetched
@@ -193,11 +195,6 @@ def _stop_workers(executor: ProcessPoolExecutor) -> None:
     executor.shutdown(wait=False, cancel_futures=True)
     for process in processes:
         process.kill()
-
-
-def extract_file(path: str, url: str, content_type: str | None) -> Extracted:
-    """In a worker process: extract the body the parent streamed to `path`."""
-    return extract(Path(path).read_bytes(), url=url, content_type=content_type)
 
 
 @asynccontextmanager
