@@ -16,8 +16,8 @@ DRIVER = shutil.which("chromedriver")
 
 
 @contextmanager
-def chromium(width: int, height: int = 900) -> Iterator[Any]:
-    """A headless chromium whose viewport is `width` CSS pixels wide."""
+def chromium() -> Iterator[Any]:
+    """A headless chromium; `viewport` sets how wide a page is laid out."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -25,16 +25,19 @@ def chromium(width: int, height: int = 900) -> Iterator[Any]:
     options.binary_location = CHROMIUM or ""
     for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"):
         options.add_argument(argument)
-    options.add_argument(f"--window-size={width},{height}")
     driver = webdriver.Chrome(service=Service(executable_path=DRIVER), options=options)
     try:
-        driver.execute_cdp_cmd(
-            "Emulation.setDeviceMetricsOverride",
-            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600},
-        )
         yield driver
     finally:
         driver.quit()
+
+
+def viewport(driver: Any, width: int, height: int = 900) -> None:
+    """Lay pages out `width` CSS pixels wide, as a phone (under 600) or a laptop would."""
+    driver.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600},
+    )
 
 
 def available() -> bool:

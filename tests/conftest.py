@@ -86,12 +86,14 @@ def server(shared_server: LoopbackServer) -> LoopbackServer:
     return shared_server
 
 
-@pytest.fixture
-def certificate(tmp_path: Path) -> tuple[Path, Path]:
-    """A self-signed certificate for 127.0.0.1 and its key, made with the openssl command."""
+@pytest.fixture(scope="session")
+def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 and its key, made with the openssl command once
+    per test process (a 2048-bit key takes a while to make)."""
     if shutil.which("openssl") is None:
         pytest.skip("needs the openssl command")
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    folder = tmp_path_factory.mktemp("certificate")
+    cert, key = folder / "cert.pem", folder / "key.pem"
     subprocess.run(
         ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
          "-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1",

@@ -34,7 +34,7 @@ from typing import Any
 import pytest
 
 from digest.notes.tokens import count_tokens
-from loopback import QuietHTTPServer
+from loopback import POLL_S, QuietHTTPServer
 
 RECORDINGS = Path(__file__).parent / "fixtures" / "real_llm"
 
@@ -71,7 +71,9 @@ class FakeOpenAI:
         self.httpd.daemon_threads = True
         self.port = self.httpd.server_address[1]
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
-        self._thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True)
+        self._thread = threading.Thread(
+            target=self.httpd.serve_forever, args=(POLL_S,), daemon=True
+        )
 
     def __enter__(self) -> FakeOpenAI:
         self._thread.start()

@@ -32,6 +32,10 @@ class Request:
 Handler = Callable[[Request], Response]
 
 
+# How often a server's loop looks for a request to stop: stopping waits up to this long.
+POLL_S = 0.01
+
+
 class QuietHTTPServer(ThreadingHTTPServer):
     """Clients that hang up early are what many tests do on purpose: no traceback for them."""
 
@@ -91,7 +95,7 @@ class LoopbackServer:
         self.host = host
         self.port = self.httpd.server_address[1]
         self._thread = threading.Thread(
-            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+            target=self.httpd.serve_forever, kwargs={"poll_interval": POLL_S}, daemon=True
         )
 
     def url(self, path: str = "/") -> str:

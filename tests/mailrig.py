@@ -18,8 +18,9 @@ from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import Envelope, Session
 
 from digest.config import Config, DigestSection, EmailConfig
-from digest.store import Store, open_store
+from digest.store import Store
 from loopback import free_port
+from stores import store_at
 
 # -- servers -------------------------------------------------------------------
 
@@ -64,7 +65,7 @@ def sink() -> Iterator[tuple[Sink, int]]:
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[Store]:
     """The store of `make_config(tmp_path, ...)`."""
-    opened = open_store(tmp_path / "data" / "digest.db")
+    opened = store_at(tmp_path / "data" / "digest.db")
     try:
         yield opened
     finally:

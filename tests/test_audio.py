@@ -26,7 +26,7 @@ from digest.config import AudioConfig, Config, DigestSection
 from digest.deliver.podcast import podcast_path, publish_episode
 from digest.errors import DeliveryError
 from digest.periods import parse_week
-from loopback import serving
+from loopback import LoopbackServer
 from mailrig import Sink
 from test_audio_script import DATES, URL_OR_MARKDOWN, entry
 from test_end_to_end import RSS_ENTRIES, WEEK, serve_site, write_config
@@ -48,11 +48,10 @@ class AudioRig:
 
 
 @pytest.fixture
-def audio_rig(tmp_path: Path) -> Iterator[AudioRig]:
-    with serving() as server:
-        serve_site(server, RSS_ENTRIES)
-        config = write_config(tmp_path, server, "[audio]\nenabled = true\n")
-        yield AudioRig(config, tmp_path / "data")
+def audio_rig(tmp_path: Path, server: LoopbackServer) -> Iterator[AudioRig]:
+    serve_site(server, RSS_ENTRIES)
+    config = write_config(tmp_path, server, "[audio]\nenabled = true\n")
+    yield AudioRig(config, tmp_path / "data")
 
 
 def sections_of(markdown: str) -> list[str]:
@@ -114,7 +113,7 @@ def test_the_podcast_feed_has_the_episode_once_with_its_size_and_the_atom_id(
 
 @pytest.mark.skipif(NO_ESPEAK, reason="espeak-ng is not installed (.ci/run installs it)")
 def test_the_mail_links_the_episode_when_the_digests_are_served(
-    tmp_path: Path, sink: tuple[Sink, int]
+    tmp_path: Path, sink: tuple[Sink, int], server: LoopbackServer
 ) -> None:
     handler, port = sink
     extra = (
@@ -122,11 +121,10 @@ def test_the_mail_links_the_episode_when_the_digests_are_served(
         f'[email]\nenabled = true\nhost = "127.0.0.1"\nport = {port}\nsecurity = "none"\n'
         'send = "every_revision"\n'
     )
-    with serving() as server:
-        serve_site(server, RSS_ENTRIES)
-        result = CliRunner().invoke(
-            cli, ["now", "--week", WEEK, "--config", str(write_config(tmp_path, server, extra))]
-        )
+    serve_site(server, RSS_ENTRIES)
+    result = CliRunner().invoke(
+        cli, ["now", "--week", WEEK, "--config", str(write_config(tmp_path, server, extra))]
+    )
 
     assert result.exit_code == 0, result.output
     (message,) = handler.messages()
@@ -136,12 +134,13 @@ def test_the_mail_links_the_episode_when_the_digests_are_served(
     assert f'href="https://me.example/digests/{WEEK}.mp3"' in body.decode()
 
 
-def test_with_no_voice_the_digest_is_written_the_run_says_so_and_exits_3(tmp_path: Path) -> None:
-    with serving() as server:
-        serve_site(server, RSS_ENTRIES)
-        extra = '[audio]\nenabled = true\nespeak = "/nonexistent/espeak-ng"\n'
-        config = write_config(tmp_path, server, extra)
-        result = CliRunner().invoke(cli, ["now", "--week", WEEK, "--config", str(config)])
+def test_with_no_voice_the_digest_is_written_the_run_says_so_and_exits_3(
+    tmp_path: Path, server: LoopbackServer
+) -> None:
+    serve_site(server, RSS_ENTRIES)
+    extra = '[audio]\nenabled = true\nespeak = "/nonexistent/espeak-ng"\n'
+    config = write_config(tmp_path, server, extra)
+    result = CliRunner().invoke(cli, ["now", "--week", WEEK, "--config", str(config)])
 
     assert result.exit_code == 3, result.output
     digests = tmp_path / "data" / "digests"
@@ -154,12 +153,11 @@ def test_with_no_voice_the_digest_is_written_the_run_says_so_and_exits_3(tmp_pat
 
 
 def test_a_piper_voice_that_is_not_there_is_named_and_the_digest_is_written(
-    tmp_path: Path,
+    tmp_path: Path, server: LoopbackServer
 ) -> None:
-    with serving() as server:
-        serve_site(server, RSS_ENTRIES)
-        config = write_config(tmp_path, server, '[audio]\nenabled = true\nvoice = "gone.onnx"\n')
-        result = CliRunner().invoke(cli, ["now", "--week", WEEK, "--config", str(config)])
+    serve_site(server, RSS_ENTRIES)
+    config = write_config(tmp_path, server, '[audio]\nenabled = true\nvoice = "gone.onnx"\n')
+    result = CliRunner().invoke(cli, ["now", "--week", WEEK, "--config", str(config)])
 
     assert result.exit_code == 3, result.output
     assert (tmp_path / "data" / "digests" / f"{WEEK}.md").is_file()

@@ -24,7 +24,7 @@ from digest.models import (
 )
 from digest.periods import parse_week
 from digest.store import open_store
-from loopback import Response, serving
+from loopback import LoopbackServer, Response
 
 ARTICLE = "<html><body><article>" + "<p>The harbour wall was rebuilt this spring.</p>" * 20
 
@@ -107,20 +107,19 @@ def test_a_week_that_has_not_started_is_refused(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("command", ["extract", "now"])
 def test_retry_fetches_a_failed_page_now_instead_of_after_its_backoff(
-    tmp_path: Path, command: str
+    tmp_path: Path, server: LoopbackServer, command: str
 ) -> None:
-    with serving() as server:
-        answers = iter([Response(503, "down"), Response(200, ARTICLE)])
-        server.routes["/a"] = lambda request: next(answers)
-        (tmp_path / "journal.md").write_text(f"## 2026-11-16\n- [Harbour]({server.url('/a')})\n")
-        config = write_config(tmp_path)
-        assert invoke(config, "collect").exit_code == 0
-        invoke(config, "extract")
-        invoke(config, "extract")  # not due yet: its backoff is an hour
-        assert len(server.hits("/a")) == 1
-        result = invoke(config, command, "--retry")
-        assert result.exit_code == 0, result.output
-        assert len(server.hits("/a")) == 2
+    answers = iter([Response(503, "down"), Response(200, ARTICLE)])
+    server.routes["/a"] = lambda request: next(answers)
+    (tmp_path / "journal.md").write_text(f"## 2026-11-16\n- [Harbour]({server.url('/a')})\n")
+    config = write_config(tmp_path)
+    assert invoke(config, "collect").exit_code == 0
+    invoke(config, "extract")
+    invoke(config, "extract")  # not due yet: its backoff is an hour
+    assert len(server.hits("/a")) == 1
+    result = invoke(config, command, "--retry")
+    assert result.exit_code == 0, result.output
+    assert len(server.hits("/a")) == 2
     store = open_store(tmp_path / "data" / "digest.db")
     try:
         [item] = store.all_items()

@@ -4,6 +4,7 @@ CommonMark renderer shows it. Skipped where chromium or chromium-driver is not i
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from markdown_it import MarkdownIt
 
-from browser import LAYOUT, available, chromium
+from browser import LAYOUT, available, chromium, viewport
 from digest.compose.digest import compose
 from digest.deliver.html import markdown_to_html
 from digest.models import Item, ItemKind, ItemState, Note, NoteBasis, WeekSummary
@@ -84,15 +85,22 @@ def pages(tmp_path: Path) -> dict[str, Path]:
     return found
 
 
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """One chromium for the module: starting one takes longer than a test."""
+    with chromium() as driver:
+        yield driver
+
+
 @pytest.mark.parametrize("width", [390, 800])
 @pytest.mark.parametrize("kind", ["mail", "markdown"])
 def test_title_and_note_are_separate_blocks_and_nothing_scrolls_sideways(
-    tmp_path: Path, width: int, kind: str
+    tmp_path: Path, browser: Any, width: int, kind: str
 ) -> None:
     page = pages(tmp_path)[kind]
-    with chromium(width) as driver:
-        driver.get(page.as_uri())
-        layout = driver.execute_script(LAYOUT)
+    viewport(browser, width)
+    browser.get(page.as_uri())
+    layout = browser.execute_script(LAYOUT)
     assert layout["viewport"] == width
     assert layout["scroll"] <= width
     with_notes = [blocks for blocks in layout["items"] if len(blocks) == 2]

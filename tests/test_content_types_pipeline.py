@@ -12,7 +12,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from digest.cli import cli
-from loopback import Response, serving
+from loopback import LoopbackServer, Response
 from test_extract import minimal_pdf
 
 LATIN1_PAGE = (
@@ -26,32 +26,31 @@ LATIN1_PAGE = (
 )
 
 
-def test_pdf_latin1_and_binary_pages_come_out_right_through_a_run(tmp_path: Path) -> None:
-    with serving() as server:
-        server.routes["/paper.pdf"] = Response(
-            200,
-            minimal_pdf("Attention is all you need: a one-page paper about transformer models."),
-            content_type="application/pdf",
-        )
-        server.routes["/cafe"] = Response(
-            200, LATIN1_PAGE.encode("latin-1"), content_type="text/html"
-        )
-        server.routes["/photo"] = Response(
-            200, b"\x89PNG\r\n\x1a\n" + b"\0" * 64, content_type="image/png"
-        )
-        (tmp_path / "inbox").mkdir()
-        (tmp_path / "inbox" / "links.txt").write_text(
-            "\n".join(server.url(path) for path in ("/paper.pdf", "/cafe", "/photo")) + "\n"
-        )
-        config = tmp_path / "digest.toml"
-        config.write_text(
-            '[digest]\ndata_dir = "data"\n\n[[sources]]\nname = "inbox"\nkind = "file"\n'
-            'path = "inbox"\n\n[fetch]\nallow_private_addresses = ["127.0.0.1/32"]\n'
-            "per_host_delay_s = 0\n"
-        )
-        runner = CliRunner()
-        run = runner.invoke(cli, ["now", "--config", str(config)])
-        exported = runner.invoke(cli, ["export", "--config", str(config)])
+def test_pdf_latin1_and_binary_pages_come_out_right_through_a_run(
+    tmp_path: Path, server: LoopbackServer
+) -> None:
+    server.routes["/paper.pdf"] = Response(
+        200,
+        minimal_pdf("Attention is all you need: a one-page paper about transformer models."),
+        content_type="application/pdf",
+    )
+    server.routes["/cafe"] = Response(200, LATIN1_PAGE.encode("latin-1"), content_type="text/html")
+    server.routes["/photo"] = Response(
+        200, b"\x89PNG\r\n\x1a\n" + b"\0" * 64, content_type="image/png"
+    )
+    (tmp_path / "inbox").mkdir()
+    (tmp_path / "inbox" / "links.txt").write_text(
+        "\n".join(server.url(path) for path in ("/paper.pdf", "/cafe", "/photo")) + "\n"
+    )
+    config = tmp_path / "digest.toml"
+    config.write_text(
+        '[digest]\ndata_dir = "data"\n\n[[sources]]\nname = "inbox"\nkind = "file"\n'
+        'path = "inbox"\n\n[fetch]\nallow_private_addresses = ["127.0.0.1/32"]\n'
+        "per_host_delay_s = 0\n"
+    )
+    runner = CliRunner()
+    run = runner.invoke(cli, ["now", "--config", str(config)])
+    exported = runner.invoke(cli, ["export", "--config", str(config)])
 
     assert run.exit_code == 0, run.output
     rows = {

@@ -1,11 +1,15 @@
-"""The daemon as a real process: cron every second, SIGTERM, the run lock, catch-up."""
+"""The daemon on a clock the test steps: the schedule, the run lock, failures, the catch-up of
+a missed digest, SIGTERM. One real process on real cron seconds is the slow smoke test."""
 
 from __future__ import annotations
 
 import json
+import logging
+import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
@@ -15,275 +19,319 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from digest.config import ScheduleConfig
-from digest.daemon import missed_fire_time
+from digest.daemon import Jobs, missed_fire_time, run_daemon
+from digest.errors import SourceError
 from digest.periods import cron_trigger
+from digest.runtime.lock import run_lock
 
+START = datetime(2026, 11, 21, 12, 0, 0, 500_000, tzinfo=UTC)  # a Saturday, mid-second
+EVERY_SECOND = "* * * * * *"
 NEVER = "0 0 1 1 *"  # once a year: keeps the job out of the way of the one under test
 
-DAEMON = """
-import json, logging, sys, time
-from pathlib import Path
-from zoneinfo import ZoneInfo
-from digest.config import ScheduleConfig
-from digest.daemon import Jobs, run_daemon
-from digest.errors import SourceError
 
-work = Path(sys.argv[1])
-plan = json.loads(sys.argv[2])
-logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(message)s")
+class Rig:
+    """`run_daemon` on a stepped clock: a wait moves the clock on at once, and the run ends
+    (`stop` is set, as SIGTERM would) when the clock reaches the end the test gives."""
 
-def marker(text):
-    with open(work / "markers", "a") as file:
-        file.write(text + "\\n")
-
-def job(name):
-    def run():
-        marker(f"{name} start")
-        time.sleep(plan.get("sleep_s", 0.5))
-        if plan.get("fails") == "digest-error":
-            marker(f"{name} end")
-            raise SourceError("source failed: 'inbox': disk on fire")
-        if plan.get("fails") == "bug":
-            marker(f"{name} end")
-            raise RuntimeError("a bug")
-        marker(f"{name} end")
-    return run
-
-schedule = ScheduleConfig(collect=plan["collect"], digest=plan["digest"])
-sys.exit(run_daemon(schedule, Jobs(collect=job("collect"), digest=job("digest")),
-                    zone=ZoneInfo("UTC"), lock_dir=work, state_path=work / "daemon-state.json"))
-"""
-
-HOLD_LOCK = """
-import sys, time
-from pathlib import Path
-from digest.runlock import run_lock
-work = Path(sys.argv[1])
-with run_lock(work):
-    with open(work / "markers", "a") as file:
-        file.write("outside start\\n")
-    print("locked", flush=True)
-    time.sleep(2)
-    with open(work / "markers", "a") as file:
-        file.write("outside end\\n")
-"""
-
-
-class Daemon:
-    """`run_daemon` in a child process; its log goes to a file the test can poll."""
-
-    def __init__(self, work: Path, **plan: object) -> None:
+    def __init__(self, work: Path, start: datetime = START) -> None:
         self.work = work
-        self.log_path = work / f"daemon-{time.monotonic_ns()}.log"
-        self._log = self.log_path.open("w")
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", DAEMON, str(work), json.dumps(plan)], stderr=self._log
-        )
+        self.now = start
+        self.end = start
+        self.stop = threading.Event()
+        self.markers: list[str] = []
+        self.naps: dict[datetime, datetime] = {}  # the machine sleeps: fell asleep -> woke
 
-    @property
-    def log(self) -> str:
-        return self.log_path.read_text()
+    def clock(self) -> datetime:
+        return self.now
 
-    def stop(self, timeout_s: float = 15) -> int:
-        self.process.send_signal(signal.SIGTERM)
+    def wait(self, seconds: float) -> None:
+        self.now = min(self.now + timedelta(seconds=seconds), self.end)
+        for fell_asleep, woke in list(self.naps.items()):
+            if self.now >= fell_asleep:
+                self.now = woke
+                del self.naps[fell_asleep]
+        if self.now >= self.end:
+            self.stop.set()
+
+    def mark(self, event: str) -> None:
+        self.markers.append(f"{event} {self.now:%a %H:%M:%S}.{self.now.microsecond // 100_000}")
+
+    def job(
+        self, name: str, takes_s: float = 0.2, fails: Exception | None = None
+    ) -> Callable[[], None]:
+        def run() -> None:
+            self.mark(f"{name} start")
+            self.now += timedelta(seconds=takes_s)
+            self.mark(f"{name} end")
+            if fails is not None:
+                raise fails
+
+        return run
+
+    def run(
+        self,
+        runs_for: timedelta,
+        collect: str = NEVER,
+        digest: str = NEVER,
+        zone: str = "UTC",
+        jobs: Jobs | None = None,
+    ) -> int:
+        self.end = self.now + runs_for
+        guard = threading.Timer(30, self.stop.set)  # a hang guard only
+        guard.start()
         try:
-            return self.process.wait(timeout=timeout_s)
+            return run_daemon(
+                ScheduleConfig(collect=collect, digest=digest),
+                jobs or Jobs(collect=self.job("collect"), digest=self.job("digest")),
+                zone=ZoneInfo(zone),
+                lock_dir=self.work,
+                state_path=self.work / "daemon-state.json",
+                now=self.clock,
+                wait=self.wait,
+                stop=self.stop,
+            )
         finally:
-            self.kill()
+            guard.cancel()
 
-    def kill(self) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-            self.process.wait()
-        self._log.close()
+    def state(self) -> dict[str, str]:
+        state: dict[str, str] = json.loads((self.work / "daemon-state.json").read_text())
+        return state
 
 
 @pytest.fixture
-def daemons(tmp_path: Path) -> Iterator[Callable[..., Daemon]]:
-    started: list[Daemon] = []
-
-    def start(**plan: object) -> Daemon:
-        daemon = Daemon(tmp_path, **plan)
-        started.append(daemon)
-        return daemon
-
-    yield start
-    for daemon in started:
-        daemon.kill()
+def rig(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> Iterator[Rig]:
+    with caplog.at_level(logging.INFO, logger="digest"):
+        yield Rig(tmp_path)
 
 
-def markers(work: Path) -> list[str]:
-    path = work / "markers"
-    return path.read_text().splitlines() if path.exists() else []
+def logged(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [f"{record.levelname} {record.getMessage()}" for record in caplog.records]
 
 
-def wait_for(condition: Callable[[], bool], timeout_s: float = 60) -> None:  # a hang guard only
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail("timed out waiting for the daemon")
-        time.sleep(0.02)
-
-
-def assert_never_interleaved(lines: list[str]) -> None:
-    """Every `x start` is followed by its own `x end` before anything else starts."""
-    for position, line in enumerate(lines):
-        if position % 2 == 0:
-            assert line.endswith(" start"), lines
-        else:
-            assert line == lines[position - 1].replace(" start", " end"), lines
+def digest_markers(rig: Rig) -> list[str]:
+    return [marker for marker in rig.markers if marker.startswith("digest ")]
 
 
 # --- the schedule ------------------------------------------------------------------------------
 
 
-@pytest.mark.slow
-def test_collect_runs_every_second_and_sigterm_lets_the_job_in_hand_finish(
-    tmp_path: Path, daemons: Callable[..., Daemon]
+def test_collect_runs_at_start_then_at_each_slot(
+    rig: Rig, caplog: pytest.LogCaptureFixture
 ) -> None:
-    daemon = daemons(collect="* * * * * *", digest=NEVER, sleep_s=0.5)
-    wait_for(lambda: "collect: next run" in daemon.log)  # the scheduler is up
-    wait_for(lambda: markers(tmp_path).count("collect start") >= 2)
-    wait_for(lambda: markers(tmp_path)[-1] == "collect start")  # a job in hand
+    assert rig.run(timedelta(seconds=3), collect=EVERY_SECOND) == 0
 
-    assert daemon.stop() == 0
-
-    lines = markers(tmp_path)
-    assert lines[-1] == "collect end"
-    assert_never_interleaved(lines)
-    assert "stopping: letting the job in hand finish" in daemon.log
-    assert "daemon stopped" in daemon.log
-
-
-@pytest.mark.slow
-def test_runs_never_overlap_when_a_job_outlasts_its_interval(
-    tmp_path: Path, daemons: Callable[..., Daemon]
-) -> None:
-    daemon = daemons(collect="* * * * * *", digest="* * * * * *", sleep_s=1.2)
-    wait_for(lambda: len(markers(tmp_path)) >= 6)
-
-    assert daemon.stop() == 0
-
-    lines = markers(tmp_path)
-    assert_never_interleaved(lines)
-    assert {"collect start", "digest start"} <= set(lines)
-
-
-@pytest.mark.slow
-def test_a_job_waits_for_a_run_held_by_another_process(
-    tmp_path: Path, daemons: Callable[..., Daemon]
-) -> None:
-    with subprocess.Popen(
-        [sys.executable, "-c", HOLD_LOCK, str(tmp_path)], stdout=subprocess.PIPE, text=True
-    ) as outside:
-        assert outside.stdout is not None
-        assert outside.stdout.readline().strip() == "locked"
-        daemon = daemons(collect="* * * * * *", digest=NEVER, sleep_s=0.2)
-        assert outside.wait(timeout=10) == 0
-    wait_for(lambda: "collect end" in markers(tmp_path))
-
-    assert daemon.stop() == 0
-
-    lines = markers(tmp_path)
-    assert lines[:2] == ["outside start", "outside end"]
-    assert_never_interleaved(lines)
+    assert rig.markers == [
+        "collect start Sat 12:00:00.5",
+        "collect end Sat 12:00:00.7",
+        "collect start Sat 12:00:01.0",
+        "collect end Sat 12:00:01.2",
+        "collect start Sat 12:00:02.0",
+        "collect end Sat 12:00:02.2",
+        "collect start Sat 12:00:03.0",
+        "collect end Sat 12:00:03.2",
+    ]
+    lines = logged(caplog)
+    assert lines[:2] == [
+        "INFO collect: next run 2026-11-21T12:00:00.500000+00:00",
+        "INFO digest: next run 2027-01-01T00:00:00+00:00",
+    ]
+    assert "INFO collect finished in 0.2 s; next run 2026-11-21T12:00:01+00:00" in lines
+    assert lines[-2:] == ["INFO stopping: letting the job in hand finish", "INFO daemon stopped"]
 
 
 @pytest.mark.parametrize(
-    ("fails", "logged"),
+    ("saturday", "slot_utc"),
     [
-        ("digest-error", "ERROR collect failed: source failed: 'inbox': disk on fire; next run 20"),
-        ("bug", "ERROR collect crashed (a bug); next run 20"),
+        (datetime(2026, 10, 17, 12, 0, tzinfo=UTC), "Mon 06:00:00.0"),  # summer time
+        (datetime(2026, 10, 24, 12, 0, tzinfo=UTC), "Mon 07:00:00.0"),  # it ends on Sunday
     ],
 )
-@pytest.mark.slow
-def test_a_failing_job_is_logged_and_the_daemon_goes_on(
-    tmp_path: Path, daemons: Callable[..., Daemon], fails: str, logged: str
+def test_the_weekly_digest_runs_at_its_hour_in_its_zone(
+    tmp_path: Path, saturday: datetime, slot_utc: str
 ) -> None:
-    daemon = daemons(collect="* * * * * *", digest=NEVER, sleep_s=0.1, fails=fails)
-    wait_for(lambda: markers(tmp_path).count("collect end") >= 2)
-    wait_for(lambda: daemon.log.count(logged) >= 2)
+    rig = Rig(tmp_path, start=saturday)
+    rig.run(timedelta(days=3), collect="0 */6 * * *", digest="0 8 * * mon", zone="Europe/Berlin")
 
-    assert daemon.stop() == 0
+    assert digest_markers(rig) == [f"digest start {slot_utc}", f"digest end {slot_utc[:-1]}2"]
+    assert rig.markers.count("collect start Sat 12:00:00.0") == 1  # at start
+    assert len([marker for marker in rig.markers if marker.startswith("collect start")]) == 13
+    ran = datetime.fromisoformat(rig.state()["last_digest_run"])
+    assert ran.astimezone(ZoneInfo("Europe/Berlin")).strftime("%a %H:%M") == "Mon 08:00"
 
-    assert daemon.process.returncode == 0
-    if fails == "digest-error":
-        assert "Traceback" not in daemon.log
-    else:
-        assert "RuntimeError: a bug" in daemon.log
+
+def test_a_job_that_outlasts_its_interval_runs_next_at_its_first_slot_after(
+    rig: Rig,
+) -> None:
+    jobs = Jobs(collect=rig.job("collect", takes_s=1.5), digest=rig.job("digest"))
+    rig.run(timedelta(seconds=4.5), collect=EVERY_SECOND, digest=EVERY_SECOND, jobs=jobs)
+
+    assert rig.markers == [  # the slots passed during a run are not queued; none overlap
+        "collect start Sat 12:00:00.5",
+        "collect end Sat 12:00:02.0",
+        "digest start Sat 12:00:02.0",  # due at 12:00:01, run once the lock is free
+        "digest end Sat 12:00:02.2",
+        "collect start Sat 12:00:03.0",
+        "collect end Sat 12:00:04.5",
+        "digest start Sat 12:00:04.5",
+        "digest end Sat 12:00:04.7",
+    ]
+
+
+def test_collect_runs_once_at_start_not_again_until_its_slot(rig: Rig) -> None:
+    rig.run(timedelta(days=1))  # collect's next slot: the new year
+
+    assert rig.markers == ["collect start Sat 12:00:00.5", "collect end Sat 12:00:00.7"]
+
+
+def test_a_slot_missed_while_the_machine_slept_is_skipped_with_a_line(
+    rig: Rig, caplog: pytest.LogCaptureFixture
+) -> None:
+    rig.naps[START + timedelta(minutes=30)] = START + timedelta(hours=2, minutes=30)
+
+    rig.run(timedelta(hours=3), collect="0 * * * *")
+
+    assert [marker for marker in rig.markers if "start" in marker] == [
+        "collect start Sat 12:00:00.5",
+        "collect start Sat 15:00:00.0",
+    ]
+    assert (
+        "WARNING collect skipped: due at 2026-11-21T13:00:00+00:00, more than 3600 s ago;"
+        " next run 2026-11-21T15:00:00+00:00"
+    ) in logged(caplog)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_lets_the_job_in_hand_finish_and_the_daemon_returns_0(
+    rig: Rig, caplog: pytest.LogCaptureFixture, sig: signal.Signals
+) -> None:
+    handler = signal.getsignal(sig)
+
+    def collect() -> None:
+        rig.mark("collect start")
+        os.kill(os.getpid(), sig)  # as `kill` or systemd would
+        rig.mark("collect end" if rig.stop.wait(10) else "collect end, never asked to stop")
+
+    code = rig.run(timedelta(hours=1), collect=EVERY_SECOND, jobs=Jobs(collect, rig.job("digest")))
+
+    assert code == 0
+    assert rig.markers == ["collect start Sat 12:00:00.5", "collect end Sat 12:00:00.5"]
+    lines = logged(caplog)
+    assert "INFO stopping: letting the job in hand finish" in lines  # said at once
+    assert "INFO collect finished in 0.0 s; next run 2026-11-21T12:00:01+00:00" in lines
+    assert lines[-1] == "INFO daemon stopped"
+    assert signal.getsignal(sig) is handler  # the daemon's handler is gone with it
+
+
+# --- the run lock --------------------------------------------------------------------------------
+
+
+def test_a_job_waits_for_a_run_that_holds_the_lock(rig: Rig) -> None:
+    held, release = threading.Event(), threading.Event()
+
+    def outside_run() -> None:  # its own open file: flock tells it apart as from a process
+        with run_lock(rig.work):
+            rig.markers.append("outside start")
+            held.set()
+            release.wait(10)
+            rig.markers.append("outside end")
+
+    holder = threading.Thread(target=outside_run)
+    holder.start()
+    held.wait(10)
+    threading.Timer(0.2, release.set).start()  # real time: the job polls the lock
+    rig.run(timedelta(seconds=0.1))
+    holder.join()
+
+    assert rig.markers == [
+        "outside start",
+        "outside end",
+        "collect start Sat 12:00:00.5",
+        "collect end Sat 12:00:00.7",
+    ]
+
+
+def test_a_job_waiting_for_the_lock_gives_up_when_the_daemon_stops(
+    rig: Rig, caplog: pytest.LogCaptureFixture
+) -> None:
+    with run_lock(rig.work):
+        threading.Timer(0.2, rig.stop.set).start()  # real time: the job polls the lock
+        assert rig.run(timedelta(hours=1)) == 0
+
+    assert rig.markers == []
+    assert "INFO collect not run: the daemon is stopping; next run 2027-01-01T00:00:00+00:00" in (
+        logged(caplog)
+    )
+
+
+# --- failures ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("error", "line", "traceback"),
+    [
+        (SourceError("source failed: 'inbox': disk on fire"), "ERROR collect failed: source failed: 'inbox': disk on fire", False),
+        (RuntimeError("a bug"), "ERROR collect crashed (a bug)", True),
+    ],
+)  # fmt: skip
+def test_a_failing_job_is_logged_and_the_daemon_goes_on(
+    rig: Rig, caplog: pytest.LogCaptureFixture, error: Exception, line: str, traceback: bool
+) -> None:
+    jobs = Jobs(collect=rig.job("collect", fails=error), digest=rig.job("digest"))
+    assert rig.run(timedelta(seconds=2), collect=EVERY_SECOND, jobs=jobs) == 0
+
+    assert len(rig.markers) == 6  # three runs, each to its end
+    failures = [record for record in caplog.records if record.levelno >= logging.ERROR]
+    assert [f"{record.levelname} {record.getMessage()}" for record in failures] == [
+        f"{line}; next run 2026-11-21T12:00:01+00:00",
+        f"{line}; next run 2026-11-21T12:00:02+00:00",
+        f"{line}; next run 2026-11-21T12:00:03+00:00",
+    ]
+    assert all((record.exc_info is not None) == traceback for record in failures)
 
 
 # --- catch-up of a missed weekly digest --------------------------------------------------------
 
 
-def write_state(work: Path, **state: str) -> None:
-    (work / "daemon-state.json").write_text(json.dumps(state))
-
-
-def digest_markers(work: Path) -> list[str]:
-    return [line for line in markers(work) if line.startswith("digest ")]
-
-
-def after_two_collects(work: Path) -> None:
-    """Wait for two more collect runs to end: a catch-up due at start would have had the lock
-    by then (it is due first, and a waiter polls far more often than collect fires)."""
-    ended = markers(work).count("collect end")
-    wait_for(lambda: markers(work).count("collect end") >= ended + 2)
-
-
-def read_state(work: Path) -> dict[str, str]:
-    state: dict[str, str] = json.loads((work / "daemon-state.json").read_text())
-    return state
-
-
-@pytest.mark.slow
 def test_a_missed_weekly_digest_runs_once_at_start_and_not_again_on_restart(
-    tmp_path: Path, daemons: Callable[..., Daemon]
+    rig: Rig, caplog: pytest.LogCaptureFixture
 ) -> None:
-    two_weeks_ago = datetime.now(UTC) - timedelta(days=14)
-    write_state(tmp_path, last_digest_run=two_weeks_ago.isoformat())
-
-    first = daemons(collect="* * * * * *", digest="0 8 * * mon", sleep_s=0.1)
-    wait_for(lambda: "digest end" in markers(tmp_path))
-    after_two_collects(tmp_path)  # room for a second, wrong, run
-    assert first.stop() == 0
-    assert digest_markers(tmp_path) == ["digest start", "digest end"]
-    last_run = datetime.fromisoformat(read_state(tmp_path)["last_digest_run"])
-    assert datetime.now(UTC) - last_run < timedelta(minutes=1)
-    assert "digest missed at" in first.log
-
-    second = daemons(collect="* * * * * *", digest="0 8 * * mon", sleep_s=0.1)
-    after_two_collects(tmp_path)
-    assert second.stop() == 0
-    assert digest_markers(tmp_path) == ["digest start", "digest end"]
-
-
-@pytest.mark.slow
-def test_first_start_runs_no_digest_and_starts_watching_for_missed_ones(
-    tmp_path: Path, daemons: Callable[..., Daemon]
-) -> None:
-    daemon = daemons(collect="* * * * * *", digest="0 8 * * mon", sleep_s=0.1)
-    after_two_collects(tmp_path)
-    assert daemon.stop() == 0
-
-    assert digest_markers(tmp_path) == []
-    state = read_state(tmp_path)
-    assert "last_digest_run" not in state
-    assert datetime.now(UTC) - datetime.fromisoformat(state["watching_since"]) < timedelta(
-        minutes=1
+    two_weeks_ago = START - timedelta(days=14)
+    (rig.work / "daemon-state.json").write_text(
+        json.dumps({"last_digest_run": two_weeks_ago.isoformat()})
     )
 
+    rig.run(timedelta(hours=2), collect="0 * * * *", digest="0 8 * * mon")
 
-@pytest.mark.slow
+    assert digest_markers(rig) == ["digest start Sat 12:00:00.7", "digest end Sat 12:00:00.9"]
+    assert rig.markers[:2] == ["collect start Sat 12:00:00.5", "collect end Sat 12:00:00.7"]
+    assert "INFO digest missed at 2026-11-09T08:00:00+00:00; running it now" in logged(caplog)
+    assert rig.state()["last_digest_run"] == "2026-11-21T12:00:00.700000+00:00"
+
+    restarted = Rig(rig.work, start=rig.now)
+    restarted.run(timedelta(hours=2), collect="0 * * * *", digest="0 8 * * mon")
+    assert digest_markers(restarted) == []
+    assert len(restarted.markers) == 6  # collect at start and at two slots
+
+
+def test_first_start_runs_no_digest_and_starts_watching_for_missed_ones(rig: Rig) -> None:
+    rig.run(timedelta(hours=1), collect="0 * * * *", digest="0 8 * * mon")
+
+    assert digest_markers(rig) == []
+    assert rig.state() == {"watching_since": "2026-11-21T12:00:00.500000+00:00"}
+
+
 def test_a_corrupt_state_file_is_logged_and_the_daemon_still_starts(
-    tmp_path: Path, daemons: Callable[..., Daemon]
+    rig: Rig, caplog: pytest.LogCaptureFixture
 ) -> None:
-    (tmp_path / "daemon-state.json").write_text("{not json")
-    daemon = daemons(collect=NEVER, digest="0 8 * * mon")
-    wait_for(lambda: "digest: next run" in daemon.log)
-    assert daemon.stop() == 0
-    assert "daemon state" in daemon.log and "unreadable" in daemon.log
-    assert "watching_since" in read_state(tmp_path)
+    (rig.work / "daemon-state.json").write_text("{not json")
+
+    assert rig.run(timedelta(minutes=1), digest="0 8 * * mon") == 0
+
+    assert any(
+        line.startswith("WARNING daemon state ") and "unreadable" in line for line in logged(caplog)
+    )
+    assert rig.state() == {"watching_since": "2026-11-21T12:00:00.500000+00:00"}
+    assert rig.markers[0] == "collect start Sat 12:00:00.5"
 
 
 def test_missed_fire_time_is_the_first_slot_after_the_last_run() -> None:
@@ -333,13 +381,65 @@ def test_the_config_accepts_six_fields() -> None:
     assert ScheduleConfig(collect="*/5 * * * * *").collect == "*/5 * * * * *"
 
 
+# --- one real process, real cron seconds, a real SIGTERM ----------------------------------
+
+
+DAEMON = """
+import logging, sys, time
+from pathlib import Path
+from zoneinfo import ZoneInfo
+from digest.config import ScheduleConfig
+from digest.daemon import Jobs, run_daemon
+
+work = Path(sys.argv[1])
+logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(message)s")
+
+def collect():
+    with open(work / "markers", "a") as file:
+        file.write("collect start\\n")
+        file.flush()
+        time.sleep(0.5)
+        file.write("collect end\\n")
+
+schedule = ScheduleConfig(collect="* * * * * *", digest="0 0 1 1 *")
+sys.exit(run_daemon(schedule, Jobs(collect=collect, digest=collect), zone=ZoneInfo("UTC"),
+                    lock_dir=work, state_path=work / "daemon-state.json"))
+"""
+
+
+def markers(work: Path) -> list[str]:
+    path = work / "markers"
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def wait_for(condition: Callable[[], bool], timeout_s: float = 60) -> None:  # a hang guard only
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail("timed out waiting for the daemon")
+        time.sleep(0.02)
+
+
 @pytest.mark.slow
-def test_collect_runs_once_at_start_not_at_the_next_slot(
-    tmp_path: Path, daemons: Callable[..., Daemon]
+def test_a_real_daemon_collects_every_second_and_sigterm_lets_the_job_in_hand_finish(
+    tmp_path: Path,
 ) -> None:
-    daemon = daemons(collect="0 0 1 1 *", digest="0 8 * * mon", sleep_s=0.1)  # next: new year
+    log_path = tmp_path / "daemon.log"
+    with log_path.open("w") as stderr:
+        daemon = subprocess.Popen([sys.executable, "-c", DAEMON, str(tmp_path)], stderr=stderr)
+    try:
+        wait_for(lambda: markers(tmp_path).count("collect start") >= 2)
+        wait_for(lambda: markers(tmp_path)[-1] == "collect start")  # a job in hand
+        daemon.send_signal(signal.SIGTERM)
+        assert daemon.wait(timeout=15) == 0
+    finally:
+        if daemon.poll() is None:
+            daemon.kill()
+            daemon.wait()
 
-    wait_for(lambda: "collect end" in markers(tmp_path))
-    assert daemon.stop() == 0
-
-    assert markers(tmp_path) == ["collect start", "collect end"]
+    lines = markers(tmp_path)
+    assert lines == ["collect start", "collect end"] * (len(lines) // 2)
+    log = log_path.read_text().splitlines()
+    assert "INFO stopping: letting the job in hand finish" in log
+    assert sum(line.startswith("INFO collect finished in ") for line in log) == len(lines) // 2
+    assert log[-1] == "INFO daemon stopped"

@@ -16,9 +16,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from digest.cli import cli
-from digest.export import csv_cell
+from digest.commands.export import csv_cell
 from digest.text import clean, url_title
-from loopback import Response, serving
+from loopback import LoopbackServer, Response
 from mailrig import Sink
 
 HIDDEN = re.compile(
@@ -77,34 +77,33 @@ def mail_text(message: Message) -> str:
 
 
 def test_hidden_characters_reach_no_output_and_csv_cells_are_neutralised(
-    tmp_path: Path, sink: tuple[Sink, int]
+    tmp_path: Path, sink: tuple[Sink, int], server: LoopbackServer
 ) -> None:
     mailbox, smtp_port = sink
-    with serving() as server:
-        base = f"http://127.0.0.1:{server.port}"
-        server.routes["/raw"] = Response(200, page("Invoice \u202eexe.pdf"))
-        server.routes["/entity"] = Response(200, page("Invoice &#x202E;fdp.exe&#x200B;"))
-        config = tmp_path / "digest.toml"
-        config.write_text(
-            '[digest]\ndata_dir = "data"\n\n'
-            '[fetch]\nallow_private_addresses = ["127.0.0.1/32"]\nper_host_delay_s = 0\n\n'
-            f'[email]\nenabled = true\nhost = "127.0.0.1"\nport = {smtp_port}\n'
-            'security = "none"\nsend = "every_revision"\n\n[output]\nnotes_dir = "data/notes"\n'
-        )
-        runner = CliRunner()
+    base = f"http://127.0.0.1:{server.port}"
+    server.routes["/raw"] = Response(200, page("Invoice \u202eexe.pdf"))
+    server.routes["/entity"] = Response(200, page("Invoice &#x202E;fdp.exe&#x200B;"))
+    config = tmp_path / "digest.toml"
+    config.write_text(
+        '[digest]\ndata_dir = "data"\n\n'
+        '[fetch]\nallow_private_addresses = ["127.0.0.1/32"]\nper_host_delay_s = 0\n\n'
+        f'[email]\nenabled = true\nhost = "127.0.0.1"\nport = {smtp_port}\n'
+        'security = "none"\nsend = "every_revision"\n\n[output]\nnotes_dir = "data/notes"\n'
+    )
+    runner = CliRunner()
 
-        def run(*args: str) -> Result:
-            return runner.invoke(cli, [*args, "--config", str(config)], catch_exceptions=False)
+    def run(*args: str) -> Result:
+        return runner.invoke(cli, [*args, "--config", str(config)], catch_exceptions=False)
 
-        added = [
-            run("add", f"{base}/raw"),
-            run("add", f"{base}/entity"),
-            run("add", f"{base}/titled", "--title", '=HYPERLINK("x")\x1b]0;pwn\x07 \u2066ok'),
-            run("add", f"{base}/at", "--title", "@SUM(1)", "--note", "note\u202e\x00 here"),
-        ]
-        assert all(result.exit_code == 0 for result in added), [r.output for r in added]
-        outputs = [run("now", "--week", "this"), run("status"), run("export")]
-        exported = run("export", "--format", "csv")
+    added = [
+        run("add", f"{base}/raw"),
+        run("add", f"{base}/entity"),
+        run("add", f"{base}/titled", "--title", '=HYPERLINK("x")\x1b]0;pwn\x07 \u2066ok'),
+        run("add", f"{base}/at", "--title", "@SUM(1)", "--note", "note\u202e\x00 here"),
+    ]
+    assert all(result.exit_code == 0 for result in added), [r.output for r in added]
+    outputs = [run("now", "--week", "this"), run("status"), run("export")]
+    exported = run("export", "--format", "csv")
     data = tmp_path / "data"
     with sqlite3.connect(data / "digest.db") as db:
         rows = db.execute(

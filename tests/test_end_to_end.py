@@ -164,10 +164,9 @@ per_host_delay_s = 0
 
 
 @pytest.fixture
-def rig(tmp_path: Path) -> Iterator[Rig]:
-    with serving() as server:
-        serve_site(server, RSS_ENTRIES)
-        yield Rig(server, write_config(tmp_path, server), tmp_path / "data")
+def rig(tmp_path: Path, server: LoopbackServer) -> Iterator[Rig]:
+    serve_site(server, RSS_ENTRIES)
+    yield Rig(server, write_config(tmp_path, server), tmp_path / "data")
 
 
 EXPECTED_TITLES = [
@@ -282,10 +281,12 @@ def test_failures_are_recorded_and_the_run_goes_on(tmp_path: Path) -> None:
     assert "404" in result.stderr and "broken" in result.stderr
 
 
-def test_notes_come_from_the_openai_server_and_a_rerun_makes_no_calls(tmp_path: Path) -> None:
-    with serving() as server, FakeOpenAI() as llm:
+def test_notes_come_from_the_openai_server_and_a_rerun_makes_no_calls(
+    tmp_path: Path, server: LoopbackServer
+) -> None:
+    with FakeOpenAI() as llm:
         serve_site(server, RSS_ENTRIES)
-        llm.script(FakeOpenAI.rate_limited(retry_after="1"))  # a 429 first: the note still comes
+        llm.script(FakeOpenAI.rate_limited(retry_after="0"))  # a 429 first: the note still comes
         extra = f'[llm]\nprovider = "openai"\nmodel = "loop-model"\nbase_url = "{llm.base_url}"\n'
         rig = Rig(server, write_config(tmp_path, server, extra), tmp_path / "data")
 
@@ -321,26 +322,25 @@ class Mailbox:
 
 @pytest.mark.parametrize(("send", "mails"), [("every_revision", 2), ("once", 1)])
 def test_mail_is_sent_once_a_week_or_once_per_new_revision_with_both_parts(
-    tmp_path: Path, send: str, mails: int
+    tmp_path: Path, server: LoopbackServer, send: str, mails: int
 ) -> None:
     mailbox = Mailbox()
     port = free_port()
     controller = Controller(mailbox, hostname="127.0.0.1", port=port)
     controller.start()
     try:
-        with serving() as server:
-            serve_site(server, RSS_ENTRIES)
-            extra = (
-                f'[email]\nenabled = true\nhost = "127.0.0.1"\nport = {port}\nsecurity = "none"\n'
-                f'send = "{send}"\n'
-            )
-            rig = Rig(server, write_config(tmp_path, server, extra), tmp_path / "data")
-            rig.run("now", "--week", WEEK)
-            rig.run("now", "--week", WEEK)
-            assert len(mailbox.messages) == 1
-            new_entry = ("Prefix caching", "/posts/prefix", "Thu, 19 Nov 2026 09:00:00 GMT")
-            serve_site(rig.server, [*RSS_ENTRIES, new_entry])
-            rig.run("now", "--week", WEEK)
+        serve_site(server, RSS_ENTRIES)
+        extra = (
+            f'[email]\nenabled = true\nhost = "127.0.0.1"\nport = {port}\nsecurity = "none"\n'
+            f'send = "{send}"\n'
+        )
+        rig = Rig(server, write_config(tmp_path, server, extra), tmp_path / "data")
+        rig.run("now", "--week", WEEK)
+        rig.run("now", "--week", WEEK)
+        assert len(mailbox.messages) == 1
+        new_entry = ("Prefix caching", "/posts/prefix", "Thu, 19 Nov 2026 09:00:00 GMT")
+        serve_site(rig.server, [*RSS_ENTRIES, new_entry])
+        rig.run("now", "--week", WEEK)
     finally:
         controller.stop()
 

@@ -17,8 +17,9 @@ from digest.config import FetchConfig, SourceConfig
 from digest.errors import SourceError
 from digest.fetch.client import Fetcher, FetchResult
 from digest.models import FeedState, ItemKind, StageReport
-from digest.store import Store, open_store
+from digest.store import Store
 from loopback import LoopbackServer, Request, Response
+from stores import store_at
 
 NOW = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 RSS = "application/rss+xml"
@@ -96,7 +97,7 @@ LATIN1 = """<?xml version="1.0" encoding="ISO-8859-1"?>
 
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[Store]:
-    opened = open_store(tmp_path / "digest.db")
+    opened = store_at(tmp_path / "digest.db")
     yield opened
     opened.close()
 

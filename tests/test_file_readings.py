@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+import pytest
 from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -511,6 +512,7 @@ def test_an_item_with_nothing_to_summarise_does_not_stop_the_run(tmp_path: Path)
     assert "nothing to summarise; no note" in result.stderr
 
 
+@pytest.mark.slow  # stress: two gigabytes of files, read in a child process
 def test_a_sparse_gigabyte_costs_seconds_and_little_memory(tmp_path: Path) -> None:
     # One journal line, then a gigabyte of NULs (`truncate -s 1G`): a binary file, refused
     # from its start; and 70 KB of journal lines before the NULs: the journal is read and

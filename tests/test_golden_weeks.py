@@ -9,21 +9,14 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from loopback import LoopbackServer, serving
+from loopback import LoopbackServer
 from sampleweek import run_week
 
 GOLDEN = Path(__file__).parent / "golden_weeks"
-
-
-@pytest.fixture
-def server() -> Iterator[LoopbackServer]:
-    with serving() as running:
-        yield running
 
 
 @pytest.mark.parametrize("shape", ["journal", "list", "posts", "feed"])

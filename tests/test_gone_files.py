@@ -13,7 +13,8 @@ import pytest
 from digest.collect.inbox import collect_file_source
 from digest.config import SourceConfig
 from digest.models import StageReport
-from digest.store import Store, open_store
+from digest.store import Store
+from stores import store_at
 
 ZONE = ZoneInfo("UTC")
 NOW = datetime(2026, 1, 12, 9, 0, tzinfo=UTC)
@@ -31,7 +32,7 @@ def collect(store: Store, folder: Path) -> StageReport:
 
 @pytest.fixture
 def store(tmp_path: Path) -> Store:
-    return open_store(tmp_path / "digest.db")
+    return store_at(tmp_path / "digest.db")
 
 
 def test_a_file_gone_from_the_inbox_is_forgotten_and_its_items_stay(

@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from digest.cli import SCREENFUL, print_reports
+from digest.cli.base import SCREENFUL, print_reports
 from digest.collect import bigfiles
 from digest.collect.feeds import collect_feeds
 from digest.collect.files import import_file
@@ -25,8 +25,9 @@ from digest.collect.inbox import collect_file_source
 from digest.config import FetchConfig, SourceConfig
 from digest.fetch.client import Fetcher
 from digest.models import Stage, StageReport
-from digest.store import Store, open_store
+from digest.store import Store
 from loopback import LoopbackServer, Response
+from stores import store_at
 
 NOW = datetime(2026, 11, 18, 12, tzinfo=UTC)
 RSS = "application/rss+xml"
@@ -34,7 +35,7 @@ RSS = "application/rss+xml"
 
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[Store]:
-    opened = open_store(tmp_path / "digest.db")
+    opened = store_at(tmp_path / "digest.db")
     yield opened
     opened.close()
 

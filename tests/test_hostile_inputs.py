@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from digest.cli import cli
 from digest.collect.formats import REGISTRY, register
 from digest.urls import without_userinfo
-from loopback import LoopbackServer, Response, serving
+from loopback import LoopbackServer, Response
 
 WEEK = "2026-W47"
 # Refused by the URL parser, each with its reason: IPv6 brackets and zone ids, ports,
@@ -116,13 +116,12 @@ def write_inputs(root: Path, server: LoopbackServer) -> Path:
 
 
 def test_good_links_among_hostile_lines_all_arrive_and_each_hostile_line_is_reported(
-    tmp_path: Path,
+    tmp_path: Path, server: LoopbackServer
 ) -> None:
     assert len(HOSTILE) == 25
-    with serving() as server:
-        config = write_inputs(tmp_path, server)
-        result = CliRunner().invoke(cli, ["now", "--week", WEEK, "--config", str(config)])
-        paths = [request.path for request in server.requests]
+    config = write_inputs(tmp_path, server)
+    result = CliRunner().invoke(cli, ["now", "--week", WEEK, "--config", str(config)])
+    paths = [request.path for request in server.requests]
     assert result.exit_code == 0, result.output
     digest = (tmp_path / "data" / "digests" / f"{WEEK}.md").read_text()
     for title in ("Good journal", "Good bookmark", "Good feed entry"):
@@ -172,26 +171,27 @@ class Explodes:
 
 
 @pytest.mark.bug_expected
-def test_a_bug_in_one_file_source_is_recorded_and_the_other_sources_go_on(tmp_path: Path) -> None:
+def test_a_bug_in_one_file_source_is_recorded_and_the_other_sources_go_on(
+    tmp_path: Path, server: LoopbackServer
+) -> None:
     register(Explodes())  # type: ignore[arg-type]
     try:
-        _run_with_a_broken_source(tmp_path)
+        _run_with_a_broken_source(tmp_path, server)
     finally:
         REGISTRY.pop("explodes")
 
 
-def _run_with_a_broken_source(tmp_path: Path) -> None:
-    with serving() as server:
-        config = write_inputs(tmp_path, server)
-        (tmp_path / "broken").mkdir()
-        (tmp_path / "broken" / "a.txt").write_text("https://example.org/x\n")
-        config.write_text(
-            config.read_text().replace(
-                "[fetch]",
-                '[[sources]]\nname = "broken"\nkind = "file"\npath = "broken"\nformat = "explodes"\n\n[fetch]',
-            )
+def _run_with_a_broken_source(tmp_path: Path, server: LoopbackServer) -> None:
+    config = write_inputs(tmp_path, server)
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "a.txt").write_text("https://example.org/x\n")
+    config.write_text(
+        config.read_text().replace(
+            "[fetch]",
+            '[[sources]]\nname = "broken"\nkind = "file"\npath = "broken"\nformat = "explodes"\n\n[fetch]',
         )
-        result = CliRunner().invoke(cli, ["now", "--week", WEEK, "--config", str(config)])
+    )
+    result = CliRunner().invoke(cli, ["now", "--week", WEEK, "--config", str(config)])
     assert result.exit_code == 0, result.output
     assert (
         f"{tmp_path / 'broken' / 'a.txt'}: internal error (KeyError: 'a bug'); a bug in digest"

@@ -12,7 +12,7 @@ from click.testing import CliRunner, Result
 
 from digest.cli import cli
 from digest.collect.importers.opml import Feed, parse_opml
-from loopback import LoopbackServer, Response, serving
+from loopback import LoopbackServer, Response
 
 RSS = (
     '<?xml version="1.0"?><rss version="2.0"><channel><title>{title}</title>'
@@ -44,18 +44,17 @@ class Rig:
 
 
 @pytest.fixture
-def rig(tmp_path: Path) -> Iterator[Rig]:
-    with serving() as server:
-        for slug in ("configured", "imported", "nested"):
-            server.routes[f"/{slug}.xml"] = Response(
-                200,
-                RSS.format(title=slug.title(), site=server.url("/"), slug=slug),
-                content_type="application/rss+xml",
-            )
-        rig = Rig(server, tmp_path)
-        rig.write(
-            "digest.toml",
-            f"""
+def rig(tmp_path: Path, server: LoopbackServer) -> Iterator[Rig]:
+    for slug in ("configured", "imported", "nested"):
+        server.routes[f"/{slug}.xml"] = Response(
+            200,
+            RSS.format(title=slug.title(), site=server.url("/"), slug=slug),
+            content_type="application/rss+xml",
+        )
+    rig = Rig(server, tmp_path)
+    rig.write(
+        "digest.toml",
+        f"""
 [digest]
 data_dir = "data"
 
@@ -67,9 +66,10 @@ url = "{rig.feed_url("configured")}"
 [fetch]
 allow_private_addresses = ["127.0.0.1/32"]
 timeout_s = 2
+per_host_delay_s = 0
 """,
-        )
-        yield rig
+    )
+    yield rig
 
 
 def opml(rig: Rig) -> str:

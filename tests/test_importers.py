@@ -14,7 +14,8 @@ from digest.collect.formats import ImportResult
 from digest.collect.importers import find_importer, supported_formats
 from digest.errors import ImportFormatError
 from digest.models import ItemKind, SavedItem
-from digest.store import Store, open_store
+from digest.store import Store
+from stores import store_at
 
 FIXTURES = Path(__file__).parent / "fixtures" / "imports"
 ZONE = ZoneInfo("Europe/Berlin")
@@ -45,7 +46,7 @@ def by_url(result: ImportResult, url: str) -> list[SavedItem]:
 
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[Store]:
-    opened = open_store(tmp_path / "digest.db")
+    opened = store_at(tmp_path / "digest.db")
     yield opened
     opened.close()
 

@@ -20,10 +20,12 @@ from digest.lifecycle import FetchSucceeded, ItemState
 from digest.models import Extracted, Note, SavedItem, Stage
 from digest.notes.base import NoteRequest
 from digest.notes.offline import OfflineSummarizer
+from digest.notes.stage import NotesScope, NotesStage
 from digest.periods import parse_week
-from digest.pipeline import NotesScope, Pipeline, RunResult, estimate_run, run
+from digest.pipeline import RunResult, estimate_run, run
 from digest.store import open_store
 from fake_openai import FakeOpenAI
+from stores import store_at
 
 WEEK = parse_week("2026-W47", ZoneInfo("UTC"))
 NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
@@ -60,7 +62,7 @@ def config_for(tmp_path: Path, fake: FakeOpenAI, **llm: Any) -> Config:
 
 def seed(config: Config, pages: dict[str, str], *, saved_at: datetime = NOW) -> dict[str, int]:
     """Link items with fetched text, saved at `saved_at`; their ids by URL."""
-    store = open_store(config.db_path)
+    store = store_at(config.db_path)
     try:
         source = store.ensure_source("inbox", "file", path="/inbox")
         saved = [
@@ -453,8 +455,8 @@ def test_a_bug_noting_one_item_is_its_failure_and_the_others_are_noted(tmp_path:
     )
 
     with open_store(config.db_path) as store:
-        pipeline = Pipeline(config, store, clock=lambda: NOW)
-        report = asyncio.run(pipeline.make_notes(BrokenOnOneText(config.llm)))
+        notes_stage = NotesStage(store, config, lambda: NOW)
+        report = asyncio.run(notes_stage.make_notes(BrokenOnOneText(config.llm)))
         notes = {item.id: item.note for item in store.all_items()}
 
     [failure] = report.failures

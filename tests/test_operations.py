@@ -21,8 +21,8 @@ from digest.clock import Waits
 from digest.config import LogConfig, load_config
 from digest.errors import RunCancelled
 from digest.jobs import daemon_jobs
-from digest.logs import configure_logging
-from digest.progress import stage_progress
+from digest.runtime.logs import configure_logging
+from digest.runtime.progress import stage_progress
 from fake_openai import FakeOpenAI
 from loopback import LoopbackServer, Request, Response, free_port
 from mailrig import HangUpServer, Sink
@@ -30,7 +30,7 @@ from mailrig import HangUpServer, Sink
 HOLD = """
 import sys
 from pathlib import Path
-from digest.runlock import run_lock
+from digest.runtime.lock import run_lock
 with run_lock(Path(sys.argv[1])):
     print("locked", flush=True)
     sys.stdin.readline()

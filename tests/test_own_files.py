@@ -16,8 +16,8 @@ from digest.cli import cli
 from digest.config import LogConfig
 from digest.deliver.outbox import append_log
 from digest.errors import LinkRefused
-from digest.logs import configure_logging
-from digest.runlock import run_lock
+from digest.runtime.lock import run_lock
+from digest.runtime.logs import configure_logging
 
 PRECIOUS = "the user's own words\n"
 

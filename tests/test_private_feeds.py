@@ -12,15 +12,16 @@ from pathlib import Path
 import pytest
 
 from digest.collect.feeds import collect_feeds
+from digest.commands.doctor import run_checks
 from digest.config import Config, FetchConfig, SourceConfig, parse_config
-from digest.doctor import run_checks
 from digest.errors import ConfigError
 from digest.fetch.access import same_site, source_access
 from digest.fetch.client import Fetcher
-from digest.logs import config_secrets
 from digest.models import StageReport
-from digest.store import Store, open_store
+from digest.runtime.logs import config_secrets
+from digest.store import Store
 from loopback import LoopbackServer, Request, Response, serving
+from stores import store_at
 
 NOW = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 RSS = """<?xml version="1.0" encoding="utf-8"?>
@@ -33,7 +34,7 @@ TOKEN = "t0ken-abc"
 
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[Store]:
-    opened = open_store(tmp_path / "digest.db")
+    opened = store_at(tmp_path / "digest.db")
     yield opened
     opened.close()
 

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from digest.cli import cli
-from loopback import LoopbackServer, Response, serving
+from loopback import LoopbackServer, Response
 from test_extract_quality import CLOUDFLARE, CONSENT, PAYWALL
 
 WEEK = "2026-W47"
@@ -109,14 +109,13 @@ class Rig:
 
 
 @pytest.fixture
-def rig(tmp_path: Path) -> Iterator[Rig]:
-    with serving() as server:
-        for path, page in PAGES.items():
-            server.routes[path] = Response(200, page)
-        server.routes["/posts/thin"] = Response(200, THIN)
-        config = tmp_path / "digest.toml"
-        config.write_text(
-            f"""
+def rig(tmp_path: Path, server: LoopbackServer) -> Iterator[Rig]:
+    for path, page in PAGES.items():
+        server.routes[path] = Response(200, page)
+    server.routes["/posts/thin"] = Response(200, THIN)
+    config = tmp_path / "digest.toml"
+    config.write_text(
+        f"""
 [digest]
 data_dir = "data"
 timezone = "UTC"
@@ -132,10 +131,10 @@ timeout_s = 2
 retry_base_s = 0
 per_host_delay_s = 0
 """
-        )
-        rig = Rig(server, config, tmp_path / "data")
-        rig.serve_feed(SUMMARIES)
-        yield rig
+    )
+    rig = Rig(server, config, tmp_path / "data")
+    rig.serve_feed(SUMMARIES)
+    yield rig
 
 
 def test_walls_and_thin_pages_are_marked_and_noted_from_the_feed_summary(rig: Rig) -> None:

@@ -18,7 +18,7 @@ from digest.compose.rules import matches
 from digest.config import RuleConfig
 from digest.models import ItemKind
 from fake_openai import FakeOpenAI
-from loopback import LoopbackServer, Response, serving
+from loopback import LoopbackServer, Response
 from weekitems import week_item
 
 WEEK = "2026-W47"
@@ -124,23 +124,22 @@ api_key_env = "LOOP_KEY"
 
 @pytest.fixture
 def collected(
-    tmp_path: Path, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, fake_openai: FakeOpenAI, server: LoopbackServer, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Rig]:
     """The week collected and its pages fetched; no notes yet."""
     monkeypatch.setenv("LOOP_KEY", "sk-loop")
-    with serving() as server:
-        for name, entries in (("news", NEWS), ("other", OTHER)):
-            server.routes[f"/{name}.xml"] = Response(
-                200, rss(server, entries), content_type="application/rss+xml"
-            )
-            for path, title in entries.items():
-                server.routes[path] = Response(200, page(title))
-        write_config(tmp_path, server, fake_openai, RULES)
-        rig = Rig(tmp_path, fake_openai)
-        for command in ("collect", "extract"):
-            result = rig.run(command)
-            assert result.exit_code == 0, result.output
-        yield rig
+    for name, entries in (("news", NEWS), ("other", OTHER)):
+        server.routes[f"/{name}.xml"] = Response(
+            200, rss(server, entries), content_type="application/rss+xml"
+        )
+        for path, title in entries.items():
+            server.routes[path] = Response(200, page(title))
+    write_config(tmp_path, server, fake_openai, RULES)
+    rig = Rig(tmp_path, fake_openai)
+    for command in ("collect", "extract"):
+        result = rig.run(command)
+        assert result.exit_code == 0, result.output
+    yield rig
 
 
 @pytest.fixture
@@ -210,12 +209,11 @@ def test_rules_test_shows_each_rules_matches_and_the_digest_without_it(rig: Rig)
 
 
 def test_a_regex_that_does_not_compile_is_a_config_error_with_key_and_line(
-    tmp_path: Path, fake_openai: FakeOpenAI
+    tmp_path: Path, fake_openai: FakeOpenAI, server: LoopbackServer
 ) -> None:
-    with serving() as server:
-        write_config(
-            tmp_path, server, fake_openai, '\n[[rules]]\nname = "bad"\nregex = "a(b"\nmute = true\n'
-        )
+    write_config(
+        tmp_path, server, fake_openai, '\n[[rules]]\nname = "bad"\nregex = "a(b"\nmute = true\n'
+    )
     result = CliRunner().invoke(cli, ["rules", "test", "--config", str(tmp_path / "digest.toml")])
     assert result.exit_code == 1
     (line,) = result.stderr.splitlines()
@@ -223,15 +221,14 @@ def test_a_regex_that_does_not_compile_is_a_config_error_with_key_and_line(
 
 
 def test_an_unknown_rule_field_is_named_with_a_suggestion(
-    tmp_path: Path, fake_openai: FakeOpenAI
+    tmp_path: Path, fake_openai: FakeOpenAI, server: LoopbackServer
 ) -> None:
-    with serving() as server:
-        write_config(
-            tmp_path,
-            server,
-            fake_openai,
-            '\n[[rules]]\nname = "x"\nhost = "a.example"\nmuet = true\n',
-        )
+    write_config(
+        tmp_path,
+        server,
+        fake_openai,
+        '\n[[rules]]\nname = "x"\nhost = "a.example"\nmuet = true\n',
+    )
     result = CliRunner().invoke(cli, ["rules", "test", "--config", str(tmp_path / "digest.toml")])
     assert result.exit_code == 1
     assert "rules[1].muet: unknown key; did you mean 'mute'?" in result.stderr
@@ -275,9 +272,10 @@ def test_a_rule_that_matches_nothing_or_does_nothing_is_refused() -> None:
         RuleConfig.model_validate({"name": "r", "host": "a.example"})
 
 
-def test_rules_test_without_rules_says_so(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
-    with serving() as server:
-        write_config(tmp_path, server, fake_openai, "")
+def test_rules_test_without_rules_says_so(
+    tmp_path: Path, fake_openai: FakeOpenAI, server: LoopbackServer
+) -> None:
+    write_config(tmp_path, server, fake_openai, "")
     config = tmp_path / "digest.toml"
     result = CliRunner().invoke(cli, ["rules", "test", "--config", str(config)])
     assert (result.exit_code, result.stdout) == (0, f"no [[rules]] in {config}\n")

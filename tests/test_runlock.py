@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 
 from digest.errors import RunLocked
-from digest.runlock import run_lock
+from digest.runtime.lock import run_lock
 
 HOLD = """
 import sys
 from pathlib import Path
-from digest.runlock import run_lock
+from digest.runtime.lock import run_lock
 with run_lock(Path(sys.argv[1])):
     print("locked", flush=True)
     sys.stdin.readline()  # hold until the test closes our stdin
@@ -53,7 +53,7 @@ def held_by_other_process(data_dir: Path) -> Iterator[subprocess.Popen[str]]:
 
 
 def lock_is_free_for_another_process(data_dir: Path) -> bool:
-    probe = "import sys; from pathlib import Path; from digest.runlock import run_lock\n"
+    probe = "import sys; from pathlib import Path; from digest.runtime.lock import run_lock\n"
     probe += "with run_lock(Path(sys.argv[1])): pass"
     return subprocess.run([sys.executable, "-c", probe, str(data_dir)], timeout=30).returncode == 0
 

@@ -19,10 +19,10 @@ from rich.console import Console
 from sqlite_utils import Database
 
 from digest.cli import cli
+from digest.commands.search import show_hits
 from digest.errors import BadSearch
 from digest.lifecycle import FetchSucceeded, ItemState
 from digest.models import Extracted, ItemKind, SavedItem
-from digest.search import show_hits
 from digest.store import SearchFilter, SearchHit, Store, open_store
 from digest.store.migrations import migrations
 from digest.store.search import MARK_END, MARK_START

@@ -14,9 +14,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from digest.cli import cli
-from digest.logs import redact
+from digest.runtime.logs import redact
 from digest.urls import for_display
-from loopback import LoopbackServer, Response, serving
+from loopback import LoopbackServer, Response
 from mailrig import Sink
 
 WEEK = "2026-W47"
@@ -201,22 +201,21 @@ def run(config: Path, *args: str) -> Result:
 
 
 def test_passwords_in_feed_and_journal_urls_are_absent_from_every_output(
-    tmp_path: Path, sink: tuple[Sink, int]
+    tmp_path: Path, sink: tuple[Sink, int], server: LoopbackServer
 ) -> None:
     mailbox, smtp_port = sink
-    with serving() as server:
-        server.routes["/feed.xml"] = Response(200, feed(server), content_type="application/rss+xml")
-        server.routes["/posts/fine"] = Response(200, article("Fine article"))
-        server.routes["/posts/journal"] = Response(200, article("Journal article"))
-        server.routes["/posts/broken"] = Response(500, "down")
-        config = write_config(tmp_path, server, smtp_port)
-        results = [run(config, "now", "--week", WEEK)]
-        results += [run(config, *command) for command in (["status"], ["status", "--json"])]
-        results.append(run(config, "sources", "list"))
-        results.append(run(config, "export"))
+    server.routes["/feed.xml"] = Response(200, feed(server), content_type="application/rss+xml")
+    server.routes["/posts/fine"] = Response(200, article("Fine article"))
+    server.routes["/posts/journal"] = Response(200, article("Journal article"))
+    server.routes["/posts/broken"] = Response(500, "down")
+    config = write_config(tmp_path, server, smtp_port)
+    results = [run(config, "now", "--week", WEEK)]
+    results += [run(config, *command) for command in (["status"], ["status", "--json"])]
+    results.append(run(config, "sources", "list"))
+    results.append(run(config, "export"))
 
-        article_requests = server.hits("/posts/fine") + server.hits("/posts/journal")
-        feed_requests = server.hits("/feed.xml")
+    article_requests = server.hits("/posts/fine") + server.hits("/posts/journal")
+    feed_requests = server.hits("/feed.xml")
 
     data = tmp_path / "data"
     with sqlite3.connect(data / "digest.db") as db:

@@ -17,8 +17,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from digest.cli import cli
+from digest.commands.doctor import run_checks
 from digest.config import Config, parse_config
-from digest.doctor import run_checks
 from digest.errors import ConfigError, FailureKind
 from digest.lifecycle import FetchFailed, ItemState
 from digest.models import SavedItem

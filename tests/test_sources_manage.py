@@ -13,7 +13,7 @@ from click.testing import CliRunner, Result
 
 from digest.cli import cli
 from digest.collect.importers.opml import Feed, parse_opml
-from loopback import LoopbackServer, Response, serving
+from loopback import LoopbackServer, Response
 
 RSS = (
     '<?xml version="1.0"?><rss version="2.0"><channel><title>{slug}</title>'
@@ -72,17 +72,16 @@ class Rig:
 
 
 @pytest.fixture
-def rig(tmp_path: Path) -> Iterator[Rig]:
-    with serving() as server:
-        for slug in ("blog", "other", "new", "listed"):
-            server.routes[f"/{slug}.xml"] = Response(
-                200,
-                RSS.format(slug=slug, site=server.url("/")),
-                content_type="application/rss+xml",
-            )
-        rig = Rig(server, tmp_path)
-        rig.config.write_text(CONFIG.format(blog=rig.feed("blog"), other=rig.feed("other")))
-        yield rig
+def rig(tmp_path: Path, server: LoopbackServer) -> Iterator[Rig]:
+    for slug in ("blog", "other", "new", "listed"):
+        server.routes[f"/{slug}.xml"] = Response(
+            200,
+            RSS.format(slug=slug, site=server.url("/")),
+            content_type="application/rss+xml",
+        )
+    rig = Rig(server, tmp_path)
+    rig.config.write_text(CONFIG.format(blog=rig.feed("blog"), other=rig.feed("other")))
+    yield rig
 
 
 def test_add_appends_a_feed_to_the_config_and_keeps_every_comment(rig: Rig) -> None:

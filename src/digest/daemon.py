@@ -1,4 +1,4 @@
-"""`digest daemon`: the [schedule] crons on an APScheduler 3 BlockingScheduler.
+"""`digest daemon`: the [schedule] crons, run one job at a time on a clock it is given.
 
 The daemon knows nothing about stages: the pipeline hands it two callables
 (`Jobs`). Each job runs inside the same run lock as `digest now`, so the two never
@@ -8,10 +8,14 @@ job in hand finish, then `run_daemon` returns 0.
 
 The collect job runs once at start. A weekly digest missed while the daemon was
 down is caught up once at start: `state_path` remembers when the digest job last ran.
+A slot that passes while a job runs is not queued: after a run, a job is next due at
+its first slot after the run ended. A slot missed by more than the job's grace (the
+machine was asleep) is skipped with a line.
 
-Cron expressions have the usual five fields, with cron's weekday numbers
-(0 or 7 = Sunday). As an extension, six fields put seconds first
-(`*/10 * * * * *` fires every ten seconds).
+The loop reads the time from `now` and waits with `wait`, so a test steps through
+weeks of slots at once. Cron expressions (periods.cron_trigger, APScheduler 3's
+CronTrigger) have the usual five fields, with cron's weekday numbers (0 or 7 = Sunday).
+As an extension, six fields put seconds first (`*/10 * * * * *` fires every ten seconds).
 """
 
 from __future__ import annotations
@@ -20,8 +24,8 @@ import json
 import logging
 import signal
 import threading
-import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -29,18 +33,16 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from apscheduler.events import EVENT_SCHEDULER_STARTED, SchedulerEvent
-from apscheduler.schedulers.blocking import BlockingScheduler
-from apscheduler.triggers.cron import CronTrigger
-
 from digest.atomic import write_atomic
-from digest.clock import Clock, now_in, utc_now
+from digest.clock import Clock, Sleep, utc_now
 from digest.errors import DigestError, RunCancelled, RunLocked, disk_error
 from digest.periods import cron_trigger
-from digest.runlock import run_lock
+from digest.runtime.lock import run_lock
 
 if TYPE_CHECKING:
     from zoneinfo import ZoneInfo
+
+    from apscheduler.triggers.cron import CronTrigger
 
     from digest.config import ScheduleConfig
 
@@ -48,6 +50,9 @@ logger = logging.getLogger("digest")
 
 COLLECT_GRACE_S = 3600  # a collect run still worth doing this late; also its lock wait
 DIGEST_GRACE_S = 86400
+# The clock is read again at least this often: a wait does not count the time the machine slept.
+MAX_WAIT_S = 60.0
+NEVER = datetime.max.replace(tzinfo=UTC)  # when a schedule that cannot fire is next due
 
 
 @dataclass(frozen=True)
@@ -58,79 +63,6 @@ class Jobs:
     digest: Callable[[], object]
 
 
-def build_scheduler(
-    schedule: ScheduleConfig,
-    jobs: Jobs,
-    *,
-    zone: ZoneInfo,
-    lock_dir: Path,
-    cancel: threading.Event | None = None,
-) -> BlockingScheduler:
-    """A scheduler with a `collect` and a `digest` job, each run under the run lock.
-
-    Setting `cancel` makes a job still waiting for the lock give up (on shutdown).
-    """
-    scheduler = BlockingScheduler(
-        timezone=zone, job_defaults={"coalesce": True, "max_instances": 1}
-    )
-    for name, func, expr, grace in (
-        ("collect", jobs.collect, schedule.collect, COLLECT_GRACE_S),
-        ("digest", jobs.digest, schedule.digest, DIGEST_GRACE_S),
-    ):
-        trigger = cron_trigger(expr, zone)
-        scheduler.add_job(
-            _LockedJob(name, func, trigger, lock_dir, grace, cancel),
-            trigger,
-            id=name,
-            name=name,
-            misfire_grace_time=grace,
-        )
-    return scheduler
-
-
-@dataclass(frozen=True)
-class _LockedJob:
-    """One scheduled run: take the lock, run, log one line for each event."""
-
-    name: str
-    func: Callable[[], object]
-    trigger: CronTrigger
-    lock_dir: Path
-    lock_wait_s: float
-    cancel: threading.Event | None
-
-    def __call__(self) -> None:
-        try:
-            with run_lock(self.lock_dir, wait=True, timeout_s=self.lock_wait_s, cancel=self.cancel):
-                self._run()
-        except RunLocked as exc:  # from the lock only: _run catches what the job raises
-            if self.cancel is not None and self.cancel.is_set():
-                logger.info("%s not run: the daemon is stopping", self.name)
-            else:
-                logger.warning("%s skipped: %s; next run %s", self.name, exc, self._next_run())
-        except DigestError as exc:  # the lock cannot be written: a full or read-only disk
-            logger.error("%s failed: %s; next run %s", self.name, exc, self._next_run())
-
-    def _run(self) -> None:
-        logger.info("%s started", self.name)
-        started = time.monotonic()
-        try:
-            self.func()
-        except RunCancelled as exc:
-            logger.info("%s ended early: %s; what was done is saved", self.name, exc)
-        except DigestError as exc:
-            logger.error("%s failed: %s; next run %s", self.name, exc, self._next_run())
-        except Exception:
-            logger.exception("%s crashed (a bug); next run %s", self.name, self._next_run())
-        else:
-            elapsed = time.monotonic() - started
-            logger.info("%s finished in %.1f s; next run %s", self.name, elapsed, self._next_run())
-
-    def _next_run(self) -> str:
-        next_time = self.trigger.get_next_fire_time(None, now_in(self.trigger.timezone))
-        return next_time.isoformat() if next_time else "never"
-
-
 def run_daemon(
     schedule: ScheduleConfig,
     jobs: Jobs,
@@ -139,52 +71,142 @@ def run_daemon(
     lock_dir: Path,
     state_path: Path,
     now: Clock = utc_now,
+    wait: Sleep | None = None,
     stop: threading.Event | None = None,
 ) -> int:
     """Run the schedule until SIGTERM or SIGINT; the job in hand finishes; return 0.
 
     SIGTERM/SIGINT set `stop` (pass the event the jobs watch, to let them end after
-    the item in hand). Call from the main thread (signal handlers are installed only there).
+    the item in hand). `wait(seconds)` returns after that long, or earlier once `stop` is
+    set (by default `stop.wait`). Call from the main thread (signal handlers are installed
+    only there); the jobs run in a thread of their own, as `_stop_on_signals` needs.
     """
     stop = stop or threading.Event()
-    recorded = Jobs(collect=jobs.collect, digest=_RecordedDigest(jobs.digest, state_path, now))
-    scheduler = build_scheduler(schedule, recorded, zone=zone, lock_dir=lock_dir, cancel=stop)
-    # collect at once: a fresh start should not wait for the next slot to show anything
-    scheduler.modify_job("collect", next_run_time=now_in(zone))
-    missed = _missed_digest_slot(cron_trigger(schedule.digest, zone), state_path, now())
-    if missed is not None:
-        logger.info("digest missed at %s; running it now", missed.isoformat())
-        scheduler.modify_job("digest", next_run_time=now_in(zone))
-    stopper = threading.Thread(
-        target=_shut_down_when_asked, args=(scheduler, stop), name="digest-stopper", daemon=True
-    )
-    scheduler.add_listener(
-        lambda event: _on_started(scheduler, stopper, event), EVENT_SCHEDULER_STARTED
-    )
-    with _stop_on_signals(stop):
-        scheduler.start()  # blocks until the stopper shuts the scheduler down
-    stopper.join()
+    slots = _slots(schedule, jobs, zone, state_path, now)
+    for slot in slots:
+        logger.info("%s: next run %s", slot.name, slot.next_run())
+    announcer = threading.Thread(target=_announce_stop, args=(stop,), daemon=True)
+    announcer.start()
+    with _stop_on_signals(stop), ThreadPoolExecutor(1, "digest-schedule") as thread:
+        thread.submit(_run_slots, slots, lock_dir, stop, now, wait or stop.wait).result()
+    announcer.join()  # the loop ends only once `stop` is set
     logger.info("daemon stopped")
     return 0
 
 
-def _on_started(scheduler: BlockingScheduler, stopper: threading.Thread, _: SchedulerEvent) -> None:
-    for job in scheduler.get_jobs():
-        when = job.next_run_time.isoformat() if job.next_run_time else "never"
-        logger.info("%s: next run %s", job.name, when)
-    stopper.start()  # only now: shutting down a scheduler that is not running raises
-
-
-def _shut_down_when_asked(scheduler: BlockingScheduler, stop: threading.Event) -> None:
+def _announce_stop(stop: threading.Event) -> None:
     stop.wait()
     logger.info("stopping: letting the job in hand finish")
-    scheduler.pause()  # no new submissions while the executor shuts down
-    scheduler.shutdown(wait=True)
+
+
+def _run_slots(
+    slots: list[_Slot], lock_dir: Path, stop: threading.Event, now: Clock, wait: Sleep
+) -> None:
+    """Run each job when due, the earliest first (collect before digest when both are),
+    until `stop` is set."""
+    while not stop.is_set():
+        slot = min(slots, key=lambda slot: slot.due)
+        current = now()
+        if slot.due > current:
+            wait(min((slot.due - current).total_seconds(), MAX_WAIT_S))
+        elif (current - slot.due).total_seconds() > slot.grace_s:
+            missed, slot.due = slot.due, first_fire_after(slot.trigger, current)
+            logger.warning(
+                "%s skipped: due at %s, more than %d s ago; next run %s",
+                slot.name, missed.isoformat(), slot.grace_s, slot.next_run(),
+            )  # fmt: skip
+        else:
+            slot.run(lock_dir, stop, now)
+
+
+@dataclass
+class _Slot:
+    """One job on its cron schedule; `due` is when it next runs."""
+
+    name: str
+    func: Callable[[], object]
+    trigger: CronTrigger
+    grace_s: int
+    due: datetime
+
+    def next_run(self) -> str:
+        return (
+            "never" if self.due == NEVER else self.due.astimezone(self.trigger.timezone).isoformat()
+        )
+
+    def run(self, lock_dir: Path, cancel: threading.Event, now: Clock) -> None:
+        """Take the lock, run the job, then move `due` to the first slot after the run ended;
+        log one line for each event. Setting `cancel` gives up a wait for the lock."""
+        due = self.due
+        try:
+            with run_lock(lock_dir, wait=True, timeout_s=self.grace_s, cancel=cancel):
+                outcome = self._call(now)
+        except RunLocked as exc:  # from the lock only: _call catches what the job raises
+            if cancel.is_set():
+                outcome = _Outcome(logging.INFO, "not run: the daemon is stopping")
+            else:
+                outcome = _Outcome(logging.WARNING, f"skipped: {exc}")
+        except DigestError as exc:  # the lock cannot be written: a full or read-only disk
+            outcome = _Outcome(logging.ERROR, f"failed: {exc}")
+        self.due = first_fire_after(self.trigger, max(due, now()))
+        logger.log(
+            outcome.level,
+            "%s %s; next run %s",
+            self.name, outcome.text, self.next_run(),
+            exc_info=outcome.bug,
+        )  # fmt: skip
+
+    def _call(self, now: Clock) -> _Outcome:
+        logger.info("%s started", self.name)
+        started = now()
+        try:
+            self.func()
+        except RunCancelled as exc:
+            return _Outcome(logging.INFO, f"ended early: {exc}; what was done is saved")
+        except DigestError as exc:
+            return _Outcome(logging.ERROR, f"failed: {exc}")
+        except Exception as exc:
+            return _Outcome(logging.ERROR, "crashed (a bug)", bug=exc)
+        elapsed = (now() - started).total_seconds()
+        return _Outcome(logging.INFO, f"finished in {elapsed:.1f} s")
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    """The line a run ends with; a bug's traceback goes with it."""
+
+    level: int
+    text: str
+    bug: Exception | None = None
+
+
+def _slots(
+    schedule: ScheduleConfig, jobs: Jobs, zone: ZoneInfo, state_path: Path, now: Clock
+) -> list[_Slot]:
+    """Collect is due at once: a fresh start should not wait for the next slot to show
+    anything. The digest at its next slot, or at once if one was missed while down."""
+    start = now()
+    collect, digest = cron_trigger(schedule.collect, zone), cron_trigger(schedule.digest, zone)
+    missed = _missed_digest_slot(digest, state_path, start)
+    if missed is not None:
+        logger.info("digest missed at %s; running it now", missed.isoformat())
+    digest_due = start if missed is not None else first_fire_after(digest, start)
+    return [
+        _Slot("collect", jobs.collect, collect, COLLECT_GRACE_S, start),
+        _Slot(
+            "digest",
+            _RecordedDigest(jobs.digest, state_path, now),
+            digest,
+            DIGEST_GRACE_S,
+            digest_due,
+        ),
+    ]
 
 
 @contextmanager
 def _stop_on_signals(stop: threading.Event) -> Iterator[None]:
-    """SIGTERM/SIGINT set `stop` and nothing else: the handler must not block or take locks."""
+    """SIGTERM/SIGINT set `stop` and nothing else. The handler runs in the main thread, which
+    only waits for the jobs' thread: it holds no lock that `stop.set` could wait on."""
 
     def handle(signum: int, _: FrameType | None) -> None:
         stop.set()
@@ -197,13 +219,18 @@ def _stop_on_signals(stop: threading.Event) -> Iterator[None]:
             signal.signal(sig, handler)
 
 
+def first_fire_after(trigger: CronTrigger, moment: datetime) -> datetime:
+    """The first time `trigger` fires strictly after `moment`, or NEVER (pure)."""
+    return trigger.get_next_fire_time(moment, moment) or NEVER
+
+
 # --- catch-up of a missed digest -------------------------------------------------------------
 
 
 def missed_fire_time(trigger: CronTrigger, since: datetime, now: datetime) -> datetime | None:
     """The first time `trigger` fired after `since` and up to `now`, or None (pure)."""
-    fire = trigger.get_next_fire_time(since, since)
-    return fire if fire is not None and fire <= now else None
+    fire = first_fire_after(trigger, since)
+    return fire if fire <= now else None
 
 
 def _missed_digest_slot(trigger: CronTrigger, state_path: Path, now: datetime) -> datetime | None:

@@ -32,7 +32,7 @@ from digest.fetch.guard import (
     Resolver,
     UnresolvedHost,
 )
-from digest.retry_after import retry_after_s
+from digest.fetch.retry_after import retry_after_s
 from digest.urls import BadURL, parse_url, without_userinfo
 
 HTTP = FailureKind.HTTP

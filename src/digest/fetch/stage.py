@@ -30,6 +30,7 @@ from urllib.parse import urlsplit
 
 from digest import lifecycle
 from digest.clock import REAL_WAITS, Clock, Progress, Waits
+from digest.compose.features import page_features
 from digest.config import FetchConfig
 from digest.errors import (
     DigestError,
@@ -45,8 +46,9 @@ from digest.extract import extract
 from digest.fetch.client import Fetcher, FetchResult, check_status, describe_error, is_challenge
 from digest.fetch.worker import extract_file
 from digest.models import Extracted, Item, Stage, StageReport
+from digest.runtime.context import RunContext
+from digest.runtime.tasks import run_together
 from digest.store import Store, url_key
-from digest.tasks import run_together
 from digest.text import paragraphs, shorten
 from digest.urls import is_shortener
 
@@ -309,9 +311,10 @@ class FetchStage:
             return
         item_id = self._settle_shortened(item, page.result.final_url)
         text_hash = hashlib.sha256(page.extracted.text.encode()).hexdigest()
+        extracted = replace(page.extracted, features=page_features(item, page.extracted))
         self.store.apply_fetch(
             lifecycle.fetch_succeeded(
-                item, page.extracted, text_hash, self.clock(), self.backoff, item_id=item_id
+                item, extracted, text_hash, self.clock(), self.backoff, item_id=item_id
             )
         )
         self.report.done += 1
@@ -357,14 +360,14 @@ class FetchStage:
             outcome.result.final_url if isinstance(outcome, Page) else link
             for link, outcome in zip(links, outcomes, strict=True)
         ]
-        self.store.record_followed_links(
-            post.id,
-            list(dict.fromkeys(resolved + list(post.links[MAX_POST_LINKS:]))),
+        followed = lifecycle.links_followed(
+            post,
+            dict.fromkeys(resolved + list(post.links[MAX_POST_LINKS:])),
             "\n".join(linked_line(page) for page in pages) or None,
             "; ".join(errors) or None,
             self.clock(),
-            lifecycle.links_followed(post),
         )
+        self.store.apply_links_followed(followed)
         self.report.done += 1  # the post itself is read: it is noted from its own text
         if errors:
             self._unread_links.append((post.id, len(errors), errors[0]))
@@ -395,3 +398,18 @@ def by_host_in_turn(items: Sequence[Item]) -> list[Item]:
         queues.setdefault(urlsplit(item.url or "").hostname or "", []).append(item)
     turns = itertools.zip_longest(*queues.values())
     return [item for turn in turns for item in turn if item is not None]
+
+
+@dataclass(frozen=True)
+class FetchAndExtract:
+    """The fetch stage as a run makes it: the link items due at the run's time (every failed
+    one with `retry`, whatever its backoff says), and the new posts' links."""
+
+    retry: bool = False
+
+    async def run(self, run: RunContext) -> list[StageReport]:
+        due = lifecycle.items_due_for_fetch(
+            run.store.fetch_candidates(), run.clock(), retry=self.retry
+        )
+        stage = FetchStage(run.store, run.config.fetch, run.clock, run.progress, run.waits)
+        return [await stage.run(due, run.store.posts_to_follow())]

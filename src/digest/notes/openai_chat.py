@@ -28,6 +28,7 @@ from openai.types.chat import ChatCompletionMessageParam
 from digest.clock import AsyncSleep, Clock, async_sleep, utc_now
 from digest.config import LLMConfig
 from digest.errors import LLMUnavailable, SummarizeError, UnusableAnswer
+from digest.fetch.retry_after import retry_after_s
 from digest.lifecycle import backoff_delay
 from digest.models import Note, NoteBasis, Statement, WeekSummary
 from digest.notes.answers import (
@@ -63,7 +64,6 @@ from digest.notes.prompts import (
     week_instructions,
 )
 from digest.notes.tokens import count_tokens
-from digest.retry_after import retry_after_s
 from digest.text import URL, shorten
 
 log = logging.getLogger(__name__)
