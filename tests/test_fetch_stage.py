@@ -299,6 +299,14 @@ def test_a_big_batch_is_extracted_in_worker_processes_and_leaves_no_files(
     texts = {item.url: item.text or "" for item in rig.items()}
     assert all(f"Article {n} opens" in texts[server.url(f"/p{n}")] for n in range(count))
     assert list(spool.glob("digest-pages-*")) == []  # (the fork server's socket dir stays)
+    assert not [line for line in child_commands() if "forkserver" in line]  # it stopped too
+
+
+def child_commands() -> list[str]:
+    """The command lines of this process's children (Linux)."""
+    tasks = Path("/proc/self/task").iterdir()
+    pids = [pid for task in tasks for pid in (task / "children").read_text().split()]
+    return [Path(f"/proc/{pid}/cmdline").read_text().replace("\0", " ") for pid in pids]
 
 
 def test_the_extraction_workers_do_not_import_the_fetcher_or_the_store() -> None:

@@ -24,7 +24,7 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
-from multiprocessing import get_context
+from multiprocessing import forkserver, get_context
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -176,6 +176,10 @@ class Pool:
     def close(self) -> None:
         if self.executor is not None:
             self.executor.shutdown(cancel_futures=True)
+            # The fork server would stay for the life of the process (the daemon's, or a run's
+            # notes and compose): ~30 MB holding the extractors. The next pool starts another;
+            # stopping it has no public call (the one CPython's own tests use).
+            forkserver._forkserver._stop()  # type: ignore[attr-defined]
         shutil.rmtree(self.spool, ignore_errors=True)
 
 
