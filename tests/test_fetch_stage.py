@@ -30,6 +30,7 @@ from digest.fetch.client import Fetcher
 from digest.fetch.guard import FIRST_ANSWER_S
 from digest.fetch.stage import (
     PROCESS_POOL_THRESHOLD,
+    WORKER_MODULES,
     FetchAndExtract,
     PageReader,
     Pool,
@@ -317,6 +318,30 @@ def test_a_big_batch_is_extracted_in_worker_processes_and_leaves_no_files(
     texts = {item.url: item.text or "" for item in rig.items()}
     assert all(f"Article {n} opens" in texts[server.url(f"/p{n}")] for n in range(count))
     assert list(spool.glob("digest-pages-*")) == []  # (the fork server's socket dir stays)
+    assert not [line for line in child_commands() if "forkserver" in line]  # it stopped too
+
+
+def child_commands() -> list[str]:
+    """The command lines of this process's children (Linux)."""
+    tasks = Path("/proc/self/task").iterdir()
+    pids = [pid for task in tasks for pid in (task / "children").read_text().split()]
+    return [Path(f"/proc/{pid}/cmdline").read_text().replace("\0", " ") for pid in pids]
+
+
+def test_the_extraction_workers_do_not_import_the_fetcher_or_the_store() -> None:
+    heavy = ["httpx", "sqlite3", "asyncio", "digest.store", "digest.fetch.stage", "pydantic"]
+    # what the fork server imports for the workers, in a fresh interpreter
+    program = (
+        "import importlib, sys\n"
+        "for name in sys.argv[1:]:\n    importlib.import_module(name)\n"
+        f"print([name for name in {heavy!r} if name in sys.modules])"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", program, *WORKER_MODULES], capture_output=True, text=True
+    )
+
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "[]"
 
 
 FETCH_IN_A_FRESH_PROCESS = """

@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
+import pysbd
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -15,7 +16,7 @@ from digest.compose.digest import compose
 from digest.config import LLMConfig
 from digest.models import Item, ItemKind, NoteBasis, WeekSummary
 from digest.notes.base import NoteRequest
-from digest.notes.offline import OfflineSummarizer, segment
+from digest.notes.offline import OfflineSummarizer, _in_order, segment
 from digest.periods import parse_week
 from digest.text import is_list_line, list_item
 from weekitems import week_item
@@ -108,6 +109,16 @@ def test_a_closing_bracket_after_an_exclamation_goes_with_its_sentence() -> None
 def test_segmenting_keeps_every_word_in_order(tokens: list[str]) -> None:
     text = " ".join(tokens)
     assert " ".join(segment(text)).split() == text.split()
+
+
+PYSBD_TOKENS = 'Go now.|Go|now.|Mr.|Smith|U.S.|e.g.|3.5|it!|"why?"|(yes)|…|\u00a0|a.|I|No.|Dr.'
+
+
+@given(st.lists(st.sampled_from(PYSBD_TOKENS.split("|") + ["Go now.", "  "]), max_size=40))
+def test_sentences_are_the_ones_pysbd_finds_in_the_text(tokens: list[str]) -> None:
+    paragraph = " ".join(tokens)
+    pysbds = pysbd.Segmenter(language="en", clean=False).segment(paragraph)
+    assert [s.split() for s in _in_order(paragraph)] == [s.split() for s in pysbds]
 
 
 def test_a_note_leaves_out_list_lines_their_markers_and_their_lead_in() -> None:

@@ -25,7 +25,7 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
-from multiprocessing import get_context
+from multiprocessing import forkserver, get_context
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -45,6 +45,7 @@ from digest.errors import (
 )
 from digest.extract import extract
 from digest.fetch.client import Fetcher, FetchResult, check_status, describe_error, is_challenge
+from digest.fetch.worker import extract_file
 from digest.models import Extracted, Item, Stage, StageReport
 from digest.runtime.context import RunContext
 from digest.runtime.tasks import run_together
@@ -52,7 +53,8 @@ from digest.store import Store, url_key
 from digest.text import paragraphs, shorten
 from digest.urls import is_shortener
 
-EXTRACTOR_MODULES = ("digest.extract.html", "digest.extract.documents")  # imported on use
+# what the fork server imports for the workers (the extractors import their readers on use)
+WORKER_MODULES = ("digest.fetch.worker", "digest.extract.html", "digest.extract.documents")
 PROCESS_POOL_THRESHOLD = 8  # fewer pages than this are extracted in-process
 EXTRACT_TIMEOUT_S = 120.0  # a worker longer than this on one page is stuck: replaced
 MAX_POST_LINKS = 5  # links followed per post
@@ -175,6 +177,10 @@ class Pool:
     def close(self) -> None:
         if self.executor is not None:
             self.executor.shutdown(cancel_futures=True)
+            # The fork server would stay for the life of the process (the daemon's, or a run's
+            # notes and compose): ~30 MB holding the extractors. The next pool starts another;
+            # stopping it has no public call (the one CPython's own tests use).
+            forkserver._forkserver._stop()  # type: ignore[attr-defined]
         shutil.rmtree(self.spool, ignore_errors=True)
 
 
@@ -183,7 +189,7 @@ def _start_workers(workers: int) -> ProcessPoolExecutor:
     # daemon's scheduler) held at that moment and can hang on one for ever. The fork
     # server imports the extractors once; each pool's workers are then forked from it.
     context = get_context("forkserver")
-    context.set_forkserver_preload(["__main__", *EXTRACTOR_MODULES])
+    context.set_forkserver_preload(["__main__", *WORKER_MODULES])
     # gc.freeze: the collector leaves the inherited objects alone, so their pages stay shared
     executor = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=gc.freeze)
     executor.submit(int)  # start the workers while the first pages are being fetched
@@ -196,11 +202,6 @@ def _stop_workers(executor: ProcessPoolExecutor) -> None:
     executor.shutdown(wait=False, cancel_futures=True)
     for process in processes:
         process.kill()
-
-
-def extract_file(path: str, url: str, content_type: str | None) -> Extracted:
-    """In a worker process: extract the body the parent streamed to `path`."""
-    return extract(Path(path).read_bytes(), url=url, content_type=content_type)
 
 
 @asynccontextmanager

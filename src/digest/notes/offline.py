@@ -12,6 +12,7 @@ at least lead-3 against summaries people wrote and above it against extractive o
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import cache
 
 import pysbd
@@ -91,10 +92,10 @@ class OfflineSummarizer:
             summary = _saved_link_summary(request, found)
             rest: list[str] = []
         else:
-            count = self.sentence_count
-            picked = pick_sentences(found, count, request.title)
+            sentences = Ranked.of(found, request.title)
+            picked = pick_sentences(sentences, self.sentence_count)
             summary = " ".join(shorten(found[i], MAX_SENTENCE_CHARS) for i in sorted(picked))
-            points = central_sentences(found, 3, request.title, picked)
+            points = central_sentences(sentences, 3, picked)
             rest = [found[i] for i in sorted(points) if _fits_key_point(found[i], request)]
         if not rest and request.url is None:  # a post's or note's own list, as a short list
             rest = listed(text)
@@ -125,7 +126,7 @@ class OfflineSummarizer:
 def summary_sentences(text: str, count: int, title: str | None = None) -> list[str]:
     """The `count` sentences of `text` that carry it, in reading order (for benchmarks)."""
     found = _statements(clean(text))
-    return [found[i] for i in sorted(pick_sentences(found, count, title))]
+    return [found[i] for i in sorted(pick_sentences(Ranked.of(found, title), count))]
 
 
 def _statements(text: str) -> list[str]:
@@ -142,7 +143,7 @@ def segment(text: str) -> list[str]:
     MAX_SENTENCES, which is all a note looks at."""
     found: list[str] = []
     for paragraph in paragraphs(text):
-        pieces = [" ".join(s.split()) for s in _segmenter().segment(paragraph) if s.strip()]
+        pieces = [" ".join(s.split()) for s in _in_order(paragraph) if s.strip()]
         found.extend(_rejoined(pieces))
         if len(found) >= MAX_SENTENCES:
             break
@@ -194,14 +195,53 @@ def _segmenter() -> pysbd.Segmenter:
     return pysbd.Segmenter(language="en", clean=False)
 
 
-def pick_sentences(found: list[str], count: int, title: str | None = None) -> list[int]:
+def _in_order(paragraph: str) -> list[str]:
+    """pysbd's sentences of `paragraph` that it holds verbatim, each after the one before,
+    as `Segmenter.segment` returns them, found with str.find: segment() compiles a regex of
+    every sentence to find it, which costs more than the segmenting and pushes pysbd's own
+    patterns out of Python's regex cache."""
+    found: list[str] = []
+    end = 0  # where the sentence found last ends, its trailing whitespace included
+    for sentence in _segmenter().processor(paragraph).process() or ():
+        start = 0
+        while sentence and (at := paragraph.find(sentence, start)) >= 0:
+            start = _after_space(paragraph, at + len(sentence))
+            if start > end:
+                found.append(sentence)
+                end = start
+                break
+    return found
+
+
+def _after_space(text: str, at: int) -> int:
+    while at < len(text) and text[at].isspace():
+        at += 1
+    return at
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """A text's sentences with their TF-IDF vectors and centrality, computed once per note
+    for both the summary and the key points."""
+
+    found: list[str]
+    vectors: list[dict[str, float]]
+    scores: list[float]
+
+    @classmethod
+    def of(cls, found: list[str], title: str | None) -> Ranked:
+        bags = [words(s) for s in found]
+        vectors = tfidf(bags)
+        return cls(found, vectors, _centrality(bags, vectors, title))
+
+
+def pick_sentences(sentences: Ranked, count: int) -> list[int]:
     """Indexes of the `count` sentences of the summary: the lead, cleaned.
 
     Writers summarise what the lead says (against their summaries lead-3 beat every central
     pick), so the summary is the first sentences that say something and do not restate one
     already picked; a much more central early sentence may replace the weakest but the first."""
-    vectors = tfidf([words(s) for s in found])
-    scores = centrality(found, vectors, title)
+    found, vectors, scores = sentences.found, sentences.vectors, sentences.scores
     picked: list[int] = []
     for i in range(len(found)):
         if len(picked) == count:
@@ -236,21 +276,19 @@ def _fits_summary(
     )
 
 
-def central_sentences(
-    found: list[str], count: int, title: str | None = None, taken: list[int] | None = None
-) -> list[int]:
+def central_sentences(sentences: Ranked, count: int, taken: list[int]) -> list[int]:
     """Indexes of the `count` most central sentences not `taken`, best first, skipping
     near-duplicates of those and of the taken ones (the note's key points)."""
-    vectors = tfidf([words(s) for s in found])
-    picked = list(taken or [])
-    for i in rank_sentences(found, vectors, title):
-        if len(picked) - len(taken or []) == count:
+    found, vectors = sentences.found, sentences.vectors
+    picked = list(taken)
+    for i in _by_score(sentences.scores):
+        if len(picked) - len(taken) == count:
             break
         if i in picked or (len(found[i]) > MAX_SENTENCE_CHARS and picked):  # a run-on block
             continue
         if all(cosine(vectors[i], vectors[j]) < NEAR_DUPLICATE for j in picked):
             picked.append(i)
-    return picked[len(taken or []) :]
+    return picked[len(taken) :]
 
 
 def centrality(
@@ -260,8 +298,13 @@ def centrality(
     favours the lead (writers put the news first), sentences sharing the title's words and
     sentences that say more."""
     bags = [words(s) for s in found]
-    vectors = vectors or tfidf(bags)
-    edges: list[list[tuple[int, float]]] = [[] for _ in found]
+    return _centrality(bags, vectors or tfidf(bags), title)
+
+
+def _centrality(
+    bags: list[list[str]], vectors: list[dict[str, float]], title: str | None
+) -> list[float]:
+    edges: list[list[tuple[int, float]]] = [[] for _ in bags]
     for (i, j), weight in similarities(vectors).items():
         edges[i].append((j, weight))
         edges[j].append((i, weight))
@@ -281,8 +324,11 @@ def rank_sentences(
     found: list[str], vectors: list[dict[str, float]] | None = None, title: str | None = None
 ) -> list[int]:
     """Indexes of sentences (or passages), most central first; ties go to the earlier one."""
-    scores = centrality(found, vectors, title)
-    return sorted(range(len(found)), key=lambda i: (-round(scores[i], 12), i))
+    return _by_score(centrality(found, vectors, title))
+
+
+def _by_score(scores: list[float]) -> list[int]:
+    return sorted(range(len(scores)), key=lambda i: (-round(scores[i], 12), i))
 
 
 def _pagerank(edges: list[list[tuple[int, float]]], teleport: list[float]) -> list[float]:
