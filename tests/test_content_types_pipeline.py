@@ -63,3 +63,39 @@ def test_pdf_latin1_and_binary_pages_come_out_right_through_a_run(
     assert rows["photo"]["state"] == "failed" and "image/png" in rows["photo"]["error"]
     assert rows["photo"]["note"] is None  # kept; only its address was saved: no pretend note
     assert rows["photo"]["basis"] == "saved context"
+
+
+def test_a_utf8_page_its_server_calls_latin1_is_stored_and_exported_as_utf8(
+    tmp_path: Path, server: LoopbackServer
+) -> None:
+    # A server's default charset left unchanged: the header says iso-8859-1, the bytes
+    # (and the page's own <meta>) are UTF-8. Read as Latin-1, "’" would become "â€™".
+    # No "”": its UTF-8 bytes hold 0x9D, undefined in windows-1252, which would make the
+    # declared charset fail and hide the fault.
+    page = (
+        "<html><head><meta charset='utf-8'><title>Crème brûlée</title></head><body><article>"
+        + "".join(
+            f"<p>The chef’s crème brûlée — perfect, said the jury in Zürich, round {n}.</p>"
+            for n in range(8)
+        )
+        + "</article></body></html>"
+    )
+    server.routes["/dessert"] = Response(
+        200, page.encode(), content_type="text/html; charset=iso-8859-1"
+    )
+    (tmp_path / "inbox").mkdir()
+    (tmp_path / "inbox" / "links.txt").write_text(server.url("/dessert") + "\n")
+    config = tmp_path / "digest.toml"
+    config.write_text(
+        '[digest]\ndata_dir = "data"\n\n[[sources]]\nname = "inbox"\nkind = "file"\n'
+        'path = "inbox"\n\n[fetch]\nallow_private_addresses = ["127.0.0.1/32"]\n'
+        "per_host_delay_s = 0\n"
+    )
+    runner = CliRunner()
+    run = runner.invoke(cli, ["now", "--config", str(config)])
+    exported = runner.invoke(cli, ["export", "--config", str(config)])
+
+    assert run.exit_code == 0, run.output
+    (row,) = map(json.loads, exported.stdout.splitlines())
+    assert "The chef’s crème brûlée — perfect, said the jury in Zürich" in row["text"]
+    assert "â€" not in row["text"]

@@ -4,9 +4,9 @@ The fetcher can call `is_probably_binary(content_type, head)` on the first SNIFF
 of a body to stop before reading the rest.
 
 HTML is decoded here, not by trafilatura (which guesses from the bytes and
-ignores declarations): byte-order mark, then the HTTP charset, then the page's
-`<meta>` or XML declaration, then UTF-8, then windows-1252. A declared charset
-the bytes do not fit is passed over.
+ignores declarations): byte-order mark, then UTF-8 if the bytes hold non-ASCII and
+fit it, then the HTTP charset, then the page's `<meta>` or XML declaration, then
+UTF-8, then windows-1252. A declared charset the bytes do not fit is passed over.
 """
 
 from __future__ import annotations
@@ -109,15 +109,22 @@ def parse_content_type(content_type: str | None) -> tuple[str | None, str | None
 
 
 def decode_html(content: bytes, http_charset: str | None) -> str:
-    """Decode HTML: BOM, HTTP charset, `<meta>`/XML declaration, UTF-8, then windows-1252."""
+    """Decode HTML: BOM, UTF-8 when it fits non-ASCII bytes, HTTP charset, `<meta>`/XML
+    declaration, UTF-8, then windows-1252."""
     return decode_bytes(content, (http_charset, _declared_charset(content[:CHARSET_SCAN_BYTES])))
 
 
 def decode_bytes(content: bytes, declared: tuple[str | None, ...]) -> str:
-    """The first of BOM, `declared` charsets and UTF-8 the bytes fit; else windows-1252."""
+    """The BOM's charset; else UTF-8 when the bytes hold non-ASCII and fit it; else the
+    first of the `declared` charsets and UTF-8 the bytes fit; else windows-1252."""
     for bom, encoding in _BOMS:
         if content.startswith(bom):
             return content.decode(encoding, errors="replace")
+    # Non-ASCII bytes that are valid UTF-8 are UTF-8 whatever is declared: text in another
+    # charset almost never fits UTF-8's byte patterns, while servers still send their
+    # default `charset=iso-8859-1` with UTF-8 pages (every "’" would read "â€™").
+    if not content.isascii() and (text := _try_decode(content, "utf-8")) is not None:
+        return text
     for candidate in (*declared, "utf-8"):
         text = _try_decode(content, candidate)
         if text is not None:
