@@ -19,6 +19,7 @@ The servings (the bytes are the saved page; what differs is how a server sends t
     latin-1     Content-Type: text/html; charset=iso-8859-1 (wrong: the pages are UTF-8,
                 as a server whose default was never changed says)
     gzip        Content-Type: text/html; charset=utf-8, Content-Encoding: gzip
+    moved       the feed links /moved/<path>, which answers 301 to the page (served as utf-8)
 """
 
 from __future__ import annotations
@@ -49,8 +50,10 @@ SERVINGS: dict[str, bytes] = {
     "no-type": b"",
     "latin-1": b"Content-Type: text/html; charset=iso-8859-1\r\n",
     "gzip": b"Content-Type: text/html; charset=utf-8\r\nContent-Encoding: gzip\r\n",
+    "moved": b"Content-Type: text/html; charset=utf-8\r\n",
 }
 FEED_PATH = b"/feed.xml"
+MOVED = b"/moved"
 
 
 class Site:
@@ -76,9 +79,19 @@ class Site:
         host = host_address(self.host_of[urlsplit(self.truth[page_id]["url"]).netloc])
         return f"http://{host}:{port}{self._path(page_id)}"
 
+    def linked_url(self, page_id: str, port: int) -> str:
+        """The page's URL in the feed: behind a redirect with the `moved` serving."""
+        url = self.served_url(page_id, port)
+        if self.serving != "moved":
+            return url
+        parts = urlsplit(url)
+        return url.replace(parts.path, MOVED.decode() + parts.path, 1)
+
     def respond(self, path: bytes) -> tuple[bytes, bytes, bytes]:
         if path == FEED_PATH:
             return b"200 OK", b"Content-Type: application/rss+xml\r\n", self.feed
+        if path.startswith(MOVED + b"/"):
+            return b"301 Moved Permanently", b"Location: %s\r\n" % path[len(MOVED) :], b""
         page_id = self.by_path.get(path)
         if page_id is None:
             return b"404 Not Found", b"Content-Type: text/plain\r\n", b"not found"
@@ -140,9 +153,10 @@ def page_f1(score: ModuleType, truth: dict[str, Any], page_id: str, text: str) -
 
 
 def compare(site: Site, score: ModuleType, port: int, direct: dict[str, str]) -> None:
-    site.feed = feed_xml([site.served_url(i, port) for i in site.pages])
+    site.feed = feed_xml([site.linked_url(i, port) for i in site.pages])
     rows = pipeline_texts(f"http://{host_address(0)}:{port}{FEED_PATH.decode()}")
-    by_url = {site.served_url(i, port): i for i in site.pages}
+    # an item's URL is the one linked, or where a permanent redirect led
+    by_url = {url(i, port): i for i in site.pages for url in (site.linked_url, site.served_url)}
     found = {by_url[row["url"]]: row for row in rows if row.get("url") in by_url}
     piped = {i: (found[i]["text"] or "") if i in found else "" for i in site.pages}
     p, r, f1 = score.score(site.truth, piped)
