@@ -20,6 +20,11 @@ The servings (the bytes are the saved page; what differs is how a server sends t
                 as a server whose default was never changed says)
     gzip        Content-Type: text/html; charset=utf-8, Content-Encoding: gzip
     moved       the feed links /moved/<path>, which answers 301 to the page (served as utf-8)
+    cp1252      the page re-encoded in windows-1252 (characters outside it as character
+                references, as a legacy site writes them), its <meta charset> changed to
+                match; Content-Type: text/html; charset=windows-1252
+    cp1252-meta the same bytes; Content-Type: text/html (only the page declares its charset,
+                if it does)
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ import asyncio
 import gzip
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -51,7 +57,11 @@ SERVINGS: dict[str, bytes] = {
     "latin-1": b"Content-Type: text/html; charset=iso-8859-1\r\n",
     "gzip": b"Content-Type: text/html; charset=utf-8\r\nContent-Encoding: gzip\r\n",
     "moved": b"Content-Type: text/html; charset=utf-8\r\n",
+    "cp1252": b"Content-Type: text/html; charset=windows-1252\r\n",
+    "cp1252-meta": b"Content-Type: text/html\r\n",
 }
+LEGACY = ("cp1252", "cp1252-meta")
+_META_UTF8 = re.compile(rb"""(<meta[^>]+charset\s*=\s*["']?\s*)utf-?8""", re.I)
 FEED_PATH = b"/feed.xml"
 MOVED = b"/moved"
 
@@ -96,6 +106,9 @@ class Site:
         if page_id is None:
             return b"404 Not Found", b"Content-Type: text/plain\r\n", b"not found"
         body = self.pages[page_id]
+        if self.serving in LEGACY:
+            body = _META_UTF8.sub(rb"\1windows-1252", body)
+            body = body.decode().encode("cp1252", errors="xmlcharrefreplace")
         headers = SERVINGS[self.serving]
         return b"200 OK", headers, gzip.compress(body, 6) if b"gzip" in headers else body
 

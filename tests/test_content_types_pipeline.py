@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from click.testing import CliRunner
 
@@ -38,24 +39,10 @@ def test_pdf_latin1_and_binary_pages_come_out_right_through_a_run(
     server.routes["/photo"] = Response(
         200, b"\x89PNG\r\n\x1a\n" + b"\0" * 64, content_type="image/png"
     )
-    (tmp_path / "inbox").mkdir()
-    (tmp_path / "inbox" / "links.txt").write_text(
-        "\n".join(server.url(path) for path in ("/paper.pdf", "/cafe", "/photo")) + "\n"
+    rows = run_and_export(
+        tmp_path, [server.url(path) for path in ("/paper.pdf", "/cafe", "/photo")]
     )
-    config = tmp_path / "digest.toml"
-    config.write_text(
-        '[digest]\ndata_dir = "data"\n\n[[sources]]\nname = "inbox"\nkind = "file"\n'
-        'path = "inbox"\n\n[fetch]\nallow_private_addresses = ["127.0.0.1/32"]\n'
-        "per_host_delay_s = 0\n"
-    )
-    runner = CliRunner()
-    run = runner.invoke(cli, ["now", "--config", str(config)])
-    exported = runner.invoke(cli, ["export", "--config", str(config)])
 
-    assert run.exit_code == 0, run.output
-    rows = {
-        row["url"].rsplit("/", 1)[1]: row for row in map(json.loads, exported.stdout.splitlines())
-    }
     assert "Attention is all you need" in (rows["paper.pdf"]["text"] or ""), {
         k: rows["paper.pdf"][k] for k in ("state", "error")
     }
@@ -83,8 +70,42 @@ def test_a_utf8_page_its_server_calls_latin1_is_stored_and_exported_as_utf8(
     server.routes["/dessert"] = Response(
         200, page.encode(), content_type="text/html; charset=iso-8859-1"
     )
+
+    row = run_and_export(tmp_path, [server.url("/dessert")])["dessert"]
+
+    assert "The chef’s crème brûlée — perfect, said the jury in Zürich" in row["text"]
+    assert "â€" not in row["text"]
+
+
+def test_a_page_declaring_its_charset_after_kilobytes_of_script_is_read_in_it(
+    tmp_path: Path, server: LoopbackServer
+) -> None:
+    # No charset in the header; the page's <meta> comes after 5 KB of inline script, as on
+    # pages whose head is mostly scripts and styles (browsers honour it there too).
+    script = (
+        "<script>var settings = {" + ", ".join(f"k{n}: {n}" for n in range(700)) + "};</script>"
+    )
+    page = (
+        f"<html><head>{script}<meta http-equiv='Content-Type' content='text/html; "
+        "charset=windows-1251'><title>Новости</title></head><body><article>"
+        + "".join(
+            f"<p>Вчера в Москве открылась новая библиотека для детей и взрослых, часть {n}.</p>"
+            for n in range(8)
+        )
+        + "</article></body></html>"
+    )
+    assert page.index("charset=windows-1251") > 4096
+    server.routes["/news"] = Response(200, page.encode("cp1251"), content_type="text/html")
+
+    row = run_and_export(tmp_path, [server.url("/news")])["news"]
+
+    assert "Вчера в Москве открылась новая библиотека" in row["text"]
+
+
+def run_and_export(tmp_path: Path, urls: list[str]) -> dict[str, Any]:
+    """`digest now` with `urls` in an inbox file, then `digest export`: rows by URL's last part."""
     (tmp_path / "inbox").mkdir()
-    (tmp_path / "inbox" / "links.txt").write_text(server.url("/dessert") + "\n")
+    (tmp_path / "inbox" / "links.txt").write_text("\n".join(urls) + "\n")
     config = tmp_path / "digest.toml"
     config.write_text(
         '[digest]\ndata_dir = "data"\n\n[[sources]]\nname = "inbox"\nkind = "file"\n'
@@ -93,9 +114,8 @@ def test_a_utf8_page_its_server_calls_latin1_is_stored_and_exported_as_utf8(
     )
     runner = CliRunner()
     run = runner.invoke(cli, ["now", "--config", str(config)])
-    exported = runner.invoke(cli, ["export", "--config", str(config)])
-
     assert run.exit_code == 0, run.output
-    (row,) = map(json.loads, exported.stdout.splitlines())
-    assert "The chef’s crème brûlée — perfect, said the jury in Zürich" in row["text"]
-    assert "â€" not in row["text"]
+    exported = runner.invoke(cli, ["export", "--config", str(config)])
+    return {
+        row["url"].rsplit("/", 1)[1]: row for row in map(json.loads, exported.stdout.splitlines())
+    }
