@@ -47,6 +47,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -60,10 +61,37 @@ PR_SET_CHILD_SUBREAPER = 36  # Linux prctl option
 # -- the loopback hosts ---------------------------------------------------------------------
 
 
+Respond = Callable[[bytes], tuple[bytes, bytes, bytes]]  # path -> status, header lines, body
+
+
 def serve(data_dir: Path, hosts: int, latency_s: float, page_count: int, feed_count: int) -> None:
     """Child process: answer GET /page/<n> with page n (mod the data set) on every host,
     and GET /feed/<k>.xml with feed k."""
     pages = load_pages(data_dir)
+    html = b"Content-Type: text/html; charset=utf-8\r\n"
+
+    def respond(path: bytes) -> tuple[bytes, bytes, bytes]:
+        if path.startswith(b"/page/") and path[6:].isdigit():
+            return b"200 OK", html, pages[int(path[6:]) % len(pages)]
+        if path.startswith(b"/feed/") and path[6:-4].isdigit():
+            return b"200 OK", html, feeds[int(path[6:-4]) % len(feeds)]
+        return b"404 Not Found", html, b"not found"
+
+    feeds: list[bytes] = []
+
+    async def main() -> None:
+        port = await start_hosts(respond, hosts, latency_s)
+        urls = url_list(port, page_count, hosts)
+        feeds.extend(feed_xml(urls[k::feed_count]) for k in range(feed_count))
+        print(port, flush=True)
+        await asyncio.Event().wait()
+
+    asyncio.run(main())
+
+
+async def start_hosts(respond: Respond, hosts: int, latency_s: float) -> int:
+    """Listen on 127.0.0.2 … 127.0.0.<hosts+1>, one port for all, each answer (from
+    `respond`, given the request's path) held back `latency_s`; the port."""
 
     async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -71,15 +99,10 @@ def serve(data_dir: Path, hosts: int, latency_s: float, page_count: int, feed_co
                 head = await reader.readuntil(b"\r\n\r\n")
                 path = head.split(b" ", 2)[1]
                 await asyncio.sleep(latency_s)
-                if path.startswith(b"/page/") and path[6:].isdigit():
-                    body, status = pages[int(path[6:]) % len(pages)], b"200 OK"
-                elif path.startswith(b"/feed/") and path[6:-4].isdigit():
-                    body, status = feeds[int(path[6:-4]) % len(feeds)], b"200 OK"
-                else:
-                    body, status = b"not found", b"404 Not Found"
+                status, headers, body = respond(path)
                 writer.write(
-                    b"HTTP/1.1 %s\r\nContent-Type: text/html; charset=utf-8\r\n"
-                    b"Content-Length: %d\r\n\r\n" % (status, len(body)) + body
+                    b"HTTP/1.1 %s\r\n%sContent-Length: %d\r\n\r\n" % (status, headers, len(body))
+                    + body
                 )
                 await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError):
@@ -87,19 +110,11 @@ def serve(data_dir: Path, hosts: int, latency_s: float, page_count: int, feed_co
         finally:
             writer.close()
 
-    feeds: list[bytes] = []
-
-    async def main() -> None:
-        first = await asyncio.start_server(answer, host_address(0), 0, backlog=1024)
-        port = first.sockets[0].getsockname()[1]
-        urls = url_list(port, page_count, hosts)
-        feeds.extend(feed_xml(urls[k::feed_count]) for k in range(feed_count))
-        for n in range(1, hosts):
-            await asyncio.start_server(answer, host_address(n), port, backlog=1024)
-        print(port, flush=True)
-        await asyncio.Event().wait()
-
-    asyncio.run(main())
+    first = await asyncio.start_server(answer, host_address(0), 0, backlog=1024)
+    port: int = first.sockets[0].getsockname()[1]
+    for n in range(1, hosts):
+        await asyncio.start_server(answer, host_address(n), port, backlog=1024)
+    return port
 
 
 def feed_xml(urls: list[str]) -> bytes:

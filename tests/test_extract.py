@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 import trafilatura
+from hypothesis import given
+from hypothesis import strategies as st
 
 from digest.errors import ExtractError
 from digest.extract import decode_html, extract, is_probably_binary
@@ -163,6 +165,30 @@ def test_wrong_http_charset_falls_back_to_meta_tag() -> None:
     page = html_page("<p>Müller’s café</p>", head='<meta charset="windows-1252">')
 
     assert "<p>Müller’s café</p>" in decode_html(page.encode("cp1252"), "utf-8")
+
+
+@given(
+    text=st.text(st.characters(min_codepoint=0x80, codec="utf-8"), min_size=1),
+    declared=st.sampled_from(["iso-8859-1", "windows-1252", "iso-8859-15", "koi8-r", "gbk"]),
+)
+def test_utf8_bytes_decode_as_utf8_whatever_charset_is_declared(text: str, declared: str) -> None:
+    # a server's default charset (or a stale <meta>) must not turn "’" into "â€™"
+    page = html_page(f"<p>{text}</p>", head=f'<meta charset="{declared}">').encode("utf-8")
+
+    assert f"<p>{text}</p>" in decode_html(page, declared)
+
+
+# Western text in a single-byte charset: each accented letter or sign next to plain ones
+_WESTERN_WORDS = st.lists(
+    st.tuples(st.sampled_from("éèàüößç€“”’–—£©"), st.sampled_from("aeinrst ")), min_size=1
+).map(lambda pairs: "".join(a + b for a, b in pairs))
+
+
+@given(_WESTERN_WORDS)
+def test_a_declared_single_byte_page_keeps_its_charset(text: str) -> None:
+    page = html_page(f"<p>{text}</p>").encode("cp1252")
+
+    assert f"<p>{text}</p>" in decode_html(page, "windows-1252")
 
 
 def test_undeclared_non_utf8_page_decodes_as_windows_1252() -> None:

@@ -4,9 +4,9 @@ The fetcher can call `is_probably_binary(content_type, head)` on the first SNIFF
 of a body to stop before reading the rest.
 
 HTML is decoded here, not by trafilatura (which guesses from the bytes and
-ignores declarations): byte-order mark, then the HTTP charset, then the page's
-`<meta>` or XML declaration, then UTF-8, then windows-1252. A declared charset
-the bytes do not fit is passed over.
+ignores declarations): byte-order mark, then UTF-8 if the bytes hold non-ASCII and
+fit it, then the HTTP charset, then the page's `<meta>` or XML declaration, then
+UTF-8, then windows-1252. A declared charset the bytes do not fit is passed over.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import codecs
 import re
 
 SNIFF_BYTES = 1024  # how much of the start decides the kind of content
-CHARSET_SCAN_BYTES = 4096  # where a `<meta charset>` must appear
+CHARSET_SCAN_BYTES = 4096  # where a `<meta charset>` is looked for first (then the whole head)
 
 _BINARY_MAGIC: tuple[tuple[bytes, str], ...] = (
     (b"\x89PNG\r\n\x1a\n", "image/png"),
@@ -62,6 +62,7 @@ _HTML_START = re.compile(
 )
 _XHTML_START = re.compile(rb"^\s*<\?xml[^>]*>\s*(?:<!doctype\s+html|<html)\b", re.I)
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([\w.:-]+)""", re.I)
+_HEAD_END = re.compile(rb"</head\b|<body\b", re.I)
 _XML_ENCODING = re.compile(rb"""^<\?xml[^>]+encoding\s*=\s*["']([\w.:-]+)""", re.I)
 _CONTROL_BYTES = re.compile(rb"[\x00-\x08\x0e-\x1a\x1c-\x1f]")
 _BOMS = (
@@ -109,15 +110,22 @@ def parse_content_type(content_type: str | None) -> tuple[str | None, str | None
 
 
 def decode_html(content: bytes, http_charset: str | None) -> str:
-    """Decode HTML: BOM, HTTP charset, `<meta>`/XML declaration, UTF-8, then windows-1252."""
-    return decode_bytes(content, (http_charset, _declared_charset(content[:CHARSET_SCAN_BYTES])))
+    """Decode HTML: BOM, UTF-8 when it fits non-ASCII bytes, HTTP charset, `<meta>`/XML
+    declaration, UTF-8, then windows-1252."""
+    return decode_bytes(content, (http_charset, _declared_charset(content)))
 
 
 def decode_bytes(content: bytes, declared: tuple[str | None, ...]) -> str:
-    """The first of BOM, `declared` charsets and UTF-8 the bytes fit; else windows-1252."""
+    """The BOM's charset; else UTF-8 when the bytes hold non-ASCII and fit it; else the
+    first of the `declared` charsets and UTF-8 the bytes fit; else windows-1252."""
     for bom, encoding in _BOMS:
         if content.startswith(bom):
             return content.decode(encoding, errors="replace")
+    # Non-ASCII bytes that are valid UTF-8 are UTF-8 whatever is declared: text in another
+    # charset almost never fits UTF-8's byte patterns, while servers still send their
+    # default `charset=iso-8859-1` with UTF-8 pages (every "’" would read "â€™").
+    if not content.isascii() and (text := _try_decode(content, "utf-8")) is not None:
+        return text
     for candidate in (*declared, "utf-8"):
         text = _try_decode(content, candidate)
         if text is not None:
@@ -150,8 +158,13 @@ def _python_encoding(charset: str | None) -> str | None:
     return name
 
 
-def _declared_charset(head: bytes) -> str | None:
+def _declared_charset(content: bytes) -> str | None:
+    """The XML declaration's encoding, else the first `<meta>` charset of the head: browsers
+    honour one that comes after kilobytes of scripts and styles (they decode again)."""
+    head = content[:CHARSET_SCAN_BYTES]
     match = _XML_ENCODING.search(head.lstrip()) or _META_CHARSET.search(head)
+    if match is None and (end := _HEAD_END.search(content)) is not None:
+        match = _META_CHARSET.search(content, 0, end.start())
     return match.group(1).decode("ascii") if match else None
 
 
