@@ -6,7 +6,7 @@ Fills a fresh store (in a temporary folder) with ITEMS saved links, WEEK_ITEMS o
 in one ISO week, fetched (an article of ~8,000 characters each, words drawn from a Zipf
 law over a shared vocabulary and one of 12 subjects', so no two pages are alike) and
 noted, the rest spread over the two years before (unread, so the backlog sections have
-candidates; the week a year earlier holds some). Then times `Pipeline.compose_digest`
+candidates; the week a year earlier holds some). Then times `deliver.stage.compose_digest`
 for that week in this process (the offline summariser; the first call writes the cached
 week summary, the later ones find it), twice: with a topic on every item (as a journal
 gives), and with none (as feeds, URL lists and bookmarks give: the offline sections are
@@ -31,9 +31,12 @@ from pathlib import Path
 import numpy as np
 
 from digest.config import parse_config
+from digest.deliver.stage import compose_digest
 from digest.lifecycle import FetchSucceeded, ItemState, NoteAttached
 from digest.models import Extracted, Note, SavedItem
-from digest.pipeline import Pipeline, resolve_period
+from digest.notes.stage import NotesStage
+from digest.pipeline import resolve_period
+from digest.runtime.context import RunContext
 from digest.store import Store, open_store
 from digest.store.base import iso
 
@@ -129,12 +132,13 @@ def time_compose(
 ) -> list[tuple[float, float]]:
     """(wall, CPU) seconds of each compose: the CPU time is what the load does not inflate."""
     config = parse_config(config_text, root / "digest.toml")
-    pipeline = Pipeline(config, store)
+    run = RunContext(store, config)
+    notes = NotesStage(store, config, run.clock)
     period = resolve_period(config, WEEK, datetime.now(UTC))
     times = []
     for _ in range(repeat):
         started, cpu = time.perf_counter(), time.process_time()
-        composed = asyncio.run(pipeline.compose_digest(period, pipeline.summarizer()))
+        composed = asyncio.run(compose_digest(run, notes, period, notes.writer(run)))
         markdown, items = composed.markdown, composed.items
         times.append((time.perf_counter() - started, time.process_time() - cpu))
     print(f"composed {len(items)} items, {len(markdown)} characters of markdown")

@@ -33,6 +33,11 @@ SHELL = frozenset({"digest.cli", "digest.pipeline", "digest.jobs", "digest.daemo
 ENTRY_POINTS = frozenset({"digest.__main__"})  # it runs the shell
 
 
+def in_shell(module: str) -> bool:
+    """The shell's modules, and those of a shell package (digest.cli.run)."""
+    return any(module == shell or module.startswith(shell + ".") for shell in SHELL)
+
+
 def imported_modules(
     tree: ast.Module, name: str, is_package: bool, known: set[str], *, deferred: bool = False
 ) -> set[str]:
@@ -148,8 +153,8 @@ def main() -> None:
     climbs = sorted(
         (name, target)
         for name, targets in graphs[True].items()
-        for target in targets & SHELL
-        if name not in SHELL | ENTRY_POINTS
+        for target in targets
+        if in_shell(target) and not in_shell(name) and name not in ENTRY_POINTS
     )
     print(f"climbs back up (a module importing the shell that runs it): {len(climbs)}")
     for name, target in climbs:

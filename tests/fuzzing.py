@@ -22,7 +22,7 @@ import httpx
 from hypothesis import strategies as st
 
 from digest.collect.feeds import parse_feed
-from digest.collect.files import decode
+from digest.collect.filetext import decode
 from digest.collect.formats import REGISTRY, ImportResult
 from digest.collect.importers import find_importer, supported_formats
 from digest.collect.importers.common import storable

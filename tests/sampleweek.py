@@ -10,12 +10,16 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from digest.collect.stage import collect
 from digest.compose.backlog import linkable_urls
 from digest.config import load_config
 from digest.deliver.html import markdown_to_html
+from digest.deliver.stage import compose_digest
+from digest.fetch.stage import FetchAndExtract
 from digest.models import StageReport
+from digest.notes.stage import NotesStage
 from digest.periods import parse_week
-from digest.pipeline import Pipeline
+from digest.runtime.context import RunContext
 from digest.store import open_store
 from loopback import LoopbackServer, Response
 
@@ -146,14 +150,15 @@ def run_week(tmp_path: Path, server: LoopbackServer, shapes: Sequence[str]) -> W
     config = load_config(config_path)
     period = parse_week(WEEK, config.digest.zone)
     with open_store(config.digest.data_dir / "digest.db") as store:
-        pipeline = Pipeline(config, store, clock=lambda: NOW)
-        summarizer = pipeline.summarizer()
+        context = RunContext(store, config, lambda: NOW)
+        notes = NotesStage(store, config, context.clock)
+        summarizer = notes.writer(context)
 
         async def run() -> tuple[str, list[str], list[StageReport]]:
-            reports = await pipeline.collect()
-            reports.append(await pipeline.fetch_and_extract())
-            reports.append(await pipeline.make_notes(summarizer))
-            composed = await pipeline.compose_digest(period, summarizer)
+            reports = await collect(context)
+            reports.extend(await FetchAndExtract().run(context))
+            reports.append(await notes.make_notes(summarizer))
+            composed = await compose_digest(context, notes, period, summarizer)
             urls = sorted(linkable_urls(composed.items, composed.backlog))
             return composed.markdown, urls, reports
 

@@ -11,7 +11,8 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from digest.collect import bigfiles, formats
-from digest.collect.files import FileReport, import_file
+from digest.collect.files import import_file
+from digest.collect.filesave import FileReport
 from digest.collect.inbox import collect_file_source
 from digest.config import SourceConfig
 from digest.store import Store, open_store

@@ -23,6 +23,7 @@ from digest.deliver.outbox import (
     log_entry,
     message_id_for,
 )
+from digest.lifecycle import DeliveryBegun
 from digest.models import Period
 from digest.periods import parse_week
 from digest.store import Store
@@ -312,7 +313,7 @@ def test_interrupted_send_found_pending_is_not_resent(
     handler, port = sink
     config = make_config(tmp_path, port)
     store.record_digest("2026-W47", content_hash(FIRST), "x", NOW)
-    store.begin_delivery("2026-W47", "email", content_hash(FIRST), NOW)  # then the run died
+    store.apply_delivery(DeliveryBegun("2026-W47", "email", content_hash(FIRST), NOW))  # then died
     outcome = deliver_digest(store, config, PERIOD, FIRST, NOW + timedelta(hours=1))
     assert handler.envelopes == []
     assert "email" not in outcome.delivered
@@ -324,7 +325,7 @@ def test_crash_after_log_append_does_not_double_the_entry(tmp_path: Path, store:
     config = make_config(tmp_path, None)
     digest_hash = content_hash(FIRST)
     store.record_digest("2026-W47", digest_hash, "x", NOW)
-    store.begin_delivery("2026-W47", "log", digest_hash, NOW)
+    store.apply_delivery(DeliveryBegun("2026-W47", "log", digest_hash, NOW))
     append_log(config.log_path, log_entry("2026-W47", 1, digest_hash, FIRST))  # then the run died
     outcome = deliver_digest(store, config, PERIOD, FIRST, NOW + timedelta(hours=1))
     assert outcome.delivered == ["file", "log", "feed"]

@@ -28,10 +28,16 @@ from digest.config import Config, FetchConfig
 from digest.errors import ExtractError, FailureKind, RunCancelled
 from digest.fetch.client import Fetcher
 from digest.fetch.guard import FIRST_ANSWER_S
-from digest.fetch.stage import PROCESS_POOL_THRESHOLD, PageReader, Pool, by_host_in_turn
+from digest.fetch.stage import (
+    PROCESS_POOL_THRESHOLD,
+    FetchAndExtract,
+    PageReader,
+    Pool,
+    by_host_in_turn,
+)
 from digest.models import Item, ItemKind, ItemState, SavedItem, StageReport
 from digest.notes.requests import note_request
-from digest.pipeline import Pipeline
+from digest.runtime.context import RunContext
 from digest.store import Store, open_store, url_key
 from loopback import LoopbackServer, Response, serving
 from test_quality_pipeline import CHALLENGE_PAGE
@@ -75,8 +81,9 @@ class Rig:
 
     def fetch(self, at: datetime, waits: Waits = REAL_WAITS) -> StageReport:
         self.now = at
-        pipeline = Pipeline(self.config, self.store, clock=lambda: self.now, waits=waits)
-        return asyncio.run(pipeline.fetch_and_extract())
+        run = RunContext(self.store, self.config, lambda: self.now, waits=waits)
+        [report] = asyncio.run(FetchAndExtract().run(run))
+        return report
 
     def items(self) -> list[Item]:
         return self.store.all_items()
@@ -546,9 +553,9 @@ def test_a_cancelled_fetch_stage_leaves_nothing_running_and_records_nothing_afte
         raise RunCancelled(f"{stage} stopped after {done} of {total} items")
 
     async def scenario() -> set[asyncio.Task[object]]:
-        pipeline = Pipeline(rig.config, rig.store, clock=lambda: T0, progress=stop_after_first)
+        run = RunContext(rig.store, rig.config, lambda: T0, progress=stop_after_first)
         with pytest.raises(RunCancelled, match="fetch stopped after 1 of 2"):
-            await pipeline.fetch_and_extract()
+            await FetchAndExtract().run(run)
         return asyncio.all_tasks() - {asyncio.current_task()}
 
     assert asyncio.run(scenario()) == set()

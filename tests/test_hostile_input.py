@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from digest.cli import SCREENFUL, print_reports
+from digest.cli.base import SCREENFUL, print_reports
 from digest.collect import bigfiles
 from digest.collect.feeds import collect_feeds
 from digest.collect.files import import_file

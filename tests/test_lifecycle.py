@@ -172,7 +172,12 @@ def test_the_backoff_is_capped() -> None:
 
 def test_a_noted_post_whose_links_were_followed_is_due_for_a_new_note() -> None:
     post = item(ItemState.NOTED, kind=ItemKind.POST)
-    assert lifecycle.links_followed(post) is ItemState.FETCHED
+    followed = lifecycle.links_followed(post, ["https://a.example/"], "A: says", None, NOW)
+    assert (followed.state, followed.links, followed.at) == (
+        ItemState.FETCHED,
+        ("https://a.example/",),
+        NOW,
+    )
 
 
 # -- due for a note -------------------------------------------------------------------------
@@ -286,3 +291,27 @@ def test_a_changed_prompt_file_renotes_only_on_refresh() -> None:
     assert lifecycle.renote_for_model(noted, "gpt", "chat-2:English+file-bbb", refresh=True)
     assert not lifecycle.renote_for_model(noted, "gpt", "chat-2:English+file-aaa", refresh=True)
     assert lifecycle.renote_for_model(noted, "gpt", "chat-3:English+file-aaa")
+
+
+def test_a_feed_past_its_attempts_is_slowed_down_never_given_up() -> None:
+    backoff = lifecycle.Backoff(60, 3600, 3)
+    first = lifecycle.feed_failed(7, 0, "HTTP 500", NOW, backoff)
+    long_failing = lifecycle.feed_failed(7, 5, "HTTP 500", NOW, backoff)
+    asked = lifecycle.feed_failed(7, 0, "HTTP 429", NOW, backoff, retry_after_s=600)
+    assert first.next_attempt_at == NOW + timedelta(seconds=60)
+    assert long_failing.next_attempt_at == NOW + timedelta(seconds=3600)
+    assert asked.next_attempt_at == NOW + timedelta(seconds=600)
+
+
+@pytest.mark.parametrize(
+    ("gone", "partial", "status"),
+    [(False, None, "ok"), (False, "entry 3 is not XML", "partial"), (True, None, "gone")],
+)
+def test_a_feed_poll_is_ok_read_in_part_or_gone(
+    gone: bool, partial: str | None, status: str
+) -> None:
+    polled = lifecycle.feed_polled(
+        7, [], NOW, url="https://a.example/feed", etag=None, last_modified=None, gone=gone,
+        partial=partial,
+    )  # fmt: skip
+    assert (polled.status, polled.error) == (status, partial)

@@ -25,8 +25,9 @@ from digest.commands.status import StatusQuery, gather_status, render_status
 from digest.config import Config
 from digest.models import Stage
 from digest.notes.bounded import answer_cap
+from digest.notes.stage import NotesScope
 from digest.periods import parse_week
-from digest.pipeline import NotesScope, RunResult, run
+from digest.pipeline import RunResult, run
 from digest.store import open_store
 from fake_openai import USABLE_SHAPES, FakeOpenAI, Reply
 from loopback import free_port

@@ -14,7 +14,7 @@ import feedparser
 from digest.config import Config, DigestSection, OutputConfig
 from digest.deliver.atom import feed_path
 from digest.deliver.outbox import deliver_digest
-from digest.deliver.vault import write_item_notes
+from digest.deliver.vault import notes_hash, write_item_notes
 from digest.lifecycle import note_attached
 from digest.models import Item, Note, SavedItem
 from digest.periods import parse_week
@@ -319,3 +319,45 @@ def test_a_file_at_a_notes_name_that_digest_did_not_write_is_left_and_reported(
     report = write_item_notes(vault, W47, [item], UTC_ZONE)
     assert (report.written, report.left) == ([], [theirs])
     assert theirs.read_text() == "someone else's file\n"
+
+
+def test_the_notes_are_an_outbox_channel_written_once_per_content(
+    tmp_path: Path, store: Store
+) -> None:
+    vault = tmp_path / "vault"
+    config = config_for(tmp_path, notes_dir=vault)
+    item = stored_item(store, "First title")
+    week = digest("2026-W47", "One link.")
+    first = deliver_digest(store, config, W47, week, NOW, items=[item])
+    [path] = [p for p in vault.iterdir() if not p.name.startswith(".")]
+    path.unlink()  # the reader deleted it: the same notes are not written again
+    again = deliver_digest(store, config, W47, week, NOW, items=[item])
+    renamed = Item(**{**item.__dict__, "title": "Second title"})
+    changed = deliver_digest(store, config, W47, week, NOW, items=[renamed])
+    record = store.delivery("2026-W47", "notes", notes_hash(W47, [renamed], UTC_ZONE))
+    assert "notes" in first.delivered and "notes" not in again.delivered
+    assert "notes" in changed.delivered and record is not None and record.status == "sent"
+    assert [p.name for p in vault.iterdir() if not p.name.startswith(".")] == [
+        f"2026-11-21-second-title-{item.id}.md"
+    ]
+
+
+def test_a_note_left_alone_fails_the_notes_channel_until_it_is_resolved(
+    tmp_path: Path, store: Store
+) -> None:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    config = config_for(tmp_path, notes_dir=vault)
+    item = stored_item(store, "First title")
+    theirs = vault / f"2026-11-21-first-title-{item.id}.md"
+    theirs.write_text("someone else's file\n")
+    week = digest("2026-W47", "One link.")
+    runs = [deliver_digest(store, config, W47, week, NOW, items=[item]) for _ in range(2)]
+    theirs.unlink()
+    resolved = deliver_digest(store, config, W47, week, NOW, items=[item])
+    record = store.delivery("2026-W47", "notes", notes_hash(W47, [item], UTC_ZONE))
+    assert [run.failures for run in runs] == [
+        [f"{theirs}: not written by digest (or edited since): left as it is"]
+    ] * 2
+    assert resolved.failures == [] and "notes" in resolved.delivered
+    assert record is not None and (record.status, record.attempts) == ("sent", 3)

@@ -16,8 +16,15 @@ from sqlite_utils import Database
 from sqlite_utils.db import Table
 
 from digest.errors import StoreConflict, StoreLocked
-from digest.lifecycle import Backoff, fetch_succeeded
-from digest.models import Extracted, SavedItem
+from digest.lifecycle import (
+    Backoff,
+    DeliveryBegun,
+    DeliveryEnded,
+    SourceChecked,
+    SourceFailed,
+    fetch_succeeded,
+)
+from digest.models import DeliveryStatus, Extracted, SavedItem
 from digest.store import open_store
 from digest.store.migrations import migrations
 
@@ -136,13 +143,17 @@ def test_a_writer_held_past_the_busy_timeout_is_reported_as_locked(tmp_path: Pat
 
 def test_an_attempt_on_a_failed_delivery_is_pending_until_it_ends(tmp_path: Path) -> None:
     store = open_store(tmp_path / "digest.db")
-    first = store.begin_delivery("2026-W47", "email", "abc", NOW)
-    store.finish_delivery(first.id, "failed", NOW, error="451 try later")
+    begun = DeliveryBegun("2026-W47", "email", "abc", NOW)
+    first = store.apply_delivery(begun)
+    failed = store.apply_delivery(
+        DeliveryEnded(first.id, DeliveryStatus.FAILED, NOW, error="451 try later")
+    )
 
-    retry = store.begin_delivery("2026-W47", "email", "abc", NOW)
+    retry = store.apply_delivery(begun)
 
+    assert (failed.status, failed.error) == (DeliveryStatus.FAILED, "451 try later")
     # A crash now must leave a record that is never resent on its own.
-    assert (retry.status, retry.error, retry.attempts) == ("pending", None, 2)
+    assert (retry.status, retry.error, retry.attempts) == (DeliveryStatus.PENDING, None, 2)
 
 
 def test_a_uniqueness_conflict_is_a_store_error_naming_the_constraint(tmp_path: Path) -> None:
@@ -290,3 +301,18 @@ def test_text_stored_before_the_cleaner_is_cleaned_by_its_migration(tmp_path: Pa
         (summary, points) = store.conn.execute("SELECT summary, key_points FROM notes").fetchone()
     assert (item.title, item.context) == ("Invoice exe.pdf", "see http://***@h.test/x")
     assert (summary, json.loads(points)) == ("bell here", ["zerowidth", "fine"])
+
+
+def test_a_failed_source_counts_its_failures_until_it_is_read(tmp_path: Path) -> None:
+    store = open_store(tmp_path / "digest.db")
+    source_id = store.ensure_source("inbox", "file", path="/tmp/inbox")
+    later = NOW + timedelta(hours=1)
+    store.apply_source(SourceFailed(source_id, "no such folder", NOW, later))
+    store.apply_source(SourceFailed(source_id, "no such folder", NOW))
+    failing = (store.source_failures(source_id), store.source_next_attempt(source_id))
+    [listed] = store.list_sources()
+    store.apply_source(SourceChecked(source_id, later))
+    [checked] = store.list_sources()
+    assert failing == (2, None)
+    assert (listed.status, listed.last_error) == ("failing", "no such folder")
+    assert (checked.status, checked.last_error, checked.failures) == ("ok", None, 0)

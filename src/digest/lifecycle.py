@@ -1,7 +1,8 @@
 """The life of an item, decided in one place on plain data (after lemon24/reader's update
 "decider"): what is due for a fetch or a note at `now`, what an outcome changes, and what a
-week shows. Nothing here reads the time, a file or the database: the stages pass the items
-and `now` in and hand the intents returned to the store, which applies them as told.
+week shows; and the same for a source's polls and a digest's deliveries. Nothing here reads
+the time, a file or the database: the stages pass the items and `now` in and hand the
+intents returned to the store, which applies them as told.
 
 States move only along TRANSITIONS:
 
@@ -26,7 +27,16 @@ from typing import Final
 
 from digest.errors import FailureKind
 from digest.models import WALLS as WALLS
-from digest.models import Extracted, Item, Note, Period, Usage
+from digest.models import (
+    DeliveryStatus,
+    Extracted,
+    Item,
+    Note,
+    Period,
+    SavedItem,
+    SourceStatus,
+    Usage,
+)
 from digest.models import ItemKind as ItemKind
 from digest.models import ItemState as ItemState
 from digest.models import NoteBasis as NoteBasis
@@ -216,9 +226,25 @@ def fetch_failed(
     return FetchFailed(item.id, error, state, when, kind, status)
 
 
-def links_followed(item: Item) -> ItemState:
+@dataclass(frozen=True)
+class LinksFollowed:
+    """Store where a post's links led and what those pages said (`error`: why some could
+    not be read), in the post's next state."""
+
+    item_id: int
+    links: tuple[str, ...]
+    linked_text: str | None
+    error: str | None
+    at: datetime
+    state: ItemState
+
+
+def links_followed(
+    post: Item, links: Iterable[str], linked_text: str | None, error: str | None, now: datetime
+) -> LinksFollowed:
     """A post whose links were followed: noted before, its note is due again."""
-    return next_state(item.state, Event.LINKS_FOLLOWED)
+    state = next_state(post.state, Event.LINKS_FOLLOWED)
+    return LinksFollowed(post.id, tuple(links), linked_text, error, now, state)
 
 
 # -- notes ---------------------------------------------------------------------------
@@ -334,6 +360,107 @@ def note_failed(
     delay = backoff_delay(failures, base_s=NOTE_RETRY_BASE_S, max_s=NOTE_RETRY_MAX_S)
     next_at = now + delay if total < max_attempts else None
     return NoteFailed(tuple(item_ids), note_key, total, failures, error, next_at)
+
+
+# -- sources -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FeedPolled:
+    """A feed was read (or not modified): its entries and cache validators are saved
+    together and its failures forgotten; `error` says why it was read only in part."""
+
+    source_id: int
+    entries: tuple[SavedItem, ...]
+    url: str
+    etag: str | None
+    last_modified: str | None
+    at: datetime
+    status: SourceStatus
+    error: str | None = None
+    skipped: int | None = None  # entries without a link; None: not read (not modified)
+    site: str | None = None  # the feed's web page, when it names one
+
+
+def feed_polled(
+    source_id: int,
+    entries: Iterable[SavedItem],
+    now: datetime,
+    *,
+    url: str,
+    etag: str | None,
+    last_modified: str | None,
+    gone: bool = False,
+    partial: str | None = None,
+    skipped: int | None = None,
+    site: str | None = None,
+) -> FeedPolled:
+    status = SourceStatus.GONE if gone else SourceStatus.PARTIAL if partial else SourceStatus.OK
+    return FeedPolled(
+        source_id, tuple(entries), url, etag, last_modified, now, status, partial, skipped, site
+    )
+
+
+@dataclass(frozen=True)
+class SourceChecked:
+    """A source was read without a problem: its failures are forgotten."""
+
+    source_id: int
+    at: datetime
+
+
+@dataclass(frozen=True)
+class SourceFailed:
+    """A source could not be read: the failure is counted, and it is tried again at
+    `next_attempt_at` (None: at the next run)."""
+
+    source_id: int
+    error: str
+    at: datetime
+    next_attempt_at: datetime | None = None
+
+
+def feed_failed(
+    source_id: int,
+    failures_before: int,
+    error: str,
+    now: datetime,
+    backoff: Backoff,
+    *,
+    retry_after_s: float | None = None,
+    permanent: bool = False,
+) -> SourceFailed:
+    """A feed is never given up, only slowed down: past its attempts, it waits the longest."""
+    when = next_attempt_at(
+        failures_before + 1, now, backoff, retry_after_s=retry_after_s, permanent=permanent
+    ) or now + timedelta(seconds=backoff.max_s)
+    return SourceFailed(source_id, error, now, when)
+
+
+# -- deliveries ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DeliveryBegun:
+    """A channel's delivery of one content, recorded as pending (and committed) before the
+    attempt, whatever it was before: a run that dies during the attempt leaves a record
+    that is never resent on its own."""
+
+    period: str
+    channel: str
+    content_hash: str
+    at: datetime
+
+
+@dataclass(frozen=True)
+class DeliveryEnded:
+    """What the attempt came to."""
+
+    delivery_id: int
+    status: DeliveryStatus
+    at: datetime
+    error: str | None = None
+    message_id: str | None = None
 
 
 # -- the week ----------------------------------------------------------------------

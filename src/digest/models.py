@@ -222,6 +222,25 @@ class FeedState:
     skipped: int = 0  # entries without a link when the feed was last read
 
 
+class SourceStatus(StrEnum):
+    """How a source stood when last read (`digest sources`, `digest status`)."""
+
+    OK = "ok"
+    PARTIAL = "partial"  # a feed read in part: its error says why
+    GONE = "gone"  # a feed answered 410: no longer polled
+    FAILING = "failing"  # tried again at its next attempt
+
+
+class DeliveryStatus(StrEnum):
+    """Where one channel's delivery of one digest content stands (deliver/outbox.py)."""
+
+    PENDING = "pending"  # recorded before the attempt: a run that died leaves it so
+    SENT = "sent"
+    UNKNOWN = "unknown"  # a send whose outcome cannot be known: never resent on its own
+    FAILED = "failed"  # retried by a later run
+    REJECTED = "rejected"  # refused for good (a 5xx reply): only `digest resend` sends it
+
+
 @dataclass(frozen=True)
 class Period:
     """An ISO week in the configured time zone, with its bounds as aware datetimes."""

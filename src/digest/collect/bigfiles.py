@@ -14,18 +14,8 @@ from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from digest.collect.files import (
-    FileReport,
-    Opener,
-    after_line_only,
-    encoding_of,
-    file_key,
-    line_problem,
-    load,
-    open_binary,
-    save_result,
-    unreadable,
-)
+from digest.collect.filesave import FileReport, after_line_only, file_key, load, save_result
+from digest.collect.filetext import Opener, encoding_of, line_problem, open_binary, unreadable
 from digest.collect.formats import (
     ImportResult,
     LineImporter,
@@ -106,7 +96,7 @@ class FileLines:
 
     A line longer than LINE_CAP is cut there and the rest skipped unread into memory (a
     sparse file is one endless line of NULs); a line holding binary bytes or undecodable
-    ones (files.line_problem) is given as blank. Both are in `problems`, by line."""
+    ones (filetext.line_problem) is given as blank. Both are in `problems`, by line."""
 
     def __init__(self, big: BigFile) -> None:
         self.big = big

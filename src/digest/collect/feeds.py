@@ -15,7 +15,7 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urljoin
 
@@ -28,7 +28,7 @@ from digest.config import FetchConfig, SourceConfig
 from digest.errors import DigestError, FetchError, SourceError, unit_bug
 from digest.fetch.access import PUBLIC, Access, access_hint, source_access
 from digest.fetch.client import Fetcher, FetchResult, check_status, describe_error
-from digest.lifecycle import Backoff, is_due, next_attempt_at
+from digest.lifecycle import Backoff, feed_failed, feed_polled, is_due
 from digest.models import FeedState, ItemKind, SavedItem, Stage, StageReport
 from digest.runtime.tasks import run_together
 from digest.store import Store, item_key
@@ -451,18 +451,19 @@ async def _collect_one(
         )
     entries = [storable(replace(e, topic=e.topic or source.topic)) for e in poll.entries]
     entries, left = newest_new(store, entries, config.max_items_per_feed)
-    saved = store.save_feed_poll(
+    polled = feed_polled(
         source_id,
         entries,
+        now,
         url=poll.url,
         etag=None if left else poll.etag,  # no 304 next time: the rest are still to be taken
         last_modified=None if left else poll.last_modified,
-        now=now,
         gone=poll.gone,
-        skipped=None if poll.not_modified else poll.skipped,
         partial=poll.partial,
+        skipped=None if poll.not_modified else poll.skipped,
         site=poll.site,
     )
+    saved = store.apply_feed_poll(polled)
     info = _news(source, state, poll, saved.redated)
     if left:
         info.append(
@@ -521,14 +522,16 @@ def _record_failure(
     now: datetime,
 ) -> str:
     """Record the failure with its next attempt; a feed is never given up, only slowed down."""
-    failures = store.source_failures(source_id) + 1
-    when = next_attempt_at(
-        failures,
+    failed = feed_failed(
+        source_id,
+        store.source_failures(source_id),
+        str(error),
         now,
         Backoff(config.retry_base_s, config.retry_max_s, config.max_attempts),
         retry_after_s=error.retry_after if isinstance(error, FetchError) else None,
         permanent=isinstance(error, FetchError) and error.permanent,
-    ) or now + timedelta(seconds=config.retry_max_s)
-    store.record_source_failure(source_id, str(error), now, when)
-    moment = when.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    )
+    store.apply_source(failed)
+    assert failed.next_attempt_at is not None, "a feed is never given up"
+    moment = failed.next_attempt_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
     return f"feed {source.name!r} ({state.url}): {error}; will retry after {moment}"

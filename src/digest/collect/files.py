@@ -1,79 +1,45 @@
-"""Files of saved links and posts: `digest import`, `digest add`, and the reading and
+"""Files of saved links and posts: `digest import`, `digest add`, and the finding and
 reporting that file sources (inbox.py) share.
 
-A file's bytes are decoded (UTF-8, UTF-16 with a BOM, else cp1252/latin-1 when UTF-8
-fails badly), its format is sniffed by the importer registry (or forced), and its items
-are saved in one transaction. An OPML file given to `digest import` is a list of feeds,
-added as feed sources (feedlists.py). Files are only ever read: never moved, changed or
-deleted.
+A file is decoded (filetext.py) and saved in one transaction (filesave.py), or streamed a
+block at a time when big (bigfiles.py). An OPML file given to `digest import` is a list of
+feeds, added as feed sources (feedlists.py). Files are only ever read: never moved, changed
+or deleted.
 """
 
 from __future__ import annotations
 
-import codecs
 import os
 import re
 import stat
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from datetime import date, datetime
+from datetime import datetime
 from pathlib import Path
-from typing import BinaryIO, TypeVar
 from zoneinfo import ZoneInfo
 
 from digest.collect import REDATED
-from digest.collect.feedlists import (
-    OPML,
-    FeedList,
-    FeedListReport,
-    import_feed_list,
-    read_feed_list,
+from digest.collect.bigfiles import big_file, save_big
+from digest.collect.feedlists import FeedList, FeedListReport, import_feed_list, read_feed_list
+from digest.collect.filesave import (
+    FileReport,
+    Loaded,
+    file_key,
+    is_feed_list,
+    load,
+    recognise,
+    save,
 )
-from digest.collect.formats import Importer, ImportResult
-from digest.collect.importers import find_reading
-from digest.collect.importers.common import lines_of, storable, url_problem
-from digest.collect.importers.opml import is_opml
+from digest.collect.filetext import file_size, good_text, read_bytes, read_head, unreadable
+from digest.collect.importers.common import url_problem
 from digest.collect.importers.posts import signals_of_posts
 from digest.config import IMPORT_SOURCE, MANUAL_SOURCE, SourceConfig
 from digest.errors import ImportFormatError, SourceError, bug_reason, unit_bug
 from digest.models import FileReading, ItemKind, Rejected, SavedItem
-from digest.periods import week_label
 from digest.store import Store
 from digest.text import shorten
 
-_Lined = TypeVar("_Lined", SavedItem, Rejected)
-
 MAX_LISTED = 10  # problem lines shown per file; the rest are counted
-
-
-@dataclass
-class FileReport:
-    """What importing one file did."""
-
-    path: Path
-    format: str
-    new: int
-    duplicates: int
-    notes: int  # notes: items without a URL, other than posts
-    rejected: list[Rejected]  # lines not understood
-    skipped: list[Rejected]  # deliberately not imported (javascript: links, headings…)
-    dates: tuple[date, ...] = ()  # the days its dated items were saved, sorted
-    weeks: tuple[str, ...] = ()  # the ISO weeks they fall in, sorted
-    redated: int = 0  # dates after tomorrow or before 1995, replaced by the time first seen
-    posts: int = 0  # saved posts (their links are the post's, followed where they can be)
-    notices: list[Rejected] = field(default_factory=list)  # imported, with a word (guessed splits)
-    why: str = ""  # why the file was read in this format
-    held: int = 0  # lines held back until the file is complete (a last line without its end)
-    replaced: int = 0  # items of an earlier reading in another format, removed
-
-
-@dataclass(frozen=True)
-class Loaded:
-    path: Path
-    importer: Importer
-    text: str
-    reading: FileReading
-    bad: list[Rejected] = field(default_factory=list)  # lines skipped: binary, undecodable
 
 
 # -- reporting ------------------------------------------------------------------
@@ -153,233 +119,6 @@ def problem_lines(report: FileReport) -> list[str]:
     return lines
 
 
-# -- reading ------------------------------------------------------------------
-
-
-def file_size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError as exc:
-        raise unreadable(path, exc) from exc
-
-
-Opener = Callable[[Path], BinaryIO]  # how a file source opens its files (for reading)
-
-
-def open_binary(path: Path) -> BinaryIO:
-    try:
-        return path.open("rb")
-    except OSError as exc:
-        raise unreadable(path, exc) from exc
-
-
-def read_bytes(path: Path, open_file: Opener = open_binary) -> bytes:
-    try:
-        with open_file(path) as file:
-            return file.read()
-    except OSError as exc:
-        raise unreadable(path, exc) from exc
-
-
-HEAD_BYTES = 65536  # what a file is recognised from
-
-
-def read_head(path: Path) -> str:
-    """The text of the file's first HEAD_BYTES."""
-    try:
-        with path.open("rb") as file:
-            return decode(file.read(HEAD_BYTES), path)
-    except OSError as exc:
-        raise unreadable(path, exc) from exc
-
-
-def decode(data: bytes, path: Path) -> str:
-    """Text of a file: UTF-8 (BOM or not, a stray bad byte or two kept as U+FFFD), UTF-16
-    with a BOM, else a Western legacy encoding (cp1252, which latin-1 text reads the same in)
-    when the bytes hold no UTF-8 at all."""
-    if encoding_of(data, path) == "utf-16":
-        return data.decode("utf-16", errors="replace")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        pass
-    text = data.decode("utf-8-sig", errors="replace")
-    bad = text.count("\ufffd") - data.count("\ufffd".encode())
-    multibyte = sum(1 for char in text if ord(char) > 0x7F and char != "\ufffd")
-    if multibyte >= bad:  # UTF-8 with a stray byte or two: keep what is right
-        return text
-    try:
-        return data.decode("cp1252")
-    except UnicodeDecodeError:  # bytes cp1252 leaves undefined (0x81, 0x8d, 0x8f, 0x90, 0x9d)
-        return data.decode("latin-1")
-
-
-def encoding_of(data: bytes, path: Path) -> str:
-    """utf-16 (with a BOM), utf-8-sig, or cp1252 when UTF-8 fails badly; ImportFormatError
-    for a binary file. `data` may be the file's start only (big files are read in blocks)."""
-    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return "utf-16"
-    if _mostly_binary(data[:HEAD_BYTES]):
-        raise ImportFormatError("a binary file, not text", path=path)
-    text = data.decode("utf-8-sig", errors="replace")
-    bad = text.count("\ufffd") - data.count("\ufffd".encode())
-    # many broken sequences: not UTF-8 at all (one cut at the end of a file's start is fine)
-    return "cp1252" if bad > 3 and bad * 1000 > len(text) else "utf-8-sig"
-
-
-# Characters no text holds: NUL and the other C0 controls but tab, the line ends, form feed
-# and escape. A file is binary when they are BINARY_SHARE of its start, or when they are
-# common (SOME_CONTROLS) and, with the bytes that are not UTF-8, make BINARY_SHARE: compressed
-# data such as a photo is mostly bytes of the second kind, while a text in a legacy 8-bit
-# encoding (cp1251, latin-1) has no controls at all. Else a line holding one is skipped and
-# reported, as is one holding bytes its encoding could not read.
-_CONTROL = re.compile("[\x00-\x08\x0e-\x1a\x1c-\x1f]")
-BINARY_SHARE = 0.3
-SOME_CONTROLS = 0.05
-
-
-def _mostly_binary(head: bytes) -> bool:
-    text = head.decode("utf-8", errors="replace")
-    if not text:
-        return False
-    controls = len(_CONTROL.findall(text))
-    odd = controls + text.count("\ufffd")
-    return controls >= BINARY_SHARE * len(text) or (
-        controls >= SOME_CONTROLS * len(text) and odd >= BINARY_SHARE * len(text)
-    )
-
-
-def line_problem(line: str, *, undecodable: bool = True) -> str | None:
-    """Why a line of a text file is skipped: binary bytes, or (`undecodable`: the decoder
-    put U+FFFD there) bytes that are not text in the file's encoding; None for a good one."""
-    if _CONTROL.search(line):
-        return "binary bytes (NUL or control characters); line skipped"
-    if undecodable and "\ufffd" in line:
-        return "bytes that are not text in the file's encoding; line skipped"
-    return None
-
-
-def without_bad_lines(text: str, *, undecodable: bool) -> tuple[str, list[Rejected]]:
-    """`text` with its bad lines (line_problem) blanked, their numbers kept; and the lines
-    skipped, for the report."""
-    if not _CONTROL.search(text) and not (undecodable and "\ufffd" in text):
-        return text, []
-    lines = lines_of(text)
-    skipped: list[Rejected] = []
-    for index, line in enumerate(lines):
-        if (problem := line_problem(line, undecodable=undecodable)) is not None:
-            skipped.append(Rejected(index + 1, _CONTROL.sub("\ufffd", line)[:200], problem))
-            lines[index] = ""
-    return "\n".join(lines), skipped
-
-
-def load(
-    path: Path, data: bytes, forced_format: str | None, recorded: FileReading | None = None
-) -> Loaded:
-    """The file's text without its bad lines (reported), and how to read it
-    (importers.find_reading); ImportFormatError names the file."""
-    text, bad = good_text(data, path)
-    return replace(_recognise(path, text, forced_format, recorded), bad=bad)
-
-
-def good_text(data: bytes, path: Path) -> tuple[str, list[Rejected]]:
-    """The file's text with its bad lines blanked, and those lines (without_bad_lines)."""
-    text = decode(data, path)
-    undecodable = text.count("\ufffd") > data.count("\ufffd".encode())
-    return without_bad_lines(text, undecodable=undecodable)
-
-
-def _recognise(
-    path: Path, text: str, forced_format: str | None, recorded: FileReading | None
-) -> Loaded:
-    if _is_feed_list(text, forced_format):
-        raise ImportFormatError(
-            "an OPML list of feeds, not saved links; add its feeds with `digest import`",
-            path=path,
-        )
-    try:
-        importer, reading = find_reading(text, forced_format, recorded)
-    except ImportFormatError as exc:
-        raise ImportFormatError(exc.reason, path=path) from exc
-    return Loaded(path, importer, text, reading)
-
-
-def save(
-    store: Store,
-    loaded: Loaded,
-    *,
-    source_id: int,
-    zone: ZoneInfo,
-    now: datetime,
-    topic: str | None = None,
-    after_line: int = 0,
-) -> FileReport:
-    """Parse the whole file and save its items; with `after_line`, only what lies after it
-    (items, and problems to report) is saved and reported."""
-    try:
-        result: ImportResult = loaded.importer.parse(loaded.text, zone=zone)
-    except ImportFormatError as exc:  # sniffed as the format, yet broken (invalid JSON…)
-        raise ImportFormatError(exc.reason, path=loaded.path) from exc
-    result = after_line_only(replace(result, rejected=[*loaded.bad, *result.rejected]), after_line)
-    report = save_result(store, loaded.path, loaded.reading, result, source_id, now, zone, topic)
-    report.replaced = store.end_reading(file_key(loaded.path), loaded.reading, source_id, now)
-    return report
-
-
-def file_key(path: Path) -> str:
-    """How the store names a file (its readings, its state as a source)."""
-    return str(path.absolute())
-
-
-def after_line_only(result: ImportResult, line: int) -> ImportResult:
-    """What of `result` lies after `line` (everything for 0)."""
-    if not line:
-        return result
-    return ImportResult(
-        items=_after(result.items, line),
-        rejected=_after(result.rejected, line),
-        skipped=_after(result.skipped, line),
-        notices=_after(result.notices, line),
-    )
-
-
-def save_result(
-    store: Store,
-    path: Path,
-    reading: FileReading,
-    result: ImportResult,
-    source_id: int,
-    now: datetime,
-    zone: ZoneInfo,
-    topic: str | None = None,
-) -> FileReport:
-    """Save the items of `result` (given `topic` where they have none) and report."""
-    items = [
-        storable(replace(item, topic=topic) if topic and not item.topic else item)
-        for item in result.items
-    ]
-    saved = store.save_file_items(file_key(path), reading, source_id, items, now)
-    return FileReport(
-        path=path,
-        format=reading.format,
-        new=saved.new,
-        duplicates=saved.duplicates,
-        notes=sum(1 for item in items if item.url is None and item.kind is not ItemKind.POST),
-        rejected=result.rejected,
-        skipped=result.skipped,
-        dates=tuple(sorted({i.saved_at.astimezone(zone).date() for i in items if i.saved_at})),
-        weeks=tuple(sorted({week_label(i.saved_at, zone) for i in items if i.saved_at})),
-        redated=saved.redated,
-        posts=sum(1 for item in items if item.kind is ItemKind.POST),
-        notices=result.notices,
-        why=reading.reason,
-    )
-
-
-def _after(entries: list[_Lined], line: int) -> list[_Lined]:
-    return [entry for entry in entries if entry.line is None or entry.line > line]
-
-
 # -- `digest import` and `digest add` --------------------------------------------
 
 
@@ -398,8 +137,6 @@ def import_file(
     Raises SourceError when the file cannot be read, ImportFormatError when its format is
     not recognised (or `forced_format` is unknown); both name the file.
     """
-    from digest.collect.bigfiles import big_file, save_big  # it builds on this module
-
     recorded = store.file_reading(file_key(path))
     big = big_file(path, file_size(path), forced_format, recorded)
     if big is not None:
@@ -468,8 +205,6 @@ def _import_one(
     declared: Sequence[SourceConfig],
     sorting: bool,
 ) -> ImportOutcome:
-    from digest.collect.bigfiles import big_file, save_big  # it builds on this module
-
     try:
         if sorting and (left := not_saves(path, read_head(path))) is not None:
             return left
@@ -607,21 +342,12 @@ def _raise_source_error(exc: OSError) -> None:
     raise unreadable(exc.filename, exc, "list") from exc
 
 
-def unreadable(path: str | Path, exc: OSError, doing: str = "read") -> SourceError:
-    """The error for a file or folder the system would not let digest read (or list)."""
-    return SourceError(f"cannot {doing} it: {exc.strerror or exc}", path=path)
-
-
 def _plan(
     path: Path, text: str, forced_format: str | None, recorded: FileReading | None
 ) -> Loaded | FeedList:
-    if _is_feed_list(text, forced_format):
+    if is_feed_list(text, forced_format):
         return read_feed_list(path, text)
-    return _recognise(path, text, forced_format, recorded)
-
-
-def _is_feed_list(text: str, forced_format: str | None) -> bool:
-    return forced_format == OPML or (forced_format is None and is_opml(text[:65536]))
+    return recognise(path, text, forced_format, recorded)
 
 
 def add_url(

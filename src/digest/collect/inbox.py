@@ -44,25 +44,12 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from digest.collect.bigfiles import READ_BLOCK, BigFile, big_file, blocks, read_range, save_big
-from digest.collect.files import (
-    FileReport,
-    Found,
-    Opener,
-    Unimported,
-    describe,
-    file_key,
-    files_under,
-    load,
-    not_saves,
-    open_binary,
-    problem_lines,
-    read_bytes,
-    read_head,
-    save,
-    unreadable,
-)
+from digest.collect.files import Found, Unimported, describe, files_under, not_saves, problem_lines
+from digest.collect.filesave import FileReport, file_key, load, save
+from digest.collect.filetext import Opener, open_binary, read_bytes, read_head, unreadable
 from digest.config import SourceConfig
 from digest.errors import ImportFormatError, SourceError, unit_bug
+from digest.lifecycle import SourceChecked, SourceFailed
 from digest.models import FileReading, Rejected, Stage, StageReport
 from digest.store import Store
 from digest.store.records import FileState
@@ -103,7 +90,7 @@ def collect_file_source(
         found = files_under(source.path, follow_symlinks=source.follow_symlinks)
     except SourceError as exc:
         report.failures.append(f"{source.name}: {exc}")
-        store.record_source_failure(source_id, str(exc), now, None)
+        store.apply_source(SourceFailed(source_id, str(exc), now))
         return report
     report.info.extend(line for left in found.left for line in left.describe())
     _forget_gone(store, source.path, found)
@@ -128,9 +115,9 @@ def collect_file_source(
             report.failures.extend(problem_lines(outcome))
     if paths and len(file_errors) == len(paths):
         error = f"every file failed ({len(paths)}), last: {file_errors[-1]}"
-        store.record_source_failure(source_id, error, now, None)
+        store.apply_source(SourceFailed(source_id, error, now))
     else:
-        store.record_source_success(source_id, now)
+        store.apply_source(SourceChecked(source_id, now))
     return report
 
 

@@ -1,4 +1,5 @@
-"""Deliver a composed digest: atomic file writes, the append-only log, SMTP, exactly-once records.
+"""Deliver a composed digest: atomic file writes, the append-only log, the feeds, SMTP, the
+item notes of a vault; exactly-once records.
 
 Every channel is keyed by (period, channel, content hash) in the store. A delivery is
 recorded as pending (and committed) before it is attempted and marked sent after,
@@ -27,14 +28,22 @@ from digest.deliver.atom import FeedIds, found_ids, new_tag, update_feed
 from digest.deliver.html import MailTemplate, render_email
 from digest.deliver.mail import DeliveryUnknown, SmtpReplyError, send_email
 from digest.deliver.podcast import episode_link, publish_episode
+from digest.deliver.vault import notes_hash, write_item_notes
 from digest.errors import DeliveryError, bugs_recorded
-from digest.lifecycle import backoff_delay
-from digest.models import Period
+from digest.lifecycle import DeliveryBegun, DeliveryEnded, backoff_delay
+from digest.models import DeliveryStatus, Item, Period
 from digest.store import Store
+from digest.store.base import DeliveryRecord
 
 log = logging.getLogger("digest")
 # A pause between retries; a true result (threading.Event.wait once set) means stop retrying.
 Sleep = Callable[[float], bool | None]
+
+
+# A mail in these states is not sent again on its own (`digest resend` sends it).
+_NOT_RESENT = (DeliveryStatus.SENT, DeliveryStatus.UNKNOWN, DeliveryStatus.REJECTED)
+# These count as mailed: a week mailed before is not a first mail.
+_MAILED = (DeliveryStatus.SENT, DeliveryStatus.UNKNOWN, DeliveryStatus.PENDING)
 
 
 @dataclass
@@ -116,6 +125,7 @@ class _Job:
     sleep: Sleep
     reader_view: str | None = None  # what a reader sees (compose.digest.reader_view)
     audio: Script | None = None  # the week's script, when [audio] is enabled
+    items: Sequence[Item] = ()  # the week's items, for their notes in [output] notes_dir
 
     @property
     def digest_hash(self) -> str:
@@ -139,6 +149,7 @@ def deliver_digest(
     empty: bool = False,
     reader_view: str | None = None,
     audio: Script | None = None,
+    items: Sequence[Item] = (),
 ) -> DeliveryOutcome:
     """Write the digest file, then deliver each channel at most once per content.
 
@@ -149,9 +160,9 @@ def deliver_digest(
     week is mailed once, when it is over, unless email.send = "every_revision". The log
     takes a revision only when `reader_view` (what a reader sees) changed, not when only
     the rendering did. `audio` is the week's script, spoken into the podcast before the
-    mail (which then links the episode).
+    mail (which then links the episode). `items` get a note each in [output] notes_dir.
     """
-    job = _Job(store, config, period, markdown, allowed_urls, now, sleep, reader_view, audio)
+    job = _Job(store, config, period, markdown, allowed_urls, now, sleep, reader_view, audio, items)
     path = digest_path(config, period)
     changed = _write_digest_file(path, markdown)
     revision = store.record_digest(period.label, job.digest_hash, str(path), now)
@@ -172,6 +183,8 @@ def deliver_digest(
             outcome.held.append(held)
         else:
             _isolated(_deliver_email, job, outcome)
+    if config.output.notes_dir is not None:
+        _isolated(_deliver_notes, job, outcome)
     return outcome
 
 
@@ -195,7 +208,7 @@ def _why_not_mailed(job: _Job) -> str | None:
             f"{label} is mailed once, when the week is over: the daemon's weekly job or"
             f' `digest now --week {label}` then mails it (email.send = "once")'
         )
-    mailed = job.store.deliveries(("sent", "unknown", "pending"))
+    mailed = job.store.deliveries(_MAILED)
     earlier = any(record.period == label and record.channel == "email" for record in mailed)
     if earlier and job.store.delivery(label, "email", job.digest_hash) is None:
         return f"{label} was mailed before; this revision is in the files and the feed"
@@ -275,27 +288,41 @@ def _deliver_log(job: _Job, outcome: DeliveryOutcome) -> None:
     if _logged(store, label, job.log_key):
         return
     if _logged(store, label, digest_hash):  # logged by a digest that keyed the log so
-        record = store.begin_delivery(label, "log", job.log_key, job.now)
-        store.finish_delivery(record.id, "sent", job.now)
+        _ended(job, _begun(job, "log", job.log_key), DeliveryStatus.SENT)
         return
     revision = store.digest_revision(label, digest_hash)
     assert revision is not None, "record_digest runs before the channels"
-    record = store.begin_delivery(label, "log", job.log_key, job.now)
+    record = _begun(job, "log", job.log_key)
     log_path = job.config.log_path
     try:
         append_log(log_path, log_entry(label, revision, digest_hash, job.markdown))
     except OSError as exc:
         error = f"cannot append to log {log_path}: {exc.strerror or exc}"
-        store.finish_delivery(record.id, "failed", job.now, error=error)
+        _ended(job, record, DeliveryStatus.FAILED, error=error)
         outcome.failures.append(error)
         return
-    store.finish_delivery(record.id, "sent", job.now)
+    _ended(job, record, DeliveryStatus.SENT)
     outcome.delivered.append("log")
 
 
 def _logged(store: Store, label: str, key: str) -> bool:
     record = store.delivery(label, "log", key)
-    return record is not None and record.status == "sent"
+    return record is not None and record.status is DeliveryStatus.SENT
+
+
+def _begun(job: _Job, channel: str, key: str) -> DeliveryRecord:
+    return job.store.apply_delivery(DeliveryBegun(job.period.label, channel, key, job.now))
+
+
+def _ended(
+    job: _Job,
+    record: DeliveryRecord,
+    status: DeliveryStatus,
+    *,
+    error: str | None = None,
+    message_id: str | None = None,
+) -> None:
+    job.store.apply_delivery(DeliveryEnded(record.id, status, job.now, error, message_id))
 
 
 def _deliver_feed(job: _Job, outcome: DeliveryOutcome) -> None:
@@ -337,11 +364,11 @@ def _deliver_podcast(job: _Job, outcome: DeliveryOutcome) -> None:
     store, label, digest_hash = job.store, job.period.label, job.digest_hash
     assert job.audio is not None, "called only with a script"
     record = store.delivery(label, "podcast", digest_hash)
-    if record is not None and record.status == "sent":
+    if record is not None and record.status is DeliveryStatus.SENT:
         return
     revision = store.digest_record(label, digest_hash)
     assert revision is not None, "record_digest runs before the channels"
-    record = store.begin_delivery(label, "podcast", digest_hash, job.now)
+    record = _begun(job, "podcast", digest_hash)
     dates = format_period(job.period, job.config.digest.zone)
     try:
         published = publish_episode(
@@ -357,22 +384,49 @@ def _deliver_podcast(job: _Job, outcome: DeliveryOutcome) -> None:
     except OSError as exc:
         error = f"audio: cannot write in {job.config.digests_dir}: {exc.strerror or exc}"
     else:
-        store.finish_delivery(record.id, "sent", job.now)
+        _ended(job, record, DeliveryStatus.SENT)
         outcome.delivered.append("podcast")
         outcome.info.append(published.report())
         return
-    store.finish_delivery(record.id, "failed", job.now, error=error)
+    _ended(job, record, DeliveryStatus.FAILED, error=error)
     outcome.failures.append(error)
+
+
+def _deliver_notes(job: _Job, outcome: DeliveryOutcome) -> None:
+    """A note per item in [output] notes_dir, once per content of the week's notes; files
+    left alone (not ours, or edited) fail the channel, so it is tried and said again."""
+    folder, zone, label = job.config.output.notes_dir, job.config.digest.zone, job.period.label
+    assert folder is not None, "called only with a notes folder"
+    key = notes_hash(job.period, job.items, zone)
+    record = job.store.delivery(label, "notes", key)
+    if record is not None and record.status is DeliveryStatus.SENT:
+        return
+    record = _begun(job, "notes", key)
+    try:
+        vault = write_item_notes(folder, job.period, job.items, zone)
+    except OSError as exc:
+        error = f"cannot write item notes in {folder}: {exc.strerror or exc}"
+        _ended(job, record, DeliveryStatus.FAILED, error=error)
+        outcome.failures.append(error)
+        return
+    if vault.written:
+        outcome.delivered.append("notes")
+    left = [
+        f"{path}: not written by digest (or edited since): left as it is" for path in vault.left
+    ]
+    outcome.failures.extend(left)
+    status = DeliveryStatus.FAILED if left else DeliveryStatus.SENT
+    _ended(job, record, status, error=f"{len(left)} notes left alone: {left[0]}" if left else None)
 
 
 def _deliver_email(job: _Job, outcome: DeliveryOutcome) -> None:
     store, label = job.store, job.period.label
     record = store.delivery(label, "email", job.digest_hash)
-    if record is not None and record.status in ("sent", "unknown", "rejected"):
+    if record is not None and record.status in _NOT_RESENT:
         return
-    if record is not None and record.status == "pending":  # a run died mid-send
+    if record is not None and record.status is DeliveryStatus.PENDING:  # a run died mid-send
         error = "an earlier run stopped while sending; outcome unknown, not resent"
-        store.finish_delivery(record.id, "unknown", job.now, error=error)
+        _ended(job, record, DeliveryStatus.UNKNOWN, error=error)
         outcome.failures.append(f"email for {label}: {error}")
         return
     _send_recorded(job, outcome)
@@ -380,9 +434,9 @@ def _deliver_email(job: _Job, outcome: DeliveryOutcome) -> None:
 
 def _send_recorded(job: _Job, outcome: DeliveryOutcome) -> None:
     """Pending (committed) before connecting; sent, unknown, failed or rejected after."""
-    store, label, digest_hash = job.store, job.period.label, job.digest_hash
+    label, digest_hash = job.period.label, job.digest_hash
     message_id = message_id_for(label, digest_hash)
-    record = store.begin_delivery(label, "email", digest_hash, job.now)
+    record = _begun(job, "email", digest_hash)
     full_copy = full_copy_location(job.config, job.period)
     template = MailTemplate(job.config.output.templates_dir, job.period, full_copy)
     markdown, allowed_urls = job.markdown, list(job.allowed_urls)
@@ -403,14 +457,14 @@ def _send_recorded(job: _Job, outcome: DeliveryOutcome) -> None:
     try:
         message = render()
     except DeliveryError as exc:
-        store.finish_delivery(record.id, "failed", job.now, error=str(exc))
+        _ended(job, record, DeliveryStatus.FAILED, error=str(exc))
         outcome.failures.append(str(exc))
         return
     if template.problem:  # sent with the built-in HTML part: reported, exit 3
         outcome.failures.append(template.problem)
     status, error = _send_with_retries(job, message, lambda: render(small=True))
-    store.finish_delivery(record.id, status, job.now, error=error, message_id=message_id)
-    if status == "sent":
+    _ended(job, record, status, error=error, message_id=message_id)
+    if status is DeliveryStatus.SENT:
         outcome.delivered.append("email")
     if error is not None:
         outcome.failures.append(error)
@@ -418,7 +472,7 @@ def _send_recorded(job: _Job, outcome: DeliveryOutcome) -> None:
 
 def _send_with_retries(
     job: _Job, message: EmailMessage, smaller: Callable[[], EmailMessage]
-) -> tuple[str, str | None]:
+) -> tuple[DeliveryStatus, str | None]:
     """Send; a 4xx reply is retried with doubling pauses, up to [email] retries times; a
     552 to the whole message is retried once as `smaller()`. Sent with an error: some
     recipients refused it."""
@@ -431,29 +485,35 @@ def _send_with_retries(
             if exc.too_large and not shrunk:
                 log.warning("%s; sending the text part alone", exc)
                 message, shrunk = smaller(), True
-                job.store.begin_delivery(label, "email", job.digest_hash, job.now)  # a send
+                _begun(job, "email", job.digest_hash)  # a send
                 continue
             if not exc.transient:
                 also = " (also as the text part alone)" if shrunk else ""
                 return (
-                    "rejected",
+                    DeliveryStatus.REJECTED,
                     f"{exc}{also}; not retried: fix it, then `digest resend --week {label}`",
                 )
             if attempt >= email.retries:
-                return "failed", f"{exc}; tried {attempt + 1} times, retried on the next run"
+                return (
+                    DeliveryStatus.FAILED,
+                    f"{exc}; tried {attempt + 1} times, retried on the next run",
+                )
             backoff = backoff_delay(attempt + 1, base_s=email.retry_backoff_s, max_s=math.inf)
             pause = backoff.total_seconds()  # [email] retries bounds the doublings
             log.info("%s; retrying in %g s", exc, pause)
             if job.sleep(pause):
-                return "failed", f"{exc}; not retried: the run is stopping, retried on the next run"
+                return (
+                    DeliveryStatus.FAILED,
+                    f"{exc}; not retried: the run is stopping, retried on the next run",
+                )
             attempt += 1
-            job.store.begin_delivery(label, "email", job.digest_hash, job.now)
+            _begun(job, "email", job.digest_hash)
             continue
         except DeliveryUnknown as exc:
-            return "unknown", str(exc)
+            return DeliveryStatus.UNKNOWN, str(exc)
         except DeliveryError as exc:
-            return "failed", str(exc)
-        return "sent", _refusals(refused, label)
+            return DeliveryStatus.FAILED, str(exc)
+        return DeliveryStatus.SENT, _refusals(refused, label)
 
 
 def _refusals(refused: dict[str, str], label: str) -> str | None:

@@ -1,4 +1,5 @@
-"""One markdown note per item, for Obsidian-style vaults (`[output] notes_dir`, off by default).
+"""One markdown note per item, for Obsidian-style vaults (`[output] notes_dir`, off by default):
+a channel of the outbox, written once per content of the week's notes (notes_hash).
 
 Each note has YAML front matter (title, url, saved, period, tags) and links back
 to its weekly digest as `[[2026-W47]]`. A file is named `<saved date>-<slug>-<id>.md`;
@@ -64,6 +65,11 @@ def write_item_notes(
     if report.written or not (folder / MANIFEST).exists():
         write_atomic(folder / MANIFEST, json.dumps(manifest, indent=0, sort_keys=True) + "\n")
     return report
+
+
+def notes_hash(period: Period, items: Iterable[Item], zone: ZoneInfo) -> str:
+    """What the outbox keys the notes of a week by: their names and texts."""
+    return _digest("".join(f"{note_name(i, zone)}\0{note_text(i, period, zone)}\0" for i in items))
 
 
 def _read_manifest(folder: Path) -> dict[str, dict[str, str]]:

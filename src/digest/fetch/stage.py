@@ -44,6 +44,7 @@ from digest.errors import (
 from digest.extract import extract
 from digest.fetch.client import Fetcher, FetchResult, check_status, describe_error, is_challenge
 from digest.models import Extracted, Item, Stage, StageReport
+from digest.runtime.context import RunContext
 from digest.runtime.tasks import run_together
 from digest.store import Store, url_key
 from digest.text import paragraphs, shorten
@@ -360,14 +361,14 @@ class FetchStage:
             outcome.result.final_url if isinstance(outcome, Page) else link
             for link, outcome in zip(links, outcomes, strict=True)
         ]
-        self.store.record_followed_links(
-            post.id,
-            list(dict.fromkeys(resolved + list(post.links[MAX_POST_LINKS:]))),
+        followed = lifecycle.links_followed(
+            post,
+            dict.fromkeys(resolved + list(post.links[MAX_POST_LINKS:])),
             "\n".join(linked_line(page) for page in pages) or None,
             "; ".join(errors) or None,
             self.clock(),
-            lifecycle.links_followed(post),
         )
+        self.store.apply_links_followed(followed)
         self.report.done += 1  # the post itself is read: it is noted from its own text
         if errors:
             self._unread_links.append((post.id, len(errors), errors[0]))
@@ -398,3 +399,18 @@ def by_host_in_turn(items: Sequence[Item]) -> list[Item]:
         queues.setdefault(urlsplit(item.url or "").hostname or "", []).append(item)
     turns = itertools.zip_longest(*queues.values())
     return [item for turn in turns for item in turn if item is not None]
+
+
+@dataclass(frozen=True)
+class FetchAndExtract:
+    """The fetch stage as a run makes it: the link items due at the run's time (every failed
+    one with `retry`, whatever its backoff says), and the new posts' links."""
+
+    retry: bool = False
+
+    async def run(self, run: RunContext) -> list[StageReport]:
+        due = lifecycle.items_due_for_fetch(
+            run.store.fetch_candidates(), run.clock(), retry=self.retry
+        )
+        stage = FetchStage(run.store, run.config.fetch, run.clock, run.progress, run.waits)
+        return [await stage.run(due, run.store.posts_to_follow())]

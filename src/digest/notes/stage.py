@@ -12,14 +12,15 @@ server) or BudgetReached: the items it did not reach stay pending for the next r
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from digest import lifecycle
-from digest.clock import Clock
+from digest.clock import Clock, Progress, no_progress
 from digest.config import Config
 from digest.errors import BudgetReached, LLMUnavailable, SummarizeError, UnusableAnswer
 from digest.models import (
@@ -28,6 +29,7 @@ from digest.models import (
     ModelUsage,
     Note,
     Period,
+    Stage,
     StageReport,
     Statement,
     Usage,
@@ -45,6 +47,8 @@ from digest.notes.costs import call_cost
 from digest.notes.judging import stems
 from digest.notes.prompts import week_prompt_mark
 from digest.notes.requests import note_request
+from digest.runtime.context import RunContext
+from digest.runtime.tasks import isolated, run_together
 from digest.store import Store
 
 log = logging.getLogger("digest")
@@ -91,6 +95,7 @@ class NotesStage:
     config: Config
     clock: Clock
     offline_only: Callable[[Item], bool] = lambda item: False  # [[rules]]: no model call
+    progress: Progress = no_progress
     stopped: str | None = None  # why the LLM was stopped for the rest of this run
     unreachable: str | None = None  # stopped because the model could not be reached
     week_usage: ModelUsage | None = None  # the week summary composed this run
@@ -102,6 +107,7 @@ class NotesStage:
     budget_spent: bool = False  # llm.budget_usd stopped the model for the run, on purpose
     by_model: int = 0  # of them, noted by the model
     _deadline: float | None = None  # the event loop's time when the stage stops calling
+    _writer: Summarizer | None = None  # the run's summariser, made when first needed
 
     def start(self) -> None:
         """The stage begins: its deadline (llm.stage_timeout_s) runs from now."""
@@ -292,6 +298,54 @@ class NotesStage:
             )
             report.failures.append(self.unreachable)
 
+    async def make_notes(
+        self,
+        summarizer: Summarizer,
+        period: Period | None = None,
+        *,
+        only_period: bool = False,
+        refresh: bool = False,
+    ) -> StageReport:
+        """Notes for the items that need one (see `due`), made concurrently."""
+        report = StageReport(Stage.NOTES)
+        due = self.due(summarizer, period, only_period=only_period, refresh=refresh)
+        known_tags = self.known_tags()
+        finished = [0]
+        self.start()
+        skipped = {item.id for item in due if self.offline_only(item)}
+        writers = {False: summarizer, True: self.offline_summarizer()}  # no model call
+        groups = [
+            (writer, group)
+            for offline, writer in writers.items()
+            for group in self.by_text(
+                writer, [item for item in due if (item.id in skipped) == offline], known_tags
+            )
+        ]
+        await run_together(
+            self._counted(
+                len(due),
+                finished,
+                len(group),
+                isolated(  # a bug on one text: those items stay pending, the others go on
+                    self.note_same_text(writer, group, known_tags, report),
+                    f"item {group[0].id}",
+                    report.failures,
+                ),
+            )
+            for writer, group in groups
+        )
+        self.finish(report)
+        return report
+
+    async def _counted(
+        self, total: int, finished: list[int], items: int, work: Awaitable[None]
+    ) -> None:
+        """Await the work on `items` items, then report the stage's progress (`finished`:
+        the count so far, shared by the stage's works)."""
+        await work
+        finished[0] = min(finished[0] + items, total)
+        self.progress(Stage.NOTES, finished[0], total)
+
     # -- the week summary ----------------------------------------------------
 
     async def week_summary(
@@ -363,6 +417,19 @@ class NotesStage:
             need_key=need_key,
         )
         return make_summarizer(self.config.llm, options=options)
+
+    def writer(self, run: RunContext) -> Summarizer:
+        """The run's summariser, its calls recorded against the run; made on first use (a
+        run that collects and fetches only needs no model, nor its key)."""
+        if self._writer is None:
+            self._writer = self.summarizer(
+                on_call=functools.partial(self.record_call, run_id=run.run_id)
+            )
+        return self._writer
+
+    async def aclose(self) -> None:
+        if self._writer is not None:
+            await self._writer.aclose()
 
     def offline_summarizer(self) -> Summarizer:
         """Stands in when the configured model fails on one item or on the week summary."""
@@ -441,6 +508,35 @@ class NotesStage:
             max_cost_usd=cost,
             not_fetched=sum(1 for item in fetch_candidates if item.state is ItemState.NEW),
         )
+
+
+@dataclass(frozen=True)
+class NotesScope:
+    """Which notes a run writes: `only_period`: those of the period's items alone (`digest
+    now`); `retry`: items whose note attempts ran out are asked for again."""
+
+    only_period: bool = False
+    retry: bool = False
+    refresh: bool = False  # renew the period's notes made with another prompt file
+
+
+@dataclass(frozen=True)
+class WriteNotes:
+    """The notes stage as a run makes it, over `notes` (the run's, which compose reads too)."""
+
+    notes: NotesStage
+    period: Period
+    scope: NotesScope = NotesScope()
+
+    async def run(self, run: RunContext) -> list[StageReport]:
+        summarizer = self.notes.writer(run)  # first: a model it cannot use changes nothing
+        if self.scope.retry:
+            run.store.retry_notes()
+        scope = self.scope
+        report = await self.notes.make_notes(
+            summarizer, self.period, only_period=scope.only_period, refresh=scope.refresh
+        )
+        return [report]
 
 
 def week_to_json(summary: WeekSummary, prompt_version: str) -> str:

@@ -1,7 +1,8 @@
 """The only package that speaks SQL: opens, migrates and wraps the SQLite database.
 
-`Store` is one object over one connection; its methods live in parts by subject
-(sources, items and notes, links, runs and deliveries), all on `StoreBase`'s transactions.
+`Store` is one object over one connection; its methods live in parts by subject (sources,
+items, notes, note attempts, file readings, links, search, runs, deliveries, the status
+counts), all on `StoreBase`'s transactions. schema.sql is the schema they migrate to.
 """
 
 from __future__ import annotations
@@ -20,9 +21,12 @@ from digest.store.base import (
     iso,
     store_error,
 )
+from digest.store.counts import CountsStore
+from digest.store.deliveries import DeliveriesStore
 from digest.store.items import item_key, url_key
 from digest.store.links import LinksStore
 from digest.store.migrations import known_steps, migrations, unknown_steps
+from digest.store.notes import NotesStore
 from digest.store.readings import ReadingsStore
 from digest.store.runs import RunsStore
 from digest.store.search import SearchFilter, SearchHit, SearchStore
@@ -43,8 +47,18 @@ __all__ = [
 ]
 
 
-class Store(SourcesStore, RunsStore, LinksStore, AttemptsStore, ReadingsStore, SearchStore):
-    pass
+class Store(
+    SourcesStore,
+    NotesStore,
+    AttemptsStore,
+    ReadingsStore,
+    LinksStore,
+    SearchStore,
+    RunsStore,
+    DeliveriesStore,
+    CountsStore,
+):
+    """The whole store: one class per subject."""
 
 
 def ensure_folder(folder: Path) -> None:

@@ -14,6 +14,7 @@ from typing import Any, Self
 from sqlite_utils import Database
 
 from digest.errors import DiskError, StoreConflict, StoreError, StoreLocked
+from digest.models import DeliveryStatus
 
 BATCH = 500
 
@@ -40,7 +41,7 @@ class DeliveryRecord:
     period: str
     channel: str
     content_hash: str
-    status: str  # pending | sent | unknown | failed (retried) | rejected (5xx, not retried)
+    status: DeliveryStatus
     attempts: int
     error: str | None
 

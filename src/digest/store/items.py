@@ -1,4 +1,4 @@
-"""Items and their notes: saved once by key, fetched, noted."""
+"""Items: saved once by key, fetched, noted (their notes: notes.py)."""
 
 from __future__ import annotations
 
@@ -13,20 +13,18 @@ from typing import Any
 
 from digest import lifecycle
 from digest.errors import FailureKind
-from digest.lifecycle import FetchFailed, FetchSucceeded, NoteAttached
+from digest.lifecycle import FetchFailed, FetchSucceeded
 from digest.models import (
     Item,
     ItemKind,
     ItemState,
-    ModelUsage,
     Note,
     NoteBasis,
     SavedItem,
-    Usage,
 )
 from digest.store.base import BATCH, SaveReport, StoreBase, from_iso, iso
 from digest.store.index import indexed_at_the_end
-from digest.text import clean, for_reader
+from digest.text import for_reader
 from digest.urls import for_display, normalize_url, same_page_key, without_userinfo
 
 MAX_TITLE_CHARS = 300  # a title, topic or author longer than this is cut at storage
@@ -36,8 +34,6 @@ FUTURE_SLACK = timedelta(days=1)  # clocks and time zones; beyond that a date is
 
 
 class ItemsStore(StoreBase):
-    # -- items -----------------------------------------------------------
-
     def save_items(self, source_id: int, items: Iterable[SavedItem], now: datetime) -> SaveReport:
         """Insert or merge items by key, in batches; a duplicate keeps its earliest save time.
 
@@ -199,109 +195,6 @@ class ItemsStore(StoreBase):
             params,
         )
         return [_item_from_row(row) for row in rows]
-
-    # -- notes -----------------------------------------------------------
-
-    def cached_note(self, cache_key: str) -> Note | None:
-        rows = self._query("SELECT * FROM notes WHERE cache_key = ?", (cache_key,))
-        return _note_from_row(rows[0]) if rows else None
-
-    def attach_note(self, intent: NoteAttached) -> None:
-        """Store the note under its cache key, with what it cost, and make it the item's note
-        in the state the lifecycle decided; a final note ends the note attempts."""
-        note, usage = intent.note, intent.usage or Usage()
-        with self.write() as conn:
-            conn.execute(
-                "INSERT INTO notes (cache_key, model, prompt_version, summary, key_points, tags,"
-                " basis, created_at, tokens_in, tokens_out, cost_usd)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(cache_key) DO NOTHING",
-                (
-                    intent.cache_key,
-                    note.model,
-                    note.prompt_version,
-                    for_reader(note.summary),
-                    json.dumps([for_reader(point) for point in note.key_points]),
-                    json.dumps([clean(tag) for tag in note.tags]),
-                    note.basis.value,
-                    iso(intent.at),
-                    usage.tokens_in,
-                    usage.tokens_out,
-                    usage.cost_usd,
-                ),
-            )
-            conn.execute(
-                "UPDATE items SET note_id = (SELECT id FROM notes WHERE cache_key = ?),"
-                " state = ? WHERE id = ?",
-                (intent.cache_key, intent.state.value, intent.item_id),
-            )
-            if intent.final:  # the note attempts are over
-                conn.execute(
-                    "UPDATE items SET note_failures = 0, note_error = NULL,"
-                    " note_next_attempt_at = NULL WHERE id = ?",
-                    (intent.item_id,),
-                )
-
-    def cached_week_summary(self, cache_key: str) -> tuple[str, Usage] | None:
-        """The week summary saved under this key (as saved: JSON) and what it cost."""
-        rows = self._query(
-            "SELECT text, tokens_in, tokens_out, cost_usd FROM week_summaries WHERE cache_key = ?",
-            (cache_key,),
-        )
-        if not rows:
-            return None
-        text, tokens_in, tokens_out, cost_usd = rows[0]
-        return str(text), Usage(tokens_in, tokens_out, cost_usd)
-
-    def save_week_summary(
-        self, cache_key: str, period: str, text: str, now: datetime, *, model: str, usage: Usage
-    ) -> None:
-        with self.write() as conn:
-            conn.execute(
-                "INSERT INTO week_summaries (cache_key, period, text, created_at, model,"
-                " tokens_in, tokens_out, cost_usd) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-                " ON CONFLICT(cache_key) DO NOTHING",
-                (
-                    cache_key,
-                    period,
-                    text,
-                    iso(now),
-                    model,
-                    usage.tokens_in,
-                    usage.tokens_out,
-                    usage.cost_usd,
-                ),
-            )
-
-    def note_usage_between(
-        self, start: datetime, end: datetime, *, leaving_out: Sequence[int] = ()
-    ) -> list[ModelUsage]:
-        """For the distinct notes of the items saved in [start, end), but those of the items
-        `leaving_out`: per (model, prompt version), how many notes and what they cost when
-        they were made."""
-        rows = self._query(
-            "SELECT model, prompt_version, count(*) AS notes, sum(tokens_in) AS tokens_in,"
-            " sum(tokens_out) AS tokens_out, sum(cost_usd) AS cost_usd FROM notes"
-            " WHERE id IN (SELECT note_id FROM items WHERE saved_at >= ? AND saved_at < ?"
-            f" AND id NOT IN ({', '.join('?' * len(leaving_out))}))"
-            " GROUP BY model, prompt_version ORDER BY model, prompt_version",
-            (iso(start), iso(end), *leaving_out),
-        )
-        return [
-            ModelUsage(
-                row["model"],
-                row["prompt_version"],
-                row["notes"],
-                Usage(row["tokens_in"], row["tokens_out"], row["cost_usd"]),
-            )
-            for row in rows
-        ]
-
-    def known_tags(self) -> list[str]:
-        tags: dict[str, int] = {}
-        for (raw,) in self._query("SELECT tags FROM notes"):
-            for tag in json.loads(raw):
-                tags[tag] = tags.get(tag, 0) + 1
-        return sorted(tags, key=lambda tag: (-tags[tag], tag))
 
 
 def _next_id(conn: sqlite3.Connection) -> int:
@@ -466,7 +359,7 @@ def _item_columns(text_chars: int | None) -> str:
 
 
 def _item_from_row(row: sqlite3.Row) -> Item:
-    note = _note_from_row(row) if row["summary"] is not None else None
+    note = note_from_row(row) if row["summary"] is not None else None
     return Item(
         id=row["id"],
         key=row["key"],
@@ -500,7 +393,7 @@ def _item_from_row(row: sqlite3.Row) -> Item:
     )
 
 
-def _note_from_row(row: sqlite3.Row) -> Note:
+def note_from_row(row: sqlite3.Row) -> Note:
     return Note(
         summary=row["summary"],
         key_points=tuple(json.loads(row["key_points"])),

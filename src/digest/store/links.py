@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from datetime import datetime
 
-from digest.models import Item, ItemKind, ItemState
+from digest.lifecycle import LinksFollowed
+from digest.models import Item, ItemKind
 from digest.store.base import iso
 from digest.store.items import ItemsStore
 from digest.urls import for_display
@@ -20,28 +19,20 @@ class LinksStore(ItemsStore):
             (ItemKind.POST,),
         )
 
-    def record_followed_links(
-        self,
-        item_id: int,
-        links: Sequence[str],
-        linked_text: str | None,
-        error: str | None,
-        now: datetime,
-        state: ItemState,
-    ) -> None:
-        """Store where a post's links led and what they said, in the state the lifecycle
-        decided (a post noted before is due for a new note that can use them)."""
+    def apply_links_followed(self, intent: LinksFollowed) -> None:
+        """Where a post's links led and what they said, in the state the lifecycle decided."""
+        error = for_display(intent.error) if intent.error else None
         with self.write() as conn:
             conn.execute(
                 "UPDATE items SET links = ?, linked_text = ?, error = ?, fetched_at = ?,"
                 " state = ? WHERE id = ?",
                 (
-                    json.dumps(list(links)),
-                    linked_text,
-                    for_display(error) if error else None,
-                    iso(now),
-                    state.value,
-                    item_id,
+                    json.dumps(list(intent.links)),
+                    intent.linked_text,
+                    error,
+                    iso(intent.at),
+                    intent.state.value,
+                    intent.item_id,
                 ),
             )
 

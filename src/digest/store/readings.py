@@ -1,4 +1,5 @@
-"""File readings: the format each file was read in, and the items each of its lines gave.
+"""File readings: what each file of a file source was when last read (its state), the format
+it was read in, and the items each of its lines gave.
 
 A file's items are recorded by the line they start on, under the reading's format. When a
 line's note or post comes back with other text (the last line arrived, a post grew), the
@@ -28,9 +29,58 @@ from digest.store.items import (
     _capped,
     item_key,
 )
+from digest.store.records import FileState
 
 
 class ReadingsStore(ItemsStore):
+    def file_state(self, path: str) -> FileState | None:
+        rows = self._query(
+            "SELECT path, size, mtime_ns, inode, device, checked_ns, fingerprint, lines_read,"
+            " updated_at, held FROM file_states WHERE path = ?",
+            (path,),
+        )
+        return FileState(**dict(rows[0])) if rows else None
+
+    def save_file_state(
+        self,
+        path: str,
+        *,
+        size: int,
+        mtime_ns: int,
+        inode: int,
+        device: int,
+        checked_ns: int,
+        fingerprint: str,
+        lines_read: int,
+        now: datetime,
+        held: int = 0,
+    ) -> None:
+        """What a file was when last read: its stat, the wall-clock time of that stat, the
+        SHA-256 of the `size` bytes read, how many complete lines they had, and how many
+        bytes of an unfinished last line were held back after them."""
+        with self.write() as conn:
+            conn.execute(
+                "INSERT INTO file_states (path, size, mtime_ns, inode, device, checked_ns,"
+                " fingerprint, lines_read, updated_at, held) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT(path) DO UPDATE SET size = excluded.size,"
+                " mtime_ns = excluded.mtime_ns, inode = excluded.inode, device = excluded.device,"
+                " checked_ns = excluded.checked_ns, fingerprint = excluded.fingerprint,"
+                " lines_read = excluded.lines_read, updated_at = excluded.updated_at,"
+                " held = excluded.held",
+                (
+                    path,
+                    size,
+                    mtime_ns,
+                    inode,
+                    device,
+                    checked_ns,
+                    fingerprint,
+                    lines_read,
+                    iso(now),
+                    held,
+                ),
+            )
+
     def file_reading(self, path: str) -> FileReading | None:
         rows = self._query(
             "SELECT format, clear, reason FROM file_readings WHERE path = ?", (path,)

@@ -1,24 +1,19 @@
-"""Runs, LLM calls, digest revisions and deliveries, and the status counts."""
+"""Runs and their LLM calls: what each run did and what the model cost."""
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
 from datetime import date, datetime
 from typing import Any
 
-from digest.models import ItemState
-from digest.store.base import DeliveryRecord, DigestRecord, StoreBase, iso
-from digest.store.records import ItemToLookAt, LLMTotals, LLMUsageBy, RunRecord
-from digest.urls import for_display
+from digest.store.base import StoreBase, iso
+from digest.store.records import LLMTotals, LLMUsageBy, RunRecord
 
 _SUMS = ("calls", "tokens_in", "tokens_out", "cost_usd")
 
 
 class RunsStore(StoreBase):
-    # -- runs and LLM calls ----------------------------------------------
-
     def start_run(self, command: str, now: datetime) -> int:
         with self.write() as conn:
             cursor = conn.execute(
@@ -128,196 +123,8 @@ class RunsStore(StoreBase):
         )
         return [RunRecord(**(dict(row) | {"stats": json.loads(row["stats"])})) for row in rows]
 
-    # -- digests and deliveries -------------------------------------------
-
-    def record_digest(self, period: str, content_hash: str, path: str, now: datetime) -> int | None:
-        """A new revision number for new content, or None when this content was recorded before."""
-        with self.write() as conn:
-            if conn.execute(
-                "SELECT 1 FROM digests WHERE period = ? AND content_hash = ?",
-                (period, content_hash),
-            ).fetchone():
-                return None
-            revision = conn.execute(
-                "SELECT coalesce(max(revision), 0) + 1 FROM digests WHERE period = ?", (period,)
-            ).fetchone()[0]
-            conn.execute(
-                "INSERT INTO digests (period, revision, content_hash, path, created_at)"
-                " VALUES (?, ?, ?, ?, ?)",
-                (period, revision, content_hash, path, iso(now)),
-            )
-            return int(revision)
-
-    def digest_revision(self, period: str, content_hash: str) -> int | None:
-        """The revision number recorded for this content of the period, if any."""
-        rows = self._query(
-            "SELECT revision FROM digests WHERE period = ? AND content_hash = ?",
-            (period, content_hash),
-        )
-        return int(rows[0][0]) if rows else None
-
-    def digest_record(self, period: str, content_hash: str | None = None) -> DigestRecord | None:
-        """The revision of the period with this content, or its latest revision."""
-        where, params = "WHERE period = ?", [period]
-        if content_hash is not None:
-            where, params = where + " AND content_hash = ?", [period, content_hash]
-        rows = self._query(f"SELECT * FROM digests {where} ORDER BY revision DESC LIMIT 1", params)
-        if not rows:
-            return None
-        row = rows[0]
-        return DigestRecord(
-            period=row["period"],
-            revision=row["revision"],
-            content_hash=row["content_hash"],
-            path=row["path"],
-            created_at=datetime.fromisoformat(row["created_at"]),
-        )
-
-    def minted_id(self, key: str, minted: str, now: datetime) -> str:
-        """The feed id stored under `key`; `minted` becomes it if there is none yet."""
-        with self.write() as conn:
-            conn.execute(
-                "INSERT OR IGNORE INTO feed_ids (key, id, created_at) VALUES (?, ?, ?)",
-                (key, minted, iso(now)),
-            )
-            row = conn.execute("SELECT id FROM feed_ids WHERE key = ?", (key,)).fetchone()
-            return str(row["id"])
-
-    def latest_digest_period(self, up_to: str) -> str | None:
-        """The latest period label, not after `up_to`, with a recorded digest (labels sort)."""
-        rows = self._query("SELECT max(period) FROM digests WHERE period <= ?", (up_to,))
-        return str(rows[0][0]) if rows and rows[0][0] is not None else None
-
-    def collected_since_digest(self, period: str, start: datetime, end: datetime) -> bool:
-        """Whether an item saved in [start, end) was collected after `period`'s latest revision."""
-        rows = self._query(
-            "SELECT 1 FROM items WHERE saved_at >= ? AND saved_at < ? AND collected_at >"
-            " (SELECT max(created_at) FROM digests WHERE period = ?) LIMIT 1",
-            (iso(start), iso(end), period),
-        )
-        return bool(rows)
-
-    def delivery(self, period: str, channel: str, content_hash: str) -> DeliveryRecord | None:
-        rows = self._query(
-            "SELECT * FROM deliveries WHERE period = ? AND channel = ? AND content_hash = ?",
-            (period, channel, content_hash),
-        )
-        return _delivery_from_row(rows[0]) if rows else None
-
-    def begin_delivery(
-        self, period: str, channel: str, content_hash: str, now: datetime
-    ) -> DeliveryRecord:
-        """Record the delivery as pending before any attempt; committed before we connect."""
-        with self.write() as conn:
-            conn.execute(
-                "INSERT INTO deliveries (period, channel, content_hash, status, created_at, updated_at)"
-                " VALUES (?, ?, ?, 'pending', ?, ?) ON CONFLICT DO NOTHING",
-                (period, channel, content_hash, iso(now), iso(now)),
-            )
-            # Back to pending whatever it was: a crash during this attempt must leave a
-            # record that is never resent on its own, not a stale "failed" that would be.
-            conn.execute(
-                "UPDATE deliveries SET status = 'pending', error = NULL, attempts = attempts + 1,"
-                " updated_at = ? WHERE period = ? AND channel = ? AND content_hash = ?",
-                (iso(now), period, channel, content_hash),
-            )
-        record = self.delivery(period, channel, content_hash)
-        assert record is not None
-        return record
-
-    def finish_delivery(
-        self,
-        delivery_id: int,
-        status: str,
-        now: datetime,
-        *,
-        error: str | None = None,
-        message_id: str | None = None,
-    ) -> None:
-        with self.write() as conn:
-            conn.execute(
-                "UPDATE deliveries SET status = ?, error = ?, message_id = coalesce(?, message_id),"
-                " updated_at = ? WHERE id = ?",
-                (status, for_display(error) if error else None, message_id, iso(now), delivery_id),
-            )
-
-    def deliveries(self, statuses: Sequence[str] = ()) -> list[DeliveryRecord]:
-        where = f"WHERE status IN ({','.join('?' * len(statuses))})" if statuses else ""
-        rows = self._query(f"SELECT * FROM deliveries {where} ORDER BY id", list(statuses))
-        return [_delivery_from_row(row) for row in rows]
-
-    # -- status ----------------------------------------------------------
-
-    def item_counts(self, source: str | None = None) -> dict[str, dict[str, int]]:
-        """Items by state, by quality verdict and by read state (of one source's items)."""
-        where, params = _of_source(source)
-        counts: dict[str, dict[str, int]] = {}
-        for group, column in (
-            ("state", "i.state"),
-            ("quality", "i.quality"),
-            ("read", "CASE WHEN i.read_at IS NULL THEN 'unread' ELSE 'read' END"),
-        ):
-            rows = self._query(
-                f"SELECT {column} AS value, count(*) FROM items i WHERE {where}"
-                f" {'AND i.quality IS NOT NULL' if group == 'quality' else ''}"
-                " GROUP BY value ORDER BY value",
-                params,
-            )
-            counts[group] = {row[0]: row[1] for row in rows}
-        return counts
-
-    def items_to_look_at(
-        self, *, failed_only: bool, source: str | None, limit: int | None
-    ) -> tuple[int, list[ItemToLookAt]]:
-        """Failed items, items whose note failed, and (unless `failed_only`) items whose
-        page was no article: the total and the first `limit` (None: all), oldest first."""
-        where, params = _of_source(source)
-        where += " AND (i.state = ? OR i.note_error IS NOT NULL"
-        where += "" if failed_only else " OR i.quality IS NOT NULL"
-        params = [*params, ItemState.FAILED]
-        where += ")"
-        total = self._query(f"SELECT count(*) FROM items i WHERE {where}", params)[0][0]
-        rows = self._query(
-            "SELECT i.id, i.url, i.state, i.quality, i.read_at, i.attempts, i.next_attempt_at,"
-            " i.error, i.error_kind, i.error_status, i.note_attempts, i.note_next_attempt_at,"
-            " i.note_error,"
-            " (SELECT group_concat(s.name, ', ') FROM item_sources x"
-            "  JOIN sources s ON s.id = x.source_id WHERE x.item_id = i.id) AS sources"
-            f" FROM items i WHERE {where} ORDER BY i.id LIMIT ?",
-            [*params, -1 if limit is None else limit],
-        )
-        return int(total), [_to_look_at(row) for row in rows]
-
-
-def _of_source(source: str | None) -> tuple[str, list[Any]]:
-    """A WHERE clause over `items i`: every item, or those collected from `source`."""
-    if source is None:
-        return "1", []
-    return (
-        "EXISTS (SELECT 1 FROM item_sources x JOIN sources s ON s.id = x.source_id"
-        " WHERE x.item_id = i.id AND s.name = ?)",
-        [source],
-    )
-
 
 def _totals(row: sqlite3.Row) -> LLMTotals:
     return LLMTotals(
         int(row["calls"]), int(row["tokens_in"]), int(row["tokens_out"]), float(row["cost_usd"])
-    )
-
-
-def _to_look_at(row: sqlite3.Row) -> ItemToLookAt:
-    sources = tuple(row["sources"].split(", ")) if row["sources"] else ()
-    return ItemToLookAt(**(dict(row) | {"sources": sources}))
-
-
-def _delivery_from_row(row: sqlite3.Row) -> DeliveryRecord:
-    return DeliveryRecord(
-        id=row["id"],
-        period=row["period"],
-        channel=row["channel"],
-        content_hash=row["content_hash"],
-        status=row["status"],
-        attempts=row["attempts"],
-        error=row["error"],
     )

@@ -1,25 +1,20 @@
-"""Sources: feeds' poll state and health, and the files already read."""
+"""Sources: what the config and OPML lists add, feeds' poll state, each source's health."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from datetime import datetime
 
 from digest.clock import utc_now
-from digest.models import (
-    FeedState,
-    SavedItem,
-)
+from digest.lifecycle import FeedPolled, SourceChecked, SourceFailed
+from digest.models import FeedState, SourceStatus
 from digest.store.base import SaveReport, from_iso, iso
 from digest.store.items import ItemsStore
-from digest.store.records import FileState, ImportedFeed, ManagedSource, SourceListing
+from digest.store.records import ImportedFeed, ManagedSource, SourceListing
 from digest.urls import for_display
 
 
 class SourcesStore(ItemsStore):
     """Sources need items: a feed's entries are saved with its poll state."""
-
-    # -- sources ---------------------------------------------------------
 
     def ensure_source(
         self,
@@ -135,70 +130,52 @@ class SourcesStore(ItemsStore):
             url=row["url"],
             etag=row["etag"],
             last_modified=row["last_modified"],
-            gone=row["status"] == "gone",
+            gone=row["status"] == SourceStatus.GONE,
             skipped=row["skipped_entries"],
         )
 
-    def save_feed_poll(
-        self,
-        source_id: int,
-        entries: Iterable[SavedItem],
-        *,
-        url: str,
-        etag: str | None,
-        last_modified: str | None,
-        now: datetime,
-        gone: bool = False,
-        skipped: int | None = None,
-        partial: str | None = None,
-        site: str | None = None,
-    ) -> SaveReport:
-        """A feed's entries and its new cache validators, committed together; `skipped`
-        (entries without a link) when the feed was read, None when it was not modified;
-        `partial`, why only some entries could be read: the source's status and error;
-        `site`, the feed's web page, when it names one."""
-        status = "gone" if gone else "partial" if partial else "ok"
+    def apply_feed_poll(self, intent: FeedPolled) -> SaveReport:
+        """The feed's entries and its new cache validators, committed together."""
         with self.write() as conn:
-            report = self.save_items(source_id, entries, now)
+            report = self.save_items(intent.source_id, intent.entries, intent.at)
             conn.execute(
                 "UPDATE sources SET fetch_url = ?, etag = ?, last_modified = ?, status = ?,"
                 " last_error = ?, failures = 0, next_attempt_at = NULL, last_checked_at = ?,"
                 " skipped_entries = coalesce(?, skipped_entries),"
                 " html_url = coalesce(?, html_url) WHERE id = ?",
                 (
-                    url,
-                    etag,
-                    last_modified,
-                    status,
-                    partial and for_display(partial),
-                    iso(now),
-                    skipped,
-                    site,
-                    source_id,
+                    intent.url,
+                    intent.etag,
+                    intent.last_modified,
+                    intent.status,
+                    intent.error and for_display(intent.error),
+                    iso(intent.at),
+                    intent.skipped,
+                    intent.site,
+                    intent.source_id,
                 ),
             )
         return report
 
-    def record_source_success(self, source_id: int, now: datetime) -> None:
+    def apply_source(self, intent: SourceChecked | SourceFailed) -> None:
         with self.write() as conn:
+            if isinstance(intent, SourceChecked):
+                conn.execute(
+                    "UPDATE sources SET status = ?, last_error = NULL, failures = 0,"
+                    " next_attempt_at = NULL, last_checked_at = ? WHERE id = ?",
+                    (SourceStatus.OK, iso(intent.at), intent.source_id),
+                )
+                return
+            when = intent.next_attempt_at
             conn.execute(
-                "UPDATE sources SET status = 'ok', last_error = NULL, failures = 0,"
-                " next_attempt_at = NULL, last_checked_at = ? WHERE id = ?",
-                (iso(now), source_id),
-            )
-
-    def record_source_failure(
-        self, source_id: int, error: str, now: datetime, next_attempt_at: datetime | None
-    ) -> None:
-        with self.write() as conn:
-            conn.execute(
-                "UPDATE sources SET status = 'failing', last_error = ?, failures = failures + 1,"
+                "UPDATE sources SET status = ?, last_error = ?, failures = failures + 1,"
                 " next_attempt_at = ?, last_checked_at = ? WHERE id = ?",
                 (
-                    for_display(error),
-                    iso(next_attempt_at) if next_attempt_at else None,
-                    iso(now),
-                    source_id,
+                    SourceStatus.FAILING,
+                    for_display(intent.error),
+                    iso(when) if when else None,
+                    iso(intent.at),
+                    intent.source_id,
                 ),
             )
 
@@ -221,53 +198,3 @@ class SourcesStore(ItemsStore):
             " ORDER BY s.name"
         )
         return [SourceListing(**row) for row in map(dict, rows)]
-
-    # -- file sources ----------------------------------------------------
-
-    def file_state(self, path: str) -> FileState | None:
-        rows = self._query(
-            "SELECT path, size, mtime_ns, inode, device, checked_ns, fingerprint, lines_read,"
-            " updated_at, held FROM file_states WHERE path = ?",
-            (path,),
-        )
-        return FileState(**dict(rows[0])) if rows else None
-
-    def save_file_state(
-        self,
-        path: str,
-        *,
-        size: int,
-        mtime_ns: int,
-        inode: int,
-        device: int,
-        checked_ns: int,
-        fingerprint: str,
-        lines_read: int,
-        now: datetime,
-        held: int = 0,
-    ) -> None:
-        """What a file was when last read: its stat, the wall-clock time of that stat, the
-        SHA-256 of the `size` bytes read, how many complete lines they had, and how many
-        bytes of an unfinished last line were held back after them."""
-        with self.write() as conn:
-            conn.execute(
-                "INSERT INTO file_states (path, size, mtime_ns, inode, device, checked_ns,"
-                " fingerprint, lines_read, updated_at, held) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-                " ON CONFLICT(path) DO UPDATE SET size = excluded.size,"
-                " mtime_ns = excluded.mtime_ns, inode = excluded.inode, device = excluded.device,"
-                " checked_ns = excluded.checked_ns, fingerprint = excluded.fingerprint,"
-                " lines_read = excluded.lines_read, updated_at = excluded.updated_at,"
-                " held = excluded.held",
-                (
-                    path,
-                    size,
-                    mtime_ns,
-                    inode,
-                    device,
-                    checked_ns,
-                    fingerprint,
-                    lines_read,
-                    iso(now),
-                    held,
-                ),
-            )

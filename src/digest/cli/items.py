@@ -1,0 +1,210 @@
+"""The commands over the items stored: `read`, `search`, `star`, `status`, `export`,
+`rules test`."""
+
+from __future__ import annotations
+
+import sys
+from datetime import date, datetime
+from typing import TYPE_CHECKING
+
+import click
+
+from digest.cli.base import (
+    WEEK,
+    cli,
+    common_options,
+    config,
+    locked,
+    week_period,
+)
+from digest.errors import DigestError
+from digest.models import ItemKind, ItemState
+from digest.urls import for_display
+
+if TYPE_CHECKING:  # config pulls in pydantic: imported when a command needs it
+    from digest.config import Config
+    from digest.store import Store
+
+
+@cli.command()
+@click.argument("refs", nargs=-1, required=True, metavar="ID|URL...")
+@common_options
+@locked
+def read(refs: tuple[str, ...]) -> None:
+    """Mark items read, by id or saved URL: they leave "Still unread from earlier weeks"."""
+    from digest.clock import utc_now
+    from digest.compose.backlog import mark_read
+    from digest.store import open_store
+
+    with open_store(config().db_path) as store:
+        for line in mark_read(store, refs, utc_now()):
+            click.echo(for_display(line))
+
+
+@cli.command()
+@click.argument("query")
+@click.option("--week", metavar="YYYY-Www|last", help="Only items saved in this ISO week.")
+@click.option("--since", metavar="YYYY-MM-DD|YYYY-Www", help="Only items saved from then on.")
+@click.option("--source", metavar="NAME", help="Only items from this source.")
+@click.option("--kind", type=click.Choice([k.value for k in ItemKind]), help="Only this kind.")
+@click.option("--state", type=click.Choice([s.value for s in ItemState]), help="Only this state.")
+@click.option("--unread", is_flag=True, help="Only items not marked read.")
+@click.option("--limit", type=click.IntRange(1), default=20, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per hit and line.")
+@common_options
+def search(
+    query: str,
+    week: str | None,
+    since: str | None,
+    source: str | None,
+    kind: str | None,
+    state: str | None,
+    unread: bool,
+    limit: int,
+    as_json: bool,
+) -> None:
+    """Search everything saved (title, text, note, saved context, tags, host), best first.
+
+    QUERY is FTS5 syntax: words (stemmed: 'serve' finds 'serving'), "a phrase", prefix*,
+    AND, OR, NOT, NEAR(a b), column:word (title, text, note, context, tags, host). Plain
+    words with punctuation that FTS5 refuses (c++, vllm.ai) are searched as phrases."""
+    from digest.clock import utc_now
+    from digest.commands.search import as_phrases, show_hits, write_json
+    from digest.errors import BadSearch
+    from digest.store import SearchFilter, open_store
+
+    cfg = config()
+    if week and since:
+        raise click.UsageError("--week and --since cannot go together")
+    period = week_period(cfg, week, utc_now()) if week else None
+    narrow = SearchFilter(
+        start=period.start if period else _since(cfg, since),
+        end=period.end if period else None,
+        source=source,
+        kind=ItemKind(kind) if kind else None,
+        state=ItemState(state) if state else None,
+        unread=unread,
+    )
+    with open_store(cfg.db_path) as store:
+        _known_source(store, source)
+        try:
+            hits = store.search(query, narrow, limit)
+        except BadSearch as exc:
+            if (phrases := as_phrases(query)) is None:
+                hint = '(words with punctuation go in "double quotes")'
+                click.echo(for_display(f"digest: {exc} {hint}"), err=True)
+                sys.exit(2)
+            click.echo(f"searched for {phrases} (plain words, not FTS5 syntax)", err=True)
+            hits = store.search(phrases, narrow, limit)
+    if as_json:
+        write_json(hits, cfg.digest.zone, sys.stdout)
+    else:
+        from rich.console import Console
+
+        show_hits(hits, cfg.digest.zone, Console(highlight=False))
+    if not hits:
+        click.echo(f"nothing found for {query!r}", err=True)
+
+
+def _since(cfg: Config, since: str | None) -> datetime | None:
+    if since is None:
+        return None
+    from digest.clock import utc_now
+    from digest.periods import local_midnight
+
+    try:
+        return local_midnight(date.fromisoformat(since), cfg.digest.zone)
+    except ValueError:
+        try:
+            return week_period(cfg, since, utc_now()).start
+        except click.BadParameter as exc:
+            raise click.BadParameter(
+                f"not a date (YYYY-MM-DD) or a week: {exc.message}", param_hint="--since"
+            ) from exc
+
+
+def _known_source(store: Store, source: str | None) -> None:
+    if source is not None and source not in {row.name for row in store.list_sources()}:
+        raise click.BadParameter(
+            f"no source named {source!r} (`digest sources list` names them)",
+            param_hint="--source",
+        )
+
+
+@cli.command()
+@click.argument("ids", nargs=-1, required=True, type=int, metavar="ID...")
+@click.option("--unstar", is_flag=True, help="Take the star off instead.")
+@common_options
+@locked
+def star(ids: tuple[int, ...], unstar: bool) -> None:
+    """Star items (by id, as `digest search` shows them): the ranking learns from them."""
+    from digest.clock import utc_now
+    from digest.store import open_store
+
+    with open_store(config().db_path) as store:
+        unknown = [i for i in ids if not store.star(i, utc_now(), starred=not unstar)]
+    for item_id in ids:
+        if item_id not in unknown:
+            click.echo(f"{'unstarred' if unstar else 'starred'}: {item_id}")
+    if unknown:
+        raise DigestError(f"no saved item with id {', '.join(map(str, unknown))}")
+
+
+@cli.group()
+@common_options
+def rules() -> None:
+    """The reader's [[rules]]: mute, skip notes, pin, tag, put in a section."""
+
+
+@rules.command("test")
+@WEEK
+@common_options
+def rules_test(week: str | None) -> None:
+    """Per rule: the items it matches in the week, and how the digest would read without it
+    (composed offline from the store: no model call, nothing written)."""
+    from digest.clock import utc_now
+    from digest.compose.rulecheck import rules_report
+
+    cfg = config()
+    for line in rules_report(cfg, week_period(cfg, week, utc_now())):
+        click.echo(for_display(line))
+
+
+@cli.command()
+@click.option(
+    "--json", "as_json", is_flag=True, help="The versioned document of docs/status-json.md."
+)
+@click.option(
+    "--all", "list_all", is_flag=True, help="List every item to look at, not the first 20."
+)
+@click.option("--failed", "failed_only", is_flag=True, help="Only items whose fetch failed.")
+@click.option("--source", metavar="NAME", help="Only this source and its items.")
+@common_options
+def status(as_json: bool, list_all: bool, failed_only: bool, source: str | None) -> None:
+    """Sources and their health, items by state, items to look at and why, recent runs,
+    LLM usage."""
+    from digest.commands.status import StatusQuery, gather_status, render_status
+    from digest.store import open_store
+
+    with open_store(config().db_path) as store:
+        _known_source(store, source)
+        data = gather_status(store, StatusQuery(list_all, failed_only, source))
+    render_status(data, as_json=as_json)
+
+
+@cli.command()
+@click.option("--week", metavar="YYYY-Www|last", help="Only this ISO week (default: every item).")
+@click.option(
+    "--format", "fmt", type=click.Choice(["jsonl", "csv"]), default="jsonl", show_default=True
+)
+@common_options
+def export(week: str | None, fmt: str) -> None:
+    """Every item of the period (default: all) with its text, note and state."""
+    from digest.clock import utc_now
+    from digest.commands.export import write_export
+    from digest.store import open_store
+
+    cfg = config()
+    period = week_period(cfg, week, utc_now()) if week else None
+    with open_store(cfg.db_path) as store:
+        write_export(store, period, fmt, sys.stdout)
