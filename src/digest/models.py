@@ -95,6 +95,20 @@ class Extracted:
     extractor: str = "trafilatura"
     final_url: str | None = None
     quality: str | None = None  # not the article: blocked, consent, login, paywalled, thin
+    features: TextFeatures | None = None  # what compose reads of the item with this page
+
+
+@dataclass(frozen=True)
+class TextFeatures:
+    """What compose reads of an item's text, computed once (compose/features.py) and stored:
+    no compose tokenises a page again. Arrays as bytes, so this module needs no numpy."""
+
+    text_hash: str  # of the text they were computed from (and of how): stale when it changes
+    tokens: int  # WordLlama tokens in the text
+    vector: bytes  # float32: the sum of their embeddings (the mean is what the text is about)
+    terms: bytes  # int64, ascending: hashes of its content words (text.words) ...
+    counts: bytes  # int32: ... and how often each is used
+    phrases: bytes  # int64, ascending: hashes of the words and pairs that may name a section
 
 
 @dataclass(frozen=True)
@@ -193,6 +207,7 @@ class Item:
     language: str | None = None  # the page's, as extracted ("en", "de-AT")
     error_kind: FailureKind | None = None  # what kind of failure `error` was (None: before m024)
     error_status: int | None = None  # its HTTP status
+    features: TextFeatures | None = None  # of compose.features.feature_text(item), when stored
 
     @property
     def gave_up(self) -> bool:

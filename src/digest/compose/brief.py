@@ -49,8 +49,13 @@ def week_in_brief(sections: Sequence[tuple[str, Sequence[Noted]]]) -> Brief:
     sentence that says something; the must-read: the note closest to all the others."""
     every = [entry for _, entries in sections for entry in entries]
     vectors = tfidf([words(entry.note or "") for entry in every])
+    total: dict[str, float] = {}
+    for vector in vectors:
+        for word, weight in vector.items():
+            total[word] = total.get(word, 0.0) + weight
+    # a note's summed cosine to every note (itself too, hence the 1) is one dot product
     closeness = [
-        sum(cosine(vector, other) for other in vectors) - 1.0 if entry.note else -1.0
+        cosine(vector, total) - 1.0 if entry.note else -1.0
         for entry, vector in zip(every, vectors, strict=True)
     ]
     score = dict(zip(map(id, every), closeness, strict=True))

@@ -16,8 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from digest.compose.stories import story_text
-from digest.compose.topics import EMBEDDED_CHARS, embed
+from digest.compose.features import embed, features_of, meanings
 from digest.models import Item
 
 RELEVANT = 0.2  # a similarity from here says why (unrelated news articles: 0.04 median)
@@ -81,7 +80,7 @@ def _scores(
 ) -> tuple[np.ndarray[Any, Any], list[str | None]]:
     """Per item: its relevance, and in a few words why (None below RELEVANT). An item the
     reader starred or read is compared with the others, never with itself."""
-    vectors = embed([_text(item) for item in week])
+    vectors = meanings(features_of(week))
     signals: list[tuple[np.ndarray[Any, Any], list[str]]] = []
     if interests:
         similar = vectors @ embed(interests).T
@@ -94,7 +93,7 @@ def _scores(
     ):
         if done:
             done = done[:HISTORY]
-            similar = vectors @ embed([_text(item) for item in done]).T
+            similar = vectors @ meanings(features_of(done)).T
             itself = np.equal.outer([item.id for item in week], [item.id for item in done])
             similar[itself] = -1.0  # the least similar there is
             closest = -np.sort(-similar, axis=1)[:, :LIKE]
@@ -106,7 +105,3 @@ def _scores(
     scores = stacked.max(axis=0)
     reasons = [signals[k][1][n] if scores[n] >= RELEVANT else None for n, k in enumerate(strongest)]
     return scores, reasons
-
-
-def _text(item: Item) -> str:
-    return f"{item.display_title}\n{story_text(item)}"[:EMBEDDED_CHARS]

@@ -17,36 +17,37 @@ that joined no group go under the feed's name; the others under ALSO_SAVED. Dete
 
 from __future__ import annotations
 
-import logging
 import math
 import re
 from collections import Counter
 from collections.abc import Collection, Sequence
-from functools import cache
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from digest.compose.stories import TEXT_CHARS, story_text
-from digest.models import Item
-from digest.notes.tags import is_tag_word
-from digest.text import url_title, without_links, words
+from digest.compose.features import (
+    embed,
+    feature_text,
+    features_of,
+    meanings,
+    phrase_hash,
+    phrases,
+    read,
+    story_text,
+    terms_of,
+    unit,
+)
+from digest.models import Item, TextFeatures
 
 ALSO_SAVED = "Also saved"
-_CLAUSE_END = re.compile(r"[^\w\s'’-]|\n")
-_POSSESSIVE = re.compile(r"['’]s$", re.I)
-_NUMBER_WORDS = """one two three four five six seven eight nine ten eleven twelve twenty hundred
-    thousand million billion first second third last"""
-_UNIT_WORDS = "second minute hour day week month year time"
-_UNITS = [unit + plural for unit in _UNIT_WORDS.split() for plural in ("", "s")]
-_NUMBERS = frozenset(_NUMBER_WORDS.split() + _UNITS)  # counts, ranks, units of time: no subject
-EMBEDDED_CHARS = TEXT_CHARS  # the opening of a text says what it is about
 JOIN_SIMILARITY = 0.1  # mean feature cosine under which two groups are not joined
 MIN_GROUP = 3  # fewer items are no section of their own
 NAME_SHARE = 0.5  # a section's name is found in at least this share of its items
 GENERIC_SHARE = 0.25  # a single word in this share of the rest of the week names no group
 TELLING = 3  # a name is this many times as common in its group as in the rest of the week
+WRITTEN_FROM = 20  # a name is spelled as most of the first texts that have it write it
+WORD_CELLS = 2_000_000  # TF-IDF matrix: past this many cells, words share columns ...
+FOLDED_WORDS = 1024  # ... this many at least (1,000 items: 2,000)
 
 
 def offline_sections(items: Sequence[Item], feeds: Collection[str] = ()) -> dict[int, str]:
@@ -55,14 +56,10 @@ def offline_sections(items: Sequence[Item], feeds: Collection[str] = ()) -> dict
     whose items that join no group are listed under the feed's name."""
     loose = [item for item in items if not item.topic]
     telling = [item for item in loose if story_text(item).strip()]
-    texts = [
-        without_links(f"{_title_words(item)}\n{story_text(item)}")[:EMBEDDED_CHARS]
-        for item in telling
-    ]  # a link's host is no subject ("Substack")
     named: dict[int, str] = {}
     if len(telling) >= MIN_GROUP:
-        vectors = features(texts)
-        for name, members in named_groups(texts, vectors):
+        texts = [feature_text(item) for item in telling]
+        for name, members in named_groups(texts, features_of(telling)):
             for n in members:
                 named[telling[n].id] = name
     for item in loose:
@@ -71,33 +68,30 @@ def offline_sections(items: Sequence[Item], feeds: Collection[str] = ()) -> dict
     return named
 
 
-def _title_words(item: Item) -> str:
-    """The title, or the words of a bare link's path (its host names no topic)."""
-    if item.title or item.page_title or not item.url:
-        return item.display_title
-    path = url_title(item.url).partition("/")[2]
-    return re.sub(r"[/_\-.?=&+]+", " ", path)
-
-
 def named_groups(
-    texts: Sequence[str], vectors: np.ndarray[Any, Any]
+    texts: Sequence[str], features: Sequence[TextFeatures]
 ) -> list[tuple[str, list[int]]]:
     """(name, member indexes most central first) of each confident group, in order of their
     first member; groups that no phrase names, or whose name fewer than MIN_GROUP members
-    contain, are left out."""
+    contain, are left out. `texts`: what `features` were computed from."""
+    vectors = item_vectors(features)
     groups = [g for g in join_groups(vectors @ vectors.T) if len(g) >= MIN_GROUP]
-    bags = [_phrases(text) for text in texts]
-    week = Counter(phrase for bag in bags for phrase in bag)
+    bags = [np.frombuffer(f.phrases, dtype=np.int64) for f in features]
+    week = np.unique(np.concatenate([np.zeros(0, dtype=np.int64), *bags]), return_counts=True)
+    meaning = meanings(features)
     named: list[tuple[str, list[int]]] = []
     taken: set[str] = set()
     for members in groups:
-        centre = vectors[members].mean(axis=0)
-        name = group_name([texts[n] for n in members], [bags[n] for n in members], week, len(texts))
-        if not name or name.casefold() in taken:
+        found = [bags[n] for n in members]
+        centre = meaning[members].mean(axis=0)
+        picked = group_name(found, week, len(texts), centre, [texts[n] for n in members])
+        if not picked:
             continue
-        named_in = [n for n in members if _phrase_pattern(name).search(texts[n])]
-        if len(named_in) >= MIN_GROUP:
+        phrase, having = picked
+        name = _as_written(phrase, [read(texts[members[k]]) for k in having[:WRITTEN_FROM]])
+        if len(having) >= MIN_GROUP and name.casefold() not in taken:
             taken.add(name.casefold())
+            centre = vectors[members].mean(axis=0)
             order = sorted(members, key=lambda n: (-float(vectors[n] @ centre), n))
             named.append((name, order))
     return named
@@ -105,66 +99,97 @@ def named_groups(
 
 def join_groups(similarity: np.ndarray[Any, Any]) -> list[list[int]]:
     """Average-linkage clustering: the two closest groups are joined while their mean
-    similarity is at least JOIN_SIMILARITY. Groups of indexes, each sorted, by first index."""
-    count = len(similarity)
+    similarity is at least JOIN_SIMILARITY. Groups of indexes, each sorted, by first index.
+
+    Found by nearest-neighbour chains (a group's closest, that one's closest, ... until two
+    are each other's closest: those two are joined), which joins what joining the closest
+    pair of all each time would, in O(n²) instead of O(n³): average linkage never brings
+    a group closer to the others than its parts were, so a group whose closest is under
+    the threshold is final."""
     links = similarity.astype(np.float64, copy=True)
     np.fill_diagonal(links, -np.inf)
-    members: dict[int, list[int]] = {n: [n] for n in range(count)}
-    while len(members) > 1:
-        row, column = np.unravel_index(int(np.argmax(links)), links.shape)
-        if links[row, column] < JOIN_SIMILARITY:
-            break
-        a, b = int(min(row, column)), int(max(row, column))
-        size_a, size_b = len(members[a]), len(members[b])
-        merged = (size_a * links[a] + size_b * links[b]) / (size_a + size_b)
-        links[a, :], links[:, a] = merged, merged
-        links[a, a] = -np.inf
-        links[b, :], links[:, b] = -np.inf, -np.inf
-        members[a] = sorted(members[a] + members.pop(b))
-    return sorted(members.values())
+    members: dict[int, list[int]] = {n: [n] for n in range(len(links))}
+    final: list[list[int]] = []
+    chain: list[int] = []
+    while members:
+        if not chain:
+            chain.append(next(iter(members)))
+        a = chain[-1]
+        b = int(np.argmax(links[a]))
+        if len(chain) > 1 and links[a, chain[-2]] >= links[a, b]:
+            b = chain[-2]  # ties: back along the chain, so that it ends
+        if links[a, b] < JOIN_SIMILARITY:
+            final.append(members.pop(chain.pop()))
+            links[a, :], links[:, a] = -np.inf, -np.inf
+        elif len(chain) > 1 and b == chain[-2]:
+            chain[-2:] = []
+            _join(links, members, min(a, b), max(a, b))
+        else:
+            chain.append(b)
+    return sorted(sorted(group) for group in final)
 
 
-def _phrases(text: str) -> set[str]:
-    """The words and two-word phrases of a text that may name a section, lower case."""
-    phrases: set[str] = set()
-    for clause in _CLAUSE_END.split(text):  # "moon. Observatory" is no phrase
-        tokens = [_POSSESSIVE.sub("", t.strip("'’-")) for t in re.findall(r"[\w'’-]+", clause)]
-        kept = [
-            t.lower() if t and is_tag_word(t) and t.lower() not in _NUMBERS else "" for t in tokens
-        ]
-        phrases |= {t for t in kept if t}
-        phrases |= {f"{a} {b}" for a, b in zip(kept, kept[1:], strict=False) if a and b}
-    return phrases
+def _join(links: np.ndarray[Any, Any], members: dict[int, list[int]], a: int, b: int) -> None:
+    """Group b joins group a: a's similarity to each group, the mean over their items."""
+    size_a, size_b = len(members[a]), len(members[b])
+    merged = (size_a * links[a] + size_b * links[b]) / (size_a + size_b)
+    links[a, :], links[:, a] = merged, merged
+    links[a, a] = -np.inf
+    links[b, :], links[:, b] = -np.inf, -np.inf
+    members[a] += members.pop(b)
 
 
 def group_name(
-    texts: Sequence[str], bags: Sequence[set[str]], week: Counter[str], week_size: int
-) -> str | None:
+    bags: Sequence[np.ndarray[Any, Any]],
+    week: tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]],
+    week_size: int,
+    centre: np.ndarray[Any, Any],
+    texts: Sequence[str],
+) -> tuple[str, list[int]] | None:
     """A phrase found in at least NAME_SHARE of the group's texts and TELLING times as often
     inside the group as in the rest of the week (what tells the group apart, as BERTopic's
     class-based TF-IDF asks) and, when a single word, rare in the rest of the week; of those
-    the one the most members have, then the one closest in
-    meaning to the group's texts (as KeyBERT picks), as most often written; None when no phrase is shared enough. Once
-    past those thresholds the pick rests on the group's own texts only: one more item in the
-    week does not rename a group that did not change."""
-    inside = Counter(phrase for bag in bags for phrase in bag)
+    the one the most members have, then the one closest in meaning to the group's texts
+    (`centre`: their mean embedding; as KeyBERT picks); with the indexes of the texts that
+    have it. None when no phrase is shared enough. Once past those thresholds the pick rests
+    on the group's own texts only: one more item in the week does not rename a group that
+    did not change. `bags`: the phrase hashes of each text (features.phrases), `week`: every
+    hash of the week's texts and in how many it is; `texts` are read only to spell the few
+    phrases that pass."""
+    hashes, inside = np.unique(np.concatenate(bags), return_counts=True)
+    elsewhere = week[1][np.searchsorted(week[0], hashes)] - inside
     outside = max(1, week_size - len(bags))
-    shared = [
-        phrase
-        for phrase, n in inside.items()
-        if n >= max(2, NAME_SHARE * len(bags))
-        and n / len(bags) >= TELLING * (week[phrase] - n) / outside
-        and (" " in phrase or week[phrase] - n < GENERIC_SHARE * outside)
-    ]
+    shared_enough = (
+        (inside >= max(2, NAME_SHARE * len(bags)))
+        & (inside / len(bags) >= TELLING * elsewhere / outside)
+        & (((hashes & 1) == 1) | (elsewhere < GENERIC_SHARE * outside))  # odd: two words
+    )
+    count = dict(zip(hashes[shared_enough].tolist(), inside[shared_enough].tolist(), strict=True))
+    shared = _spelled(set(count), texts)
     if not shared:
         return None
-    closeness = embed(shared) @ embed(texts).mean(axis=0)
+    closeness = embed(list(shared)) @ centre
     score = {
-        phrase: inside[phrase] / len(bags) * float(close) * (1 + (len(phrase.split()) - 1) / 2)
-        for phrase, close in zip(shared, closeness, strict=True)
+        phrase: count[h] / len(bags) * float(close) * (1 + (len(phrase.split()) - 1) / 2)
+        for (phrase, h), close in zip(shared.items(), closeness, strict=True)
     }
-    best = min(score, key=lambda phrase: (-inside[phrase], -score[phrase], phrase))
-    return _as_written(best, texts)
+    best = min(score, key=lambda phrase: (-count[shared[phrase]], -score[phrase], phrase))
+    return best, [k for k, bag in enumerate(bags) if _has(bag, shared[best])]
+
+
+def _has(bag: np.ndarray[Any, Any], phrase: int) -> bool:
+    at = int(np.searchsorted(bag, phrase))
+    return at < len(bag) and int(bag[at]) == phrase
+
+
+def _spelled(wanted: set[int], texts: Sequence[str]) -> dict[str, int]:
+    """The phrases whose hashes are `wanted`, as found in the first texts that have them."""
+    spelled: dict[str, int] = {}
+    for text in texts:
+        if len(spelled) == len(wanted):
+            break
+        spelled |= {p: h for p in phrases(read(text)) if (h := phrase_hash(p)) in wanted}
+    return spelled
 
 
 def _as_written(phrase: str, texts: Sequence[str]) -> str:
@@ -179,42 +204,36 @@ def _phrase_pattern(phrase: str) -> re.Pattern[str]:
     return re.compile(r"\b" + r"(?:[^\S\n]|-)+".join(map(re.escape, phrase.split())) + r"\b", re.I)
 
 
-def features(texts: Sequence[str]) -> np.ndarray[Any, Any]:
+def item_vectors(features: Sequence[TextFeatures]) -> np.ndarray[Any, Any]:
     """What a text is about: its embedding (centred on the week's, so that what all items
     share does not count) beside its TF-IDF vector over the words two or more texts use;
     unit length, the two halves weighted alike."""
-    meaning = embed(texts)
-    meaning = _unit(meaning - meaning.mean(axis=0))
-    return np.hstack([meaning, _word_vectors(texts)]) / math.sqrt(2)
+    meaning = meanings(features)
+    meaning = unit(meaning - meaning.mean(axis=0))
+    halves = np.hstack([meaning, _word_vectors(features)]).astype(np.float32)
+    return halves / np.float32(math.sqrt(2))
 
 
-def _word_vectors(texts: Sequence[str]) -> np.ndarray[Any, Any]:
-    bags = [Counter(words(text)) for text in texts]
-    frequency = Counter(word for bag in bags for word in bag)
-    vocabulary = {word: n for n, word in enumerate(w for w, df in frequency.items() if df >= 2)}
-    matrix = np.zeros((len(texts), max(1, len(vocabulary))))
-    for row, bag in enumerate(bags):
-        for word, count in bag.items():
-            if word in vocabulary:
-                idf = math.log(len(texts) / frequency[word])
-                matrix[row, vocabulary[word]] = (1 + math.log(count)) * idf
-    return _unit(matrix)
-
-
-def _unit(matrix: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    return matrix / np.where(norms == 0, 1.0, norms)
-
-
-def embed(texts: Sequence[str]) -> np.ndarray[Any, Any]:
-    """Unit-length embeddings, one row per text."""
-    return _unit(np.asarray(_model().embed(list(texts), norm=True), dtype=np.float64))
-
-
-@cache
-def _model() -> Any:
-    import wordllama  # loaded on first use: importing this module stays cheap
-
-    logging.getLogger("kmeans_logger").setLevel(logging.WARNING)
-    folder = Path(wordllama.__file__).parent
-    return wordllama.WordLlama.load(cache_dir=folder, disable_download=True)
+def _word_vectors(features: Sequence[TextFeatures]) -> np.ndarray[Any, Any]:
+    """Each text's TF-IDF vector over the words two or more texts use, of unit length. When
+    texts times words pass WORD_CELLS (a week of hundreds of pages), the words are hashed
+    into fewer columns, each with a sign from its hash (the hashing trick, as scikit-learn's
+    HashingVectorizer): products stay close to the cosines in a matrix of bounded size."""
+    terms = terms_of(features)
+    used = terms.df[terms.words] >= 2
+    rows, words, counts = terms.rows[used], terms.words[used], terms.counts[used]
+    weights = (1 + np.log(counts)) * np.log(len(features) / terms.df[words])
+    rank = np.cumsum(terms.df >= 2) - 1  # a word's column, among the words used twice
+    width = int(rank[-1:].sum()) + 1
+    if len(features) * width <= WORD_CELLS:
+        columns = rank[words]
+    else:
+        width = max(FOLDED_WORDS, WORD_CELLS // len(features))
+        hashes = terms.hashes[words]
+        columns = (hashes >> 1) % width
+        weights = np.where(hashes & 1, weights, -weights)
+    cells = rows * width + columns
+    matrix = np.bincount(cells, weights, minlength=len(features) * width)
+    norms = np.sqrt(np.bincount(rows, weights**2, minlength=len(features)))
+    matrix = matrix.reshape(len(features), width)
+    return matrix / np.where(norms == 0, 1.0, norms)[:, None]

@@ -4,12 +4,13 @@ here, decided in compose's pure modules (rules, ranking, topics, digest)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from digest.compose.digest import Backlog, Provenance, digest_context
+from digest.compose.features import TEXT_CHARS, feature_text, text_features, text_hash
 from digest.compose.ranking import HISTORY, History, rank_items
 from digest.compose.rules import RulesOutcome, apply_rules, needs_whole_text
-from digest.compose.stories import TEXT_CHARS
 from digest.compose.topics import offline_sections
 from digest.config import Config
 from digest.models import Item, Period, WeekSummary
@@ -24,14 +25,33 @@ def ruled_week(store: Store, config: Config, period: Period) -> RulesOutcome:
 
 def week_items(store: Store, config: Config, period: Period) -> list[Item]:
     chars = None if needs_whole_text(config.rules) else TEXT_CHARS
-    return store.items_saved_between(period.start, period.end, text_chars=chars)
+    return with_features(
+        store, store.items_saved_between(period.start, period.end, text_chars=chars)
+    )
 
 
 def reader_history(store: Store) -> History:
     return History(
-        store.starred_items(HISTORY, text_chars=TEXT_CHARS),
-        store.read_items(HISTORY, text_chars=TEXT_CHARS),
+        with_features(store, store.starred_items(HISTORY, text_chars=TEXT_CHARS)),
+        with_features(store, store.read_items(HISTORY, text_chars=TEXT_CHARS)),
     )
+
+
+def with_features(store: Store, items: list[Item]) -> list[Item]:
+    """The items with what sections, stories and the ranking read of them: as stored when
+    they are of the item's text as it is now, else computed and stored (items saved before
+    features were, or whose text changed since: a post's own text, a note attached)."""
+    stored = store.features_of([item.id for item in items])
+    found, made = [], {}
+    for item in items:
+        text = feature_text(item)
+        features = stored.get(item.id)
+        if features is None or features.text_hash != text_hash(text):
+            features = made[item.id] = text_features(text)
+        found.append(replace(item, features=features))
+    if made:
+        store.save_features(made)
+    return found
 
 
 def week_context(

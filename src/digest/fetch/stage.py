@@ -30,6 +30,7 @@ from urllib.parse import urlsplit
 
 from digest import lifecycle
 from digest.clock import REAL_WAITS, Clock, Progress, Waits
+from digest.compose.features import page_features
 from digest.config import FetchConfig
 from digest.errors import (
     DigestError,
@@ -313,9 +314,10 @@ class FetchStage:
             return
         item_id = self._settle_shortened(item, page.result.final_url)
         text_hash = hashlib.sha256(page.extracted.text.encode()).hexdigest()
+        extracted = replace(page.extracted, features=page_features(item, page.extracted))
         self.store.apply_fetch(
             lifecycle.fetch_succeeded(
-                item, page.extracted, text_hash, self.clock(), self.backoff, item_id=item_id
+                item, extracted, text_hash, self.clock(), self.backoff, item_id=item_id
             )
         )
         self.report.done += 1

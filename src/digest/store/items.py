@@ -6,7 +6,7 @@ import hashlib
 import json
 import sqlite3
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
+from dataclasses import astuple, replace
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import Any
@@ -21,6 +21,7 @@ from digest.models import (
     Note,
     NoteBasis,
     SavedItem,
+    TextFeatures,
 )
 from digest.store.base import BATCH, SaveReport, StoreBase, from_iso, iso
 from digest.store.index import indexed_at_the_end
@@ -122,6 +123,21 @@ class ItemsStore(StoreBase):
                     intent.item_id,
                 ),
             )
+            if extracted.features is not None:
+                _save_features(conn, {intent.item_id: extracted.features})
+
+    def features_of(self, item_ids: Sequence[int]) -> dict[int, TextFeatures]:
+        """The stored features of these items (compose checks they are for the text it has)."""
+        rows = self._query(
+            f"SELECT item_id, {_FEATURES} FROM item_features"
+            " WHERE item_id IN (SELECT value FROM json_each(?))",
+            (json.dumps(list(item_ids)),),
+        )
+        return {row[0]: TextFeatures(*row[1:]) for row in rows}
+
+    def save_features(self, features: dict[int, TextFeatures]) -> None:
+        with self.write() as conn:
+            _save_features(conn, features)
 
     def note_candidates(self) -> list[Item]:
         """Items without a note or in a state the lifecycle notes from; the lifecycle decides
@@ -195,6 +211,16 @@ class ItemsStore(StoreBase):
             params,
         )
         return [_item_from_row(row) for row in rows]
+
+
+_FEATURES = "text_hash, tokens, vector, terms, counts, phrases"
+
+
+def _save_features(conn: sqlite3.Connection, features: dict[int, TextFeatures]) -> None:
+    conn.executemany(
+        f"INSERT OR REPLACE INTO item_features (item_id, {_FEATURES}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [(item_id, *astuple(f)) for item_id, f in features.items()],
+    )
 
 
 def _next_id(conn: sqlite3.Connection) -> int:

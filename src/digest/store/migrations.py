@@ -499,3 +499,17 @@ def m024_failure_kinds(db: Database) -> None:
         ALTER TABLE items ADD COLUMN error_status INTEGER
         """,
     )
+
+
+@migrations(name="m024a_item_features")
+def m024a_item_features(db: Database) -> None:
+    # What compose reads of an item's text (compose/features.py: embedding sum, word and
+    # phrase hashes), computed when the text is stored; `text_hash` says of which text, so
+    # a row left from an older text is recomputed. Items stored before get theirs at the
+    # first compose of their week.
+    db.execute(
+        "CREATE TABLE item_features (item_id INTEGER PRIMARY KEY"
+        " REFERENCES items(id) ON DELETE CASCADE, text_hash TEXT NOT NULL,"
+        " tokens INTEGER NOT NULL, vector BLOB NOT NULL, terms BLOB NOT NULL,"
+        " counts BLOB NOT NULL, phrases BLOB NOT NULL)"
+    )

@@ -60,6 +60,8 @@ CREATE TABLE file_states (
 
 CREATE TABLE item_aliases (key TEXT PRIMARY KEY, item_id INTEGER NOT NULL REFERENCES items(id)) WITHOUT ROWID;
 
+CREATE TABLE item_features (item_id INTEGER PRIMARY KEY REFERENCES items(id) ON DELETE CASCADE, text_hash TEXT NOT NULL, tokens INTEGER NOT NULL, vector BLOB NOT NULL, terms BLOB NOT NULL, counts BLOB NOT NULL, phrases BLOB NOT NULL);
+
 CREATE VIRTUAL TABLE item_index USING fts5(title, text, note, context, tags, host, content = 'item_search', content_rowid = 'id', tokenize = 'porter unicode61 remove_diacritics 2');
 
 CREATE TABLE item_index_deferred (first_new INTEGER NOT NULL);
