@@ -361,3 +361,24 @@ def test_the_choice_drops_only_the_boilerplate_rules_it_is_given() -> None:
 
     assert "Absatz 3." in shipped and "Seven cafés ranked" not in shipped
     assert no_rules.endswith("Read more: Seven cafés ranked")
+
+
+def test_an_article_set_in_headed_divs_is_read_whole_when_precision_keeps_only_its_lede() -> None:
+    sentence = (
+        "The council met on Tuesday evening to weigh the plan for the river crossing, which has"
+        " been debated for a decade and would cost more than the town spends on roads in five years."
+    )
+    sections = ("Why a bridge", "Who pays", "The vote", "Objections", "What comes next")
+    headed = "".join(
+        f"<h2>{name}</h2><div>{sentence} Part {n}.</div>" for n, name in enumerate(sections)
+    )
+    lede = "Residents packed the hall and many stood at the back for the three hours of debate."
+    body = f"<article><p>{sentence} {lede}</p>{headed}</article>"
+    page = Candidates(trafilatura.load_html(html_page(body)), URL)
+
+    text, extractor = choose_text(page, ChoiceSettings())
+    unchecked, _ = choose_text(page, ChoiceSettings(recall_below_share=0.0))
+
+    assert extractor == "trafilatura-balanced"
+    assert "Part 4." in text and lede in text
+    assert "Part 0." not in unchecked  # what precision alone keeps: the lede

@@ -3,14 +3,17 @@
 1. A site reader when the URL or page asks for one (arXiv, GitHub, video pages).
 2. trafilatura with favor_precision (scored best in bench/extraction_quality.py), in its
    fast mode: its own second opinion (readability and justext on every page) costs a
-   third of the extraction, and steps 3 and 4 ask readability only where it can help.
-3. When that text holds well under the page's prose (an article split over sibling
+   third of the extraction, and steps 3 to 5 ask another extractor only where it can help.
+3. When that text is short beside the page's runs of plain text, precision may have
+   pruned the article itself (it sometimes keeps nothing, or a caption): trafilatura's
+   balanced mode reads the page again, and its text wins when it is much longer.
+4. When the text holds well under the page's prose (an article split over sibling
    blocks trips trafilatura up), readability-lxml reads the page too; its text wins
    when it is much longer and holds trafilatura's.
-4. Thin text falls back to readability, trafilatura's baseline extractor or the meta
+5. Thin text falls back to readability, trafilatura's baseline extractor or the meta
    description, whichever is longest.
-5. The headline repeated at the top and whole boilerplate lines are dropped.
-6. `quality.assess` marks walls and thin pages.
+6. The headline repeated at the top and whole boilerplate lines are dropped.
+7. `quality.assess` marks walls and thin pages.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 
 import trafilatura
+from lxml import etree
 from lxml.etree import ParserError
 from lxml.html import HtmlElement, fragment_fromstring
 from readability import Document as ReadabilityDocument
@@ -39,21 +43,32 @@ from digest.extract.sites import site_reader
 from digest.extract.sniff import decode_html
 from digest.models import Extracted
 
-MIN_ARTICLE_CHARS = 200  # below this trafilatura's text counts as thin; try the fallbacks
 PROSE_PARAGRAPH_CHARS = 80  # a <p> this long with few links is article prose
 MAX_LINK_SHARE = 0.3
+# A run of plain text at least 40 characters long, outside links, scripts and controls.
+_TEXT_RUNS = etree.XPath(
+    "//text()[string-length(normalize-space(.)) >= 40][not(parent::script or parent::style"
+    " or parent::noscript or parent::template or parent::a or parent::svg or parent::button"
+    " or parent::select or parent::option or parent::textarea)]"
+)
 
 
 @dataclass(frozen=True)
 class ChoiceSettings:
     """The tunable part of choosing a page's text; bench/extraction_quality.py cross-validates it.
 
-    Defaults are what the benchmark's development pages select (see docs/benchmarks.md).
+    Defaults are what the benchmark's development pages select (see docs/benchmarks.md),
+    but the recall check's pair: set on trafilatura's evaluation pages, a second page set,
+    since the development pages hold a single page it changes.
     """
 
+    favor_precision: bool = True  # trafilatura's mode for the first reading
+    recall_below_share: float = 0.3  # text under this share of the page's text runs...
+    recall_longer: float = 2.0  # ...gives way to balanced mode's text when that is this much longer
     rescue_below_share: float = 0.5  # trafilatura kept less of the prose: ask readability
     rescue_longer: float = 1.2  # readability's text must be this much longer...
     rescue_covers: float = 0.8  # ...and hold this share of trafilatura's
+    thin_chars: int = 200  # shorter text is thin: try the fallbacks
     boilerplate_rules: frozenset[str] = frozenset(BOILERPLATE_RULES)
     drop_title: bool = True
 
@@ -63,11 +78,13 @@ class Candidates:
 
     def __init__(self, tree: HtmlElement, url: str) -> None:
         self.tree, self.url = tree, url
+        self._trafilatura: dict[bool, str] = {}
 
-    @cached_property
-    def trafilatura(self) -> str:
-        document = _run_trafilatura(self.tree, self.url)
-        return clean(document.text) if document is not None else ""
+    def trafilatura(self, favor_precision: bool) -> str:
+        if favor_precision not in self._trafilatura:
+            document = _run_trafilatura(self.tree, self.url, favor_precision)
+            self._trafilatura[favor_precision] = clean(document.text) if document else ""
+        return self._trafilatura[favor_precision]
 
     @cached_property
     def readability(self) -> str:
@@ -84,6 +101,10 @@ class Candidates:
     @cached_property
     def prose_chars(self) -> int:
         return _prose_chars(self.tree)
+
+    @cached_property
+    def run_chars(self) -> int:
+        return _run_chars(self.tree)
 
     @cached_property
     def metadata(self) -> PageMetadata:
@@ -104,10 +125,10 @@ def extract_html(content: bytes, url: str, http_charset: str | None) -> Extracte
 
 def choose_text(page: Candidates, settings: ChoiceSettings) -> tuple[str, str]:
     """The page's article text, cleaned, and the name of the extractor it came from."""
-    text, extractor = page.trafilatura, "trafilatura"
+    text, extractor = _trafilatura_text(page, settings)
     if len(text) < settings.rescue_below_share * page.prose_chars:
-        text, extractor = _readability_rescue(page, settings)
-    if len(text) < MIN_ARTICLE_CHARS:
+        text, extractor = _readability_rescue(page, text, extractor, settings)
+    if len(text) < settings.thin_chars:
         text, extractor = _fallback_text(page, text, extractor)
     title = page.metadata.title if settings.drop_title else None
     return strip_site_furniture(text, title, settings.boilerplate_rules), extractor
@@ -131,7 +152,17 @@ def _with_quality(found: Extracted, tree: HtmlElement, html: str, url: str) -> E
     return replace(found, quality=verdict) if verdict else found
 
 
-def _run_trafilatura(tree: HtmlElement, url: str) -> Document | None:
+def _trafilatura_text(page: Candidates, settings: ChoiceSettings) -> tuple[str, str]:
+    """trafilatura's text in the chosen mode; balanced mode's when precision pruned the article."""
+    text = page.trafilatura(settings.favor_precision)
+    if settings.favor_precision and len(text) < settings.recall_below_share * page.run_chars:
+        balanced = page.trafilatura(False)
+        if len(balanced) >= settings.recall_longer * len(text):
+            return balanced, "trafilatura-balanced"
+    return text, "trafilatura"
+
+
+def _run_trafilatura(tree: HtmlElement, url: str, favor_precision: bool) -> Document | None:
     """Main text, comments left out (metadata.py reads the metadata, for less).
 
     Deduplication stays off since its cache is global state.
@@ -140,7 +171,7 @@ def _run_trafilatura(tree: HtmlElement, url: str) -> Document | None:
         tree,  # copied by trafilatura, so the tree stays intact for the fallbacks
         url=url,
         fast=True,
-        favor_precision=True,
+        favor_precision=favor_precision,
         include_comments=False,
         include_tables=True,
         deduplicate=False,
@@ -161,14 +192,24 @@ def _prose_chars(tree: HtmlElement) -> int:
     return total
 
 
-def _readability_rescue(page: Candidates, settings: ChoiceSettings) -> tuple[str, str]:
-    """readability's text when it is much longer than trafilatura's and contains it."""
-    text, rescued = page.trafilatura, page.readability
+def _run_chars(tree: HtmlElement) -> int:
+    """Characters in the page's long runs of plain text: what a reader sees as its text.
+
+    Unlike prose paragraphs, this counts text set in `<div>`s and `<br>`-separated runs too.
+    """
+    return sum(len(" ".join(str(run).split())) for run in _TEXT_RUNS(tree))
+
+
+def _readability_rescue(
+    page: Candidates, text: str, extractor: str, settings: ChoiceSettings
+) -> tuple[str, str]:
+    """readability's text when it is much longer than `text` and contains it."""
+    rescued = page.readability
     if len(rescued) >= settings.rescue_longer * len(text) and (
         not text or share_contained(text, rescued) >= settings.rescue_covers
     ):
         return rescued, "readability"
-    return text, "trafilatura"
+    return text, extractor
 
 
 def _readability_text(tree: HtmlElement) -> str:
