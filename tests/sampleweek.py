@@ -20,8 +20,8 @@ from digest.models import StageReport
 from digest.notes.stage import NotesStage
 from digest.periods import parse_week
 from digest.runtime.context import RunContext
-from digest.store import open_store
 from loopback import LoopbackServer, Response
+from stores import store_at
 
 FIXTURES = Path(__file__).parent / "fixtures" / "weeks"
 NOW = datetime(2026, 11, 19, 12, tzinfo=UTC)
@@ -149,7 +149,7 @@ def run_week(tmp_path: Path, server: LoopbackServer, shapes: Sequence[str]) -> W
     )
     config = load_config(config_path)
     period = parse_week(WEEK, config.digest.zone)
-    with open_store(config.digest.data_dir / "digest.db") as store:
+    with store_at(config.digest.data_dir / "digest.db") as store:
         context = RunContext(store, config, lambda: NOW)
         notes = NotesStage(store, config, context.clock)
         summarizer = notes.writer(context)

@@ -13,6 +13,7 @@ from click.testing import CliRunner, Result
 from digest.cli import cli
 from digest.collect.importers.opml import Feed, parse_opml
 from loopback import LoopbackServer, Response
+from stores import store_at
 
 RSS = (
     '<?xml version="1.0"?><rss version="2.0"><channel><title>{title}</title>'
@@ -69,6 +70,7 @@ timeout_s = 2
 per_host_delay_s = 0
 """,
     )
+    store_at(tmp_path / "data" / "digest.db").close()
     yield rig
 
 

@@ -14,6 +14,7 @@ from click.testing import CliRunner, Result
 from digest.cli import cli
 from digest.collect.importers.opml import Feed, parse_opml
 from loopback import LoopbackServer, Response
+from stores import store_at
 
 RSS = (
     '<?xml version="1.0"?><rss version="2.0"><channel><title>{slug}</title>'
@@ -81,6 +82,7 @@ def rig(tmp_path: Path, server: LoopbackServer) -> Iterator[Rig]:
         )
     rig = Rig(server, tmp_path)
     rig.config.write_text(CONFIG.format(blog=rig.feed("blog"), other=rig.feed("other")))
+    store_at(tmp_path / "data" / "digest.db").close()
     yield rig
 
 

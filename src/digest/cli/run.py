@@ -211,7 +211,6 @@ def daemon() -> None:
 
     cfg = config()
     configure_logging(logging.INFO, cfg.log, config_secrets(cfg))
-    logging.getLogger("apscheduler").setLevel(logging.WARNING)  # its INFO lines repeat ours
     stop = threading.Event()
     code = run_daemon(
         cfg.schedule,
