@@ -19,7 +19,7 @@ import pytest
 from digest.collect.feeds import collect_feeds
 from digest.config import Config, FetchConfig, SourceConfig
 from digest.errors import FetchError
-from digest.fetch.client import Fetcher
+from digest.fetch.client import Fetcher, ca_context
 from digest.fetch.stage import FetchAndExtract
 from digest.models import ItemState, SavedItem, StageReport
 from digest.runtime.context import RunContext
@@ -55,6 +55,7 @@ def tls_server(
     tls.load_cert_chain(cert, key)
     trusting = ssl.create_default_context(cafile=str(cert))
     monkeypatch.setattr(httpx, "create_ssl_context", lambda **_: trusting)
+    ca_context.cache_clear()  # the process's authorities, loaded again with the test's
     server = LoopbackServer()
     server.httpd.socket = tls.wrap_socket(server.httpd.socket, server_side=True)
     server.start()
@@ -62,6 +63,7 @@ def tls_server(
         yield server
     finally:
         server.stop()
+        ca_context.cache_clear()
 
 
 def https_url(server: LoopbackServer, path: str) -> str:

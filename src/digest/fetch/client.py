@@ -9,7 +9,9 @@ Python, so `br` is neither advertised nor read).
 from __future__ import annotations
 
 import asyncio
+import functools
 import io
+import ssl
 import zlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -93,6 +95,13 @@ def check_status(result: FetchResult, *, now: datetime | None = None) -> None:
 # -- the fetcher -----------------------------------------------------------
 
 
+@functools.cache
+def ca_context() -> ssl.SSLContext:
+    """The certificate authorities, loaded once per process: loading them takes ~30 ms,
+    and every run opens a fetcher (the daemon: every collect)."""
+    return httpx.create_ssl_context(trust_env=False)
+
+
 class Fetcher:
     """`async with Fetcher(config) as f: await f.get(url)`; limits shared by every get.
 
@@ -122,7 +131,7 @@ class Fetcher:
         limits = httpx.Limits(
             max_connections=CLIENT_MAX_CONNECTIONS, max_keepalive_connections=CLIENT_MAX_CONNECTIONS
         )
-        ssl_context = httpx.create_ssl_context(trust_env=False)  # loading CAs is slow: share it
+        ssl_context = ca_context()
         self._clients = [
             httpx.AsyncClient(
                 transport=GuardedTransport(self.policy, limits, ssl_context, self.resolver),
