@@ -29,9 +29,8 @@ from digest.models import Extracted, Item, ItemKind, TextFeatures
 from digest.notes.tags import is_tag_word
 from digest.text import url_title, without_links, words
 
-TEXT_CHARS = 5_000  # a page's opening tells its story: compose reads no more of the page
+TEXT_CHARS = 5_000  # a page's opening tells its story (and what it is about): compose reads no more
 VERSION = "1"  # part of every text hash: a change to what is computed here renews them all
-EMBEDDED_CHARS = TEXT_CHARS  # the opening of a text says what it is about
 _CLAUSE_END = re.compile(r"[^\w\s'’-]|\n")
 _POSSESSIVE = re.compile(r"['’]s$", re.I)
 _NUMBER_WORDS = """one two three four five six seven eight nine ten eleven twelve twenty hundred
@@ -86,7 +85,7 @@ def text_features(text: str) -> TextFeatures:
 def read(text: str) -> str:
     """What of a text its features are made of: its opening, without links (a link's host
     is no subject: "Substack")."""
-    return without_links(text)[:EMBEDDED_CHARS]
+    return without_links(text)[:TEXT_CHARS]
 
 
 def features_of(items: Sequence[Item]) -> list[TextFeatures]:
