@@ -276,7 +276,7 @@ def test_an_unusable_answer_is_repaired_with_the_problem_sent_back(
     assert note.summary == SUMMARY
     repair = fake_openai.messages(1)
     assert repair[-2] == {"role": "assistant", "content": '{"summary": "unfinished'}
-    assert "shares too few words with the text" in repair[-1]["content"]
+    assert "the summary says nothing" in repair[-1]["content"]
     assert [c.purpose for c in calls] == ["note", "note-repair"]
 
 
@@ -553,14 +553,14 @@ def test_unusable_summaries_are_refused(summary: str, problem: str) -> None:
 @pytest.mark.parametrize(
     ("summary", "expected"),
     [
-        ("Rust is safe.", "Rust is safe."),
-        ("One Rust. Two. Three. Four. Five.", "One Rust. Two. Three. Four. Five."),
+        ("Rust compilers catch memory bugs.", "Rust compilers catch memory bugs."),
+        ("Rust catches bugs. Safe. Fast. Compilers.", "Rust catches bugs. Safe. Fast. Compilers."),
         (
             "Rust. Safe. Fast. Small. Memory. Bugs. Browsers. Engines.",
             "Rust. Safe. Fast. Small. Memory. Bugs.",
         ),
         (["Rust is safe.", "It catches bugs."], "Rust is safe. It catches bugs."),
-        ("  **Rust**  is\n safe. ", "Rust is safe."),
+        ("  **Rust**  compilers\n catch memory bugs. ", "Rust compilers catch memory bugs."),
     ],
 )
 def test_usable_summaries_are_normalised_not_refused(summary: Any, expected: str) -> None:
@@ -569,7 +569,7 @@ def test_usable_summaries_are_normalised_not_refused(summary: Any, expected: str
 
 def test_a_summary_past_the_length_limit_is_cut_not_refused() -> None:
     checks = ", ".join(f"check number {n} of memory safety" for n in range(200))
-    summary = note_answer(f"Rust compilers run {checks}.").summary
+    summary = note_answer(f"Rust compilers run {checks}.", AnswerContext()).summary
     assert len(summary) <= 1200 and summary.endswith("…")
 
 
@@ -593,8 +593,10 @@ def test_the_echoed_delimiter_is_refused() -> None:
 
 def test_reasoning_that_quotes_the_prompt_is_not_an_echo() -> None:
     context = AnswerContext(source=ARTICLE, echo_markers=("Answer with only a JSON object",))
-    content = '<think>It says: Answer with only a JSON object.</think>{"summary": "Rust is safe."}'
-    assert parse_note_answer(content, context).summary == "Rust is safe."
+    content = (
+        '<think>Answer with only a JSON object.</think>{"summary": "Rust catches memory bugs."}'
+    )
+    assert parse_note_answer(content, context).summary == "Rust catches memory bugs."
 
 
 def test_a_cut_off_answer_keeps_its_complete_sentences() -> None:
@@ -611,11 +613,13 @@ def test_key_points_and_tags_may_be_strings_missing_or_short() -> None:
 
 
 def test_key_points_lose_links_and_stop_at_five() -> None:
+    said = ["Browsers rewritten", "Vendors chose", "Memory checked", "Dog barked", "Lunch served"]
+    said += ["Conference opened", "Talks given"]
     points = [
-        f"- Point {i} with [a link](https://x.example/{i}) and https://y.example" for i in range(7)
+        f"- {what} [for it](https://x.example/{i}) https://y.example" for i, what in enumerate(said)
     ]
     answer = note_answer(SUMMARY, key_points=points, tags=[])
-    assert answer.key_points == [f"Point {i} with a link and" for i in range(5)]
+    assert answer.key_points == [f"{what} for it" for what in said[:5]]
 
 
 def test_tags_reuse_the_spelling_of_known_tags() -> None:

@@ -22,13 +22,18 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from digest.models import NoteBasis
+from digest.notes.faithful import check, known_facts, unknown_facts
 from digest.notes.judging import (
     ENGLISH,
+    MIN_NOTE_WORDS,
+    content_words,
     echoes,
     is_placeholder,
     is_repetitive,
     off_topic,
+    repeats,
     stems,
+    wordless,
     wrong_language,
 )
 from digest.notes.reading import prose, read_answer, summary_field, without_reasoning
@@ -93,6 +98,8 @@ _NOT_A_SUMMARY = re.compile(
     )\W*$""",
     re.IGNORECASE | re.VERBOSE | re.DOTALL,
 )
+NO_WORDS = "the summary says nothing"  # refusals that the run's summary counts by kind
+INVENTED = "the summary states facts its article does not"
 _TERMINAL = (".", "!", "?", "…", '."', ".'", ".”", '!"', '?"', ".)", "。")
 _LIST_SPLIT = re.compile(r"\n+|;\s+")
 _TAG_SPLIT = re.compile(r"[,;\n#|]+")
@@ -175,22 +182,27 @@ class NoteAnswer(BaseModel):
             raise ValueError("the summary says the same thing more than once")
         if echoes(value, context.instructions):
             raise ValueError("the answer echoed the prompt instead of summarising the text")
+        if why := wordless(value, context.title):
+            raise ValueError(f"{NO_WORDS}: {why}")
         if context.language and wrong_language(value, context.language):
             raise ValueError(f"the note must be written in {context.language}")
         translated = bool(context.language) and not ENGLISH.match(context.language)
         own, title = stems(context.source), stems(context.title)
         if why := off_topic(value, own, context.others, title=title, translated=translated):
             raise ValueError(f"the summary is not about the text: {why}")
-        return value
+        return _faithful(value, context.source, with_names=not translated)
 
     @field_validator("key_points", mode="before")
     @classmethod
     def _points(cls, value: Any, info: ValidationInfo) -> list[str]:
         parts = [part for text in _texts(value) for part in _LIST_SPLIT.split(clean(text))]
         points = (without_links(_one_line(prose(point))) for point in parts)
-        kept = (point for point in points if _usable_point(point, _context(info)))
-        unique = dict.fromkeys(shorten(point, MAX_KEY_POINT_CHARS) for point in kept)
-        return list(unique)[:MAX_LIST_ITEMS]
+        kept: list[str] = []
+        said = [str(info.data.get("summary") or "")]
+        for point in points:
+            if _usable_point(point, _context(info)) and not repeats(point, [*said, *kept]):
+                kept.append(shorten(point, MAX_KEY_POINT_CHARS))
+        return kept[:MAX_LIST_ITEMS]
 
     @field_validator("tags", mode="before")
     @classmethod
@@ -244,14 +256,37 @@ def _fitted(summary: str) -> str:
     return " ".join(kept) if kept else shorten(summary, MAX_SUMMARY_CHARS)
 
 
+def _faithful(summary: str, source: str, *, with_names: bool) -> str:
+    """The summary without its sentences that say what the article does not (faithful.py);
+    refused when too little is left."""
+    if not source:
+        return summary
+    checked = check(sentences(summary), known_facts(source), with_names=with_names)
+    if not checked.dropped:
+        return summary
+    if len(content_words(checked.text)) < MIN_NOTE_WORDS:
+        facts = shorten(", ".join(checked.missing()), 120)
+        raise ValueError(f"{INVENTED}: the article does not say {facts}")
+    return checked.text
+
+
 def _usable_point(point: str, context: AnswerContext) -> bool:
-    """A key point that says something of the text: no placeholder, echo or repetition."""
+    """A key point that says something of the text: words, some of them the article's, no
+    fact the article lacks, no placeholder (a bracketed tag), echo or repetition."""
     if not point or is_placeholder(point) or is_repetitive(point):
         return False
-    if echoes(point, context.instructions):
+    if echoes(point, context.instructions) or not (said := content_words(point)):
         return False
-    # a short point ("fast") may say in its own word what the text says in others
-    return len(stems(point)) < 3 or not off_topic(point, stems(context.source), context.others)
+    if not context.source:
+        return True
+    english = not context.language or bool(ENGLISH.match(context.language))
+    if unknown_facts(point, known_facts(context.source), with_names=english):
+        return False
+    own = stems(context.source)
+    # a short point ("fast") may say in its own words what the text says in others
+    return bool(stems(" ".join(said)) & own) and (
+        len(stems(point)) < 3 or not off_topic(point, own, context.others)
+    )
 
 
 def _unusable_tag(tag: str) -> bool:
