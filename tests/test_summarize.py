@@ -21,9 +21,10 @@ from digest.notes import (
     make_summarizer,
     note_cache_key,
 )
-from digest.notes.answers import AnswerContext, parse_note_answer, parse_week_answer
+from digest.notes.answers import AnswerContext, parse_note_answer
 from digest.notes.offline import segment, summary_sentences
 from digest.notes.tokens import count_tokens, tokenizer_name
+from digest.notes.week_answers import parse_week_answer
 from digest.text import sentences
 from fake_openai import FakeOpenAI, Reply
 
@@ -481,7 +482,9 @@ def test_openai_week_summary_is_one_call_over_the_notes(fake_openai: FakeOpenAI)
 
     summary = run(summarise())
     assert summary == WeekSummary(
-        (Statement("This week's items have a common thread.", (3, 9)),), (3,), model="fake-model"
+        (Statement("This week's items have a common thread: Safer compilers.", (3, 9)),),
+        (3,),
+        model="fake-model",
     )
     body = fake_openai.requests[0]
     assert body["response_format"]["json_schema"]["name"] == "week_summary"
@@ -650,7 +653,7 @@ def test_tokens_are_counted_with_the_shipped_encoding_without_network() -> None:
 
 
 def test_a_week_summary_answer_without_statements_is_repaired(fake_openai: FakeOpenAI) -> None:
-    good = {"statements": [{"text": "A theme.", "items": [3]}], "must_read": [3]}
+    good = {"statements": [{"text": "Rust is a theme.", "items": [3]}], "must_read": [3]}
     fake_openai.script(FakeOpenAI.text('{"statements": []}'), FakeOpenAI.text(json.dumps(good)))
 
     async def summarise() -> WeekSummary:
@@ -662,7 +665,7 @@ def test_a_week_summary_answer_without_statements_is_repaired(fake_openai: FakeO
             await summarizer.aclose()
 
     summary = run(summarise())
-    assert summary == WeekSummary((Statement("A theme.", (3,)),), (3,), model="big-model")
+    assert summary == WeekSummary((Statement("Rust is a theme.", (3,)),), (3,), model="big-model")
     assert [body["model"] for body in fake_openai.requests] == ["big-model", "big-model"]
     assert all(body["max_tokens"] == 800 for body in fake_openai.requests)
 
@@ -689,7 +692,7 @@ def test_week_statements_that_are_placeholders_or_said_twice_are_dropped() -> No
 
 
 def test_must_read_names_only_items_the_model_noted(fake_openai: FakeOpenAI) -> None:
-    answer = {"statements": [{"text": "A theme.", "items": [3, 4]}], "must_read": [3, 4]}
+    answer = {"statements": [{"text": "Rust and SQLite.", "items": [3, 4]}], "must_read": [3, 4]}
     fake_openai.script(FakeOpenAI.text(json.dumps(answer)))
     noted = [
         (3, "A", Note("Rust is safe.", model="offline", prompt_version="extractive-1")),

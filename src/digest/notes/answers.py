@@ -9,8 +9,7 @@ back, a sentence or a long run of words said twice, text with too few content wo
 article or more of another article of the run, a note in another language than asked, an
 answer cut off before its first sentence ended, a URL the item does not have (judging.py).
 Key points and tags that are placeholders, echoes or repeats are dropped.
-The week summary keeps the statements that cite items of the week and drops the rest, and
-those that are placeholders or repeated.
+The week summary's answer is read in week_answers.py.
 """
 
 from __future__ import annotations
@@ -43,9 +42,6 @@ MAX_SUMMARY_CHARS = 1200
 MAX_SUMMARY_SENTENCES = 6
 MAX_LIST_ITEMS = 5
 MAX_KEY_POINT_CHARS = 200
-MAX_STATEMENTS = 6
-MAX_STATEMENT_CHARS = 600
-MAX_MUST_READS = 3
 
 NOTE_SCHEMA: dict[str, object] = {
     "type": "object",
@@ -55,28 +51,6 @@ NOTE_SCHEMA: dict[str, object] = {
         "tags": {"type": "array", "items": {"type": "string"}, "maxItems": MAX_LIST_ITEMS},
     },
     "required": ["summary", "key_points", "tags"],
-    "additionalProperties": False,
-}
-
-WEEK_SCHEMA: dict[str, object] = {
-    "type": "object",
-    "properties": {
-        "statements": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "text": {"type": "string"},
-                    "items": {"type": "array", "items": {"type": "integer"}},
-                },
-                "required": ["text", "items"],
-                "additionalProperties": False,
-            },
-            "maxItems": MAX_STATEMENTS,
-        },
-        "must_read": {"type": "array", "items": {"type": "integer"}, "maxItems": MAX_MUST_READS},
-    },
-    "required": ["statements", "must_read"],
     "additionalProperties": False,
 }
 
@@ -100,7 +74,7 @@ _NOT_A_SUMMARY = re.compile(
 )
 NO_WORDS = "the summary says nothing"  # refusals that the run's summary counts by kind
 INVENTED = "the summary states facts its article does not"
-_TERMINAL = (".", "!", "?", "…", '."', ".'", ".”", '!"', '?"', ".)", "。")
+TERMINAL = (".", "!", "?", "…", '."', ".'", ".”", '!"', '?"', ".)", "。")
 _LIST_SPLIT = re.compile(r"\n+|;\s+")
 _TAG_SPLIT = re.compile(r"[,;\n#|]+")
 
@@ -112,7 +86,7 @@ def strip_preamble(text: str) -> str:
     return text.strip()
 
 
-def _one_line(value: str) -> str:
+def one_line(value: str) -> str:
     return strip_preamble(" ".join(clean(value).split()))
 
 
@@ -132,7 +106,7 @@ class AnswerContext:
     truncated: bool = False  # the answer was cut off by max_tokens
 
 
-def _texts(value: Any) -> list[str]:
+def texts(value: Any) -> list[str]:
     """Strings from whatever a model put in a field: a string, a list, numbers, objects."""
     if value is None or isinstance(value, bool):
         return []
@@ -141,9 +115,9 @@ def _texts(value: Any) -> list[str]:
     if isinstance(value, int | float):
         return [str(value)]
     if isinstance(value, dict):
-        return [text for part in value.values() for text in _texts(part)][:1]
+        return [text for part in value.values() for text in texts(part)][:1]
     if isinstance(value, list | tuple):
-        return [text for part in value for text in _texts(part)]
+        return [text for part in value for text in texts(part)]
     return []
 
 
@@ -159,7 +133,7 @@ class NoteAnswer(BaseModel):
     @field_validator("summary", mode="before")
     @classmethod
     def _as_text(cls, value: Any) -> str:
-        return _one_line(prose(" ".join(_texts(value))))
+        return one_line(prose(" ".join(texts(value))))
 
     @field_validator("summary")
     @classmethod
@@ -195,8 +169,8 @@ class NoteAnswer(BaseModel):
     @field_validator("key_points", mode="before")
     @classmethod
     def _points(cls, value: Any, info: ValidationInfo) -> list[str]:
-        parts = [part for text in _texts(value) for part in _LIST_SPLIT.split(clean(text))]
-        points = (without_links(_one_line(prose(point))) for point in parts)
+        parts = [part for text in texts(value) for part in _LIST_SPLIT.split(clean(text))]
+        points = (without_links(one_line(prose(point))) for point in parts)
         kept: list[str] = []
         said = [str(info.data.get("summary") or "")]
         for point in points:
@@ -208,7 +182,7 @@ class NoteAnswer(BaseModel):
     @classmethod
     def _normalised_tags(cls, value: Any, info: ValidationInfo) -> list[str]:
         known = {tag_key(tag): tag for tag in _context(info).known_tags}
-        raw = (part for text in _texts(value) for part in _TAG_SPLIT.split(clean(text)))
+        raw = (part for text in texts(value) for part in _TAG_SPLIT.split(clean(text)))
         tags = (" ".join(tag.lower().strip(" \"'`*.").split()) for tag in raw)
         tags = (known.get(tag_key(tag), tag) for tag in tags if not _unusable_tag(tag))
         return list(dict.fromkeys(tag for tag in tags if 0 < len(tag) <= 40))[:MAX_LIST_ITEMS]
@@ -238,7 +212,7 @@ def _without_item_urls(summary: str, item_urls: tuple[str, ...]) -> str:
 def _complete_sentences(summary: str) -> str:
     """What was cut off by max_tokens taken away: the sentences that ended."""
     whole = sentences(summary)
-    if whole and not whole[-1].endswith(_TERMINAL):
+    if whole and not whole[-1].endswith(TERMINAL):
         whole.pop()
     if not whole:
         raise ValueError("the answer was cut off before its first sentence ended")
@@ -299,42 +273,11 @@ def tag_key(tag: str) -> str:
     return " ".join(word[:-1] if len(word) > 3 and word.endswith("s") else word for word in words_)
 
 
-class StatementAnswer(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    text: str = Field(min_length=1, max_length=MAX_STATEMENT_CHARS)
-    items: list[int] = Field(default_factory=list)
-
-    @field_validator("text", mode="before")
-    @classmethod
-    def _without_preamble(cls, value: Any) -> str:
-        return shorten(_one_line(prose(" ".join(_texts(value)))), MAX_STATEMENT_CHARS)
-
-    @field_validator("text")
-    @classmethod
-    def _says_something(cls, value: str) -> str:
-        if is_placeholder(value) or is_repetitive(value):
-            raise ValueError("a placeholder or a repetition, not a statement")
-        return value
-
-    @field_validator("items", mode="before")
-    @classmethod
-    def _numbers(cls, value: Any) -> list[int]:
-        return [int(n) for text in _texts(value) for n in re.findall(r"\d{1,9}", text)]
-
-
-class WeekAnswer(BaseModel):
-    statements: list[StatementAnswer]
-    must_read: list[int] = Field(default_factory=list)
-
-
-_INLINE_CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")  # "… as two posts show [3, 7]"
 _KEY_POINT_KEYS = ("key_points", "keypoints", "key points", "points", "highlights", "bullets")
 _TAG_KEYS = ("tags", "topics", "keywords", "categories", "labels")
-_CITE_KEYS = ("items", "cites", "citations", "ids", "sources", "item_ids")
 
 
-def _first(data: dict[str, Any], keys: tuple[str, ...]) -> Any:
+def first(data: dict[str, Any], keys: tuple[str, ...]) -> Any:
     return next((data[key] for key in keys if data.get(key) not in (None, "", [])), None)
 
 
@@ -351,50 +294,10 @@ def parse_note_answer(content: str | None, context: AnswerContext | None = None)
     else:
         fields = {
             "summary": summary_field(read),
-            "key_points": _first(read, _KEY_POINT_KEYS),
-            "tags": _first(read, _TAG_KEYS),
+            "key_points": first(read, _KEY_POINT_KEYS),
+            "tags": first(read, _TAG_KEYS),
         }
     return NoteAnswer.model_validate(fields, context={"answer": context})
-
-
-def parse_week_answer(
-    content: str | None,
-    item_ids: frozenset[int] | None = None,
-    must_read_ids: frozenset[int] | None = None,
-    *,
-    truncated: bool = False,
-) -> WeekAnswer:
-    """The statements of a week summary that cite items in `item_ids` (all, if None), citing
-    only those, each said once, whole (a `truncated` answer's last may be cut off); "must
-    read" only among `must_read_ids` (all cited, if None); ValueError if no statement is left."""
-    read = read_answer(content)
-    data = read if isinstance(read, dict) else {}
-    statements: list[StatementAnswer] = []
-    said: set[str] = set()
-    for raw in _listed(data.get("statements") or data.get("themes")):
-        fields = raw if isinstance(raw, dict) else {"text": raw}
-        cites = _first({str(k).lower(): v for k, v in fields.items()}, _CITE_KEYS)
-        cites = cites or _INLINE_CITATION.findall(" ".join(_texts(fields.get("text"))))
-        try:
-            statement = StatementAnswer.model_validate({"text": fields.get("text"), "items": cites})
-        except ValidationError:
-            continue
-        if truncated and not statement.text.endswith(_TERMINAL):
-            continue
-        cited = [i for i in dict.fromkeys(statement.items) if item_ids is None or i in item_ids]
-        if cited and (key := " ".join(statement.text.lower().split())) not in said:
-            said.add(key)
-            statements.append(statement.model_copy(update={"items": cited}))
-    if not statements:
-        raise ValueError("no statement of the week summary cited an item of the week")
-    readable = must_read_ids if must_read_ids is not None else item_ids
-    must_read = StatementAnswer._numbers(data.get("must_read"))
-    must_read = [i for i in dict.fromkeys(must_read) if readable is None or i in readable]
-    return WeekAnswer(statements=statements[:MAX_STATEMENTS], must_read=must_read[:MAX_MUST_READS])
-
-
-def _listed(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else [value] if value else []
 
 
 def describe_invalid(exc: ValueError) -> str:

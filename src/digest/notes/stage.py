@@ -401,12 +401,13 @@ class NotesStage:
                 self.stopped = str(exc)
                 self._note_unreachable(exc)
             log.warning("%s; the week summary falls back to the offline one", exc)
-            self.week_usage = ModelUsage("offline", "", 1, Usage())
+            _sends, spent = self._calls.pop(None, (0, Usage()))  # the refused answer was paid for
+            self.week_usage = ModelUsage("offline", "", 1, spent)
             offline = await self.offline_summarizer().week_summary(period.label, noted)
             if isinstance(exc, UnusableAnswer):  # asked once for these notes: not again
                 saved = week_to_json(offline, "")
                 self.store.save_week_summary(
-                    key, period.label, saved, self.clock(), model=offline.model, usage=Usage()
+                    key, period.label, saved, self.clock(), model=offline.model, usage=spent
                 )
             return offline
         finally:
