@@ -15,6 +15,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from digest.commands.status import gather_status
 from digest.config import Config, DigestSection, LLMConfig, ModelPrice
 from digest.lifecycle import FetchSucceeded, ItemState
 from digest.models import Extracted, Note, SavedItem, Stage
@@ -494,3 +495,18 @@ def test_a_bug_noting_one_item_is_its_failure_and_the_others_are_noted(tmp_path:
     assert notes[ids["https://a.example/kilns"]] is None  # pending: tried again next run
     assert notes[ids["https://a.example/ferries"]] is not None
     assert report.done == 1
+
+
+def test_status_files_llm_usage_under_the_week_the_notes_are_for(
+    tmp_path: Path, fake: FakeOpenAI
+) -> None:
+    config = config_for(tmp_path, fake)
+    seed(config, PAGES)
+    later = NOW + timedelta(days=9)  # the week's digest, written in the week after next
+
+    run(config, "now", period=WEEK, stages=(Stage.NOTES, Stage.DELIVER), clock=lambda: later)
+
+    with open_store(config.db_path) as store:
+        weeks = gather_status(store)["llm"]["by_week"]
+    assert [row["week"] for row in weeks] == [WEEK.label]
+    assert weeks[0]["calls"] == len(fake.requests) == 3  # two notes, the week summary
