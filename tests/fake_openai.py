@@ -323,9 +323,10 @@ def default_content(request: dict[str, Any]) -> str:
     users = [m for m in request.get("messages") or [] if m.get("role") == "user"] or [{}]
     data = str(users[0].get("content", ""))  # the fenced data (a repair turn comes later)
     if ids := [int(i) for i in re.findall(r"^\[(\d+)\]", data, re.MULTILINE)]:
-        first = re.search(r"^\[\d+\] ([^:\n]*)", data, re.MULTILINE)
-        title = first.group(1).strip() if first else "notes"
-        statement = {"text": f"This week's items have a common thread: {title}.", "items": ids}
+        first = re.search(r"^\[\d+\] ([^:\n]*)(?:: ([^\n(]*))?", data, re.MULTILINE)
+        said = first.group(2) or first.group(1) if first else "notes"
+        theme = " ".join(said.split()[:6]).rstrip(".")
+        statement = {"text": f"This week's items have a common thread: {theme}.", "items": ids}
         return json.dumps({"statements": [statement], "must_read": ids[:1]})
     lines = [line for line in fenced_lines(data) if not line.startswith(("Title:", "URL:"))]
     words = re.findall(r"[^\W_]+", " ".join(lines))[:12]

@@ -482,7 +482,7 @@ def test_openai_week_summary_is_one_call_over_the_notes(fake_openai: FakeOpenAI)
 
     summary = run(summarise())
     assert summary == WeekSummary(
-        (Statement("This week's items have a common thread: Safer compilers.", (3, 9)),),
+        (Statement("This week's items have a common thread: Rust is safe.", (3, 9)),),
         (3,),
         model="fake-model",
     )

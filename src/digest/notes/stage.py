@@ -111,10 +111,13 @@ class NotesStage:
     unfit: str | None = None  # why the model is asked no more this run: its answers were refused
     _deadline: float | None = None  # the event loop's time when the stage stops calling
     _writer: Summarizer | None = None  # the run's summariser, made when first needed
+    # texts asked about at once: a text waiting for its turn learns of the breaker's verdict
+    _turns: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(1))
 
     def start(self) -> None:
         """The stage begins: its deadline (llm.stage_timeout_s) runs from now."""
         self._deadline = asyncio.get_running_loop().time() + self.config.llm.stage_timeout_s
+        self._turns = asyncio.Semaphore(self.config.llm.concurrency)
 
     # -- notes -------------------------------------------------------------
 
@@ -176,7 +179,18 @@ class NotesStage:
     ) -> None:
         """One note for items with the same text, from the cache or one exchange with the
         model (its cost recorded once, on the first); an extractive stand-in where the model
-        fails or may not be asked; nothing (they stay pending) once the LLM is stopped."""
+        fails, may not be asked or is unfit; nothing (they stay pending) once the LLM is
+        stopped otherwise."""
+        async with self._turns:
+            await self._note_same_text(summarizer, items, known_tags, report)
+
+    async def _note_same_text(
+        self,
+        summarizer: Summarizer,
+        items: Sequence[Item],
+        known_tags: Sequence[str],
+        report: StageReport,
+    ) -> None:
         request = note_request(items[0], known_tags)
         if self.stopped:
             if self.unfit:  # the model answers, badly: the offline notes stand this run
