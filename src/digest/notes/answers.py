@@ -258,7 +258,7 @@ def _usable_point(point: str, context: AnswerContext) -> bool:
         return False
     own = stems(context.source)
     # a short point ("fast") may say in its own words what the text says in others
-    return bool(stems(" ".join(said)) & own) and (
+    return (not english or bool(stems(" ".join(said)) & own)) and (
         len(stems(point)) < 3 or not off_topic(point, own, context.others)
     )
 
