@@ -10,10 +10,11 @@ from typing import Any
 from click.testing import CliRunner
 
 from digest.cli import cli
-from digest.models import Stage
-from digest.pipeline import run
-from fake_openai import FakeOpenAI, Reply, data_words
-from test_notes import NOW, WEEK, config_for, seed
+from digest.models import SavedItem, Stage
+from digest.pipeline import RunResult, run
+from digest.store import open_store
+from fake_openai import RECORDINGS, FakeOpenAI, Reply, data_words
+from test_notes import NOW, WEEK, config_for, fetched, seed
 
 TOPICS = "ferries bakeries hedgehogs libraries harbours trains chess cafes bridges gardens"
 PAGES = {
@@ -93,3 +94,37 @@ def test_digest_now_exits_3_naming_the_unfit_model(tmp_path: Path) -> None:
     assert outcome.exit_code == 3, outcome.output
     assert "the model 'm' is unfit for notes" in outcome.stderr
     assert "notes: 0 by m, 10 offline" in outcome.stderr
+
+
+# -- what real models answered (bench/record_real_llm.py --file news.json), replayed ------------
+
+NEWS: list[dict[str, str]] = json.loads((RECORDINGS / "news.json").read_text(encoding="utf-8"))
+
+
+def replay_news(tmp_path: Path, fake: FakeOpenAI, name: str, model: str) -> RunResult:
+    config = config_for(tmp_path, fake, model=model)
+    with open_store(config.db_path) as store:
+        source = store.ensure_source("news", "file", path="/news")
+        saved = [SavedItem(url=a["url"], title=a["title"], saved_at=NOW) for a in NEWS]
+        store.save_items(source, saved, NOW)
+        ids = {item.url: item.id for item in store.all_items()}
+        for article in NEWS:
+            store.apply_fetch(fetched(ids[article["url"]], article["text"], NOW))
+    fake.responder = FakeOpenAI.replaying(name)
+    return run(config, "now", period=WEEK, stages=(Stage.NOTES, Stage.DRAFT), clock=lambda: NOW)
+
+
+def test_the_breaker_trips_on_the_base_gemmas_recorded_answers(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    result = replay_news(tmp_path, fake_openai, "gemma-news", "gemma-3-270m")
+
+    assert result.model_unreachable == (
+        "the model 'gemma-3-270m' is unfit for notes: 6 of its first 8 answers were refused"
+        " (5 no summary, 1 no words); no more asked this run, the offline notes stand; the"
+        " next run asks again"
+    )
+    asked = {str(request["messages"][1]["content"]) for request in fake_openai.requests}
+    assert len(asked) == 8 and len(fake_openai.requests) == 14  # the last four never asked
+    info = [line for report in result.reports for line in report.info]
+    assert "notes: 2 by gemma-3-270m, 10 offline (5 no summary, 4 unfit model, 1 no words)" in info
