@@ -39,6 +39,7 @@ class RunResult:
     reports: list[StageReport] = field(default_factory=list)
     delivery: DeliveryOutcome | None = None
     model_unreachable: str | None = None  # why the model wrote no notes this run
+    prompt_problems: list[str] = field(default_factory=list)  # the built-in prompt stood in
 
     @property
     def failures(self) -> list[str]:
@@ -46,8 +47,10 @@ class RunResult:
 
     @property
     def needs_attention(self) -> bool:
-        """A configured delivery failed, or the model was unreachable for notes."""
-        return bool(self.delivery and self.delivery.failures) or bool(self.model_unreachable)
+        """A configured delivery failed, the model was unreachable for notes, or a prompt
+        file failed."""
+        delivery_failed = bool(self.delivery and self.delivery.failures)
+        return delivery_failed or bool(self.model_unreachable or self.prompt_problems)
 
 
 def notes_offline(config: Config) -> Callable[[Item], bool]:
@@ -128,6 +131,7 @@ async def _run_stages(
     finally:
         await notes.aclose()
         result.model_unreachable = notes.unreachable
+        result.prompt_problems = notes.prompt_problems
     for stage in planned:
         if isinstance(stage, ComposeStage):
             result.path, result.delivery = stage.path, stage.delivery

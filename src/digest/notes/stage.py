@@ -108,6 +108,7 @@ class NotesStage:
     by_model: int = 0  # of them, noted by the model
     _deadline: float | None = None  # the event loop's time when the stage stops calling
     _writer: Summarizer | None = None  # the run's summariser, made when first needed
+    prompt_problems: list[str] = field(default_factory=list)  # prompt files that failed
 
     def start(self) -> None:
         """The stage begins: its deadline (llm.stage_timeout_s) runs from now."""
@@ -286,6 +287,7 @@ class NotesStage:
             self.unreachable = self.unreachable or str(exc)
 
     def finish(self, report: StageReport) -> None:
+        self.took_problems(report.failures)
         if self.stopped:
             report.failures.append(f"{self.stopped}; items not noted stay pending for the next run")
         llm = self.config.llm
@@ -426,6 +428,14 @@ class NotesStage:
                 on_call=functools.partial(self.record_call, run_id=run.run_id)
             )
         return self._writer
+
+    def took_problems(self, failures: list[str]) -> None:
+        """The prompt files that failed since last asked, added to `failures` and to
+        `prompt_problems` (the built-in prompt stood in: the run needs attention)."""
+        if self._writer is not None:
+            problems = self._writer.take_problems()
+            self.prompt_problems += problems
+            failures.extend(problems)
 
     async def aclose(self) -> None:
         if self._writer is not None:
