@@ -386,7 +386,7 @@ class RuleConfig(_Section):
     kind: list[Literal["link", "note", "post"]] = Field(default_factory=list)
     tags: list[str] = Field(default_factory=list)  # the note's tags or the item's topic
     words: list[str] = Field(default_factory=list)  # whole words or phrases, in title or text
-    regex: str | None = None  # searched in the title and text (Python syntax; (?i) for case)
+    regex: str | None = None  # searched in the title and text (RE2: digest.patterns)
     language: list[str] = Field(default_factory=list)  # the page's language: "en", "de"…
     min_words: int | None = Field(None, ge=0, le=10_000_000)
     max_words: int | None = Field(None, ge=0, le=10_000_000)
@@ -405,10 +405,9 @@ class RuleConfig(_Section):
     @classmethod
     def _compiles(cls, value: str | None) -> str | None:
         if value is not None:
-            try:
-                re.compile(value)
-            except re.error as exc:
-                raise ValueError(f"regex does not compile: {exc}") from exc
+            from digest.patterns import compile_pattern
+
+            compile_pattern(value)  # ValueError: why RE2 takes it not
         return value
 
     @model_validator(mode="after")
