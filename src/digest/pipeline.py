@@ -46,11 +46,17 @@ class RunResult:
         return [line for report in self.reports for line in report.failures]
 
     @property
+    def left_behind(self) -> int:
+        """Saves the sources could not read this run."""
+        return sum(report.left_behind for report in self.reports)
+
+    @property
     def needs_attention(self) -> bool:
-        """A configured delivery failed, the model was unreachable for notes, or a prompt
-        file failed."""
+        """A configured delivery failed, the model was unreachable for notes, a prompt file
+        failed, or saves were left behind."""
         delivery_failed = bool(self.delivery and self.delivery.failures)
-        return delivery_failed or bool(self.model_unreachable or self.prompt_problems)
+        problems = self.model_unreachable or self.prompt_problems or self.left_behind
+        return delivery_failed or bool(problems)
 
 
 def notes_offline(config: Config) -> Callable[[Item], bool]:

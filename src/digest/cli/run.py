@@ -55,7 +55,7 @@ def _run_stages(
     print_reports(result.reports)
     if result.path is not None:
         click.echo(str(result.path))
-    if result.path is not None and result.needs_attention:
+    if (result.path is not None and result.needs_attention) or result.left_behind:
         sys.exit(EXIT_WRITTEN_NOT_DELIVERED)
 
 
