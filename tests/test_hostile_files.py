@@ -10,12 +10,16 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import unicodedata
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from hypothesis import given
+from hypothesis import strategies as st
 
 from digest.cli import cli
+from digest.text import for_terminal
 
 LINKS = "- https://{host}/a first link\n- https://{host}/b second\n- https://{host}/c third\n"
 RAW = ("\x1b", "\x07", "\x9b", "\u202e")  # what must never reach a terminal as it is
@@ -194,3 +198,26 @@ def test_a_full_disk_while_saving_is_one_line_and_a_failed_run(inbox: Path) -> N
 
     assert ran.returncode == 1, ran.stdout + ran.stderr
     assert ran.stderr.splitlines() == ["digest: database error: disk I/O error"]
+
+
+@given(st.text())
+def test_for_terminal_leaves_no_control_bidi_zero_width_or_undecodable_character(text: str) -> None:
+    shown = for_terminal(text)
+
+    assert not any(
+        unicodedata.category(char) in ("Cc", "Cs")
+        or char in "\u061c\u200b\u200e\u200f\u2028\u2029\ufeff"
+        or "\u202a" <= char <= "\u202e"
+        or "\u2060" <= char <= "\u2069"
+        for char in shown
+    )
+
+
+def test_for_terminal_masks_secrets_and_escapes_what_a_terminal_obeys() -> None:
+    shown = for_terminal(
+        "caf\udce9 \x1b]52;c;QQ==\x07 \x9b https://u:pw@x.example/?token=abc \u202e\n"
+    )
+
+    assert (
+        shown == "caf\\xe9 \\x1b]52;c;QQ==\\x07 \\x9b https://***@x.example/?token=*** \\u202e\\x0a"
+    )

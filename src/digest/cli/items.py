@@ -20,7 +20,6 @@ from digest.cli.base import (
 from digest.errors import BadSearch, DigestError
 from digest.models import ItemKind, ItemState
 from digest.text import for_terminal
-from digest.urls import for_display
 
 if TYPE_CHECKING:  # config pulls in pydantic: imported when a command needs it
     from digest.config import Config
@@ -39,7 +38,7 @@ def read(refs: tuple[str, ...]) -> None:
 
     with open_store(config().db_path) as store:
         for line in mark_read(store, refs, utc_now()):
-            click.echo(for_display(line))
+            click.echo(for_terminal(line))
 
 
 @cli.command()
@@ -191,7 +190,7 @@ def rules_test(week: str | None) -> None:
 
     cfg = config()
     for line in rules_report(cfg, week_period(cfg, week, utc_now())):
-        click.echo(for_display(line))
+        click.echo(for_terminal(line))
 
 
 @cli.command()

@@ -22,6 +22,7 @@ from digest.compose.unread import QUALITY_REASONS, fetch_reason
 from digest.errors import FailureKind
 from digest.store import Store
 from digest.store.records import ItemToLookAt, LLMTotals, LLMUsageBy, SourceListing
+from digest.text import for_terminal
 from digest.urls import for_display
 
 SCHEMA = "digest-status"
@@ -275,7 +276,7 @@ def _level(widths: list[int], least: list[int], group: list[int], room: int) -> 
 
 
 def _one_line(value: object) -> str:
-    text = " ".join(for_display(str(value)).split())
+    text = for_terminal(" ".join(str(value).split()))
     if _TIMESTAMP.match(text):  # stored as ISO 8601 UTC; to the minute is enough to read
         return datetime.fromisoformat(text).strftime("%Y-%m-%d %H:%M")
     return text
