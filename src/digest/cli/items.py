@@ -207,11 +207,14 @@ def status(as_json: bool, list_all: bool, failed_only: bool, source: str | None)
     """Sources and their health, items by state, items to look at and why, recent runs,
     LLM usage."""
     from digest.commands.status import StatusQuery, gather_status, render_status
+    from digest.runtime.lock import live_holder_started
     from digest.store import open_store
 
-    with open_store(config().db_path) as store:
+    cfg = config()
+    query = StatusQuery(list_all, failed_only, source, live_holder_started(cfg.data_dir))
+    with open_store(cfg.db_path) as store:
         _known_source(store, source)
-        data = gather_status(store, StatusQuery(list_all, failed_only, source))
+        data = gather_status(store, query)
     render_status(data, as_json=as_json)
 
 
