@@ -46,11 +46,20 @@ def week(count: int) -> list[Item]:
     text = "Paged attention keeps the cache in blocks. " * 20
     return [
         Item(
-            id=n, key=f"https://site{n % 40}.example/{n}", url=f"https://site{n % 40}.example/{n}",
-            title=f"Item {n} on serving models", kind=ItemKind.LINK,
-            saved_at=PERIOD.start + timedelta(minutes=5 * n), topic=f"Topic {n % 12}",
-            context=None, state=ItemState.NOTED, attempts=0, error=None, next_attempt_at=None,
-            text=text, note=Note(f"Note {n}: what it says and why it matters.", ("a", "b"), ("ml",)),
+            id=n,
+            key=f"https://site{n % 40}.example/{n}",
+            url=f"https://site{n % 40}.example/{n}",
+            title=f"Item {n} on serving models",
+            kind=ItemKind.LINK,
+            saved_at=PERIOD.start + timedelta(minutes=5 * n),
+            topic=f"Topic {n % 12}",
+            context=None,
+            state=ItemState.NOTED,
+            attempts=0,
+            error=None,
+            next_attempt_at=None,
+            text=text,
+            note=Note(f"Note {n}: what it says and why it matters.", ("a", "b"), ("ml",)),
         )  # fmt: skip
         for n in range(1, count + 1)
     ]
