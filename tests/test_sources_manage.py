@@ -3,6 +3,7 @@ imported feeds, and OPML export that round-trips, through the real CLI."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import subprocess
 import sys
@@ -357,3 +358,14 @@ def test_twenty_concurrent_adds_keep_all_twenty(rig: Rig) -> None:
     assert [add.returncode for add in adds] == [0] * 20, outputs
     names = {source.name for source in load_config(rig.config).sources}
     assert {f"feed {n}" for n in range(20)} <= names
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can give a file to another user")
+def test_root_editing_a_users_config_leaves_it_the_users(rig: Rig) -> None:
+    os.chown(rig.config, 65534, 65534)
+
+    rig.run("sources", "rename", "Blog", "My blog")
+
+    owner = rig.config.stat()
+    assert (owner.st_uid, owner.st_gid) == (65534, 65534)
+    assert 'name = "My blog"' in rig.config.read_text()
