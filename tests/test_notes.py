@@ -292,7 +292,7 @@ def test_the_footer_names_models_prompt_tokens_cost_and_what_was_skipped(
     assert f"Notes: 2 notes by m, prompt chat-2:English ({tokens_in:,} tokens in," in footer
     assert f"${cost:.4f}" in footer
     assert "Week summary: m, prompt chat-2:English (" in footer
-    assert "Not summarised: 1 item not fetched yet." in footer
+    assert "3 items: 2 noted, 1 not read (not fetched yet)." in footer
 
 
 def test_a_note_the_model_cannot_give_is_an_extractive_stand_in_marked_until_retry_is_asked(

@@ -287,6 +287,7 @@ class StageReport:
     info: list[str] = field(default_factory=list)  # news worth a line: "feed X is gone (410)"
     # units that failed, when `failures` says it in fewer lines ("no network: 6 pages left")
     failed_units: int | None = field(default=None, kw_only=True)
+    offline: bool = field(default=False, kw_only=True)  # no network: nothing could be fetched
 
     @property
     def failed(self) -> int:

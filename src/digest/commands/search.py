@@ -26,6 +26,28 @@ _CONTROL = re.compile(r"[\x00\x01\x04-\x1f\x7f-\x9f]")  # a terminal escape in a
 _SYNTAX = re.compile(r'["()*:^]|\b(?:AND|OR|NOT|NEAR)\b')
 
 
+# `column:value` of the index, and names a reader may use for them
+_COLUMNS = {"title", "text", "note", "context", "tags", "host"}
+_ALIASES = {"section": "tags", "topic": "tags", "heading": "tags", "tag": "tags", "site": "host"}
+_FIELDED = re.compile(r'(?<![\w"])(?P<column>[A-Za-z]+):(?P<value>"[^"]*"|[^\s()"]+)')
+
+
+def with_columns(query: str) -> str:
+    """`query` with the reader's column names made FTS5's (`section:Rust` -> `tags:Rust`) and
+    a value FTS5 would refuse quoted (`host:fasterthanli.me` -> `host:"fasterthanli.me"`)."""
+
+    def fielded(match: re.Match[str]) -> str:
+        column = _ALIASES.get(match["column"].casefold(), match["column"].casefold())
+        if column not in _COLUMNS:
+            return match[0]
+        value = match["value"]
+        if not value.startswith('"') and not re.fullmatch(r"\w+\*?", value):
+            value = '"' + value.removesuffix("/") + '"'
+        return f"{column}:{value}"
+
+    return _FIELDED.sub(fielded, query)
+
+
 def as_phrases(query: str) -> str | None:
     """`query`'s words as FTS5 phrases (`vllm.ai` -> `"vllm.ai"`, which FTS5 reads as the
     words vllm and ai in a row); None when it uses FTS5 syntax, which is left to FTS5."""
