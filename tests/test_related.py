@@ -4,11 +4,14 @@ store and composer; no network)."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 from click.testing import CliRunner
 
 from digest.cli import cli
+from digest.compose.topics import offline_sections
+from weekitems import week_item
 
 JOURNAL = """---
 title: "Today I Learned"
@@ -76,3 +79,17 @@ def test_a_series_gets_its_follow_up_and_rare_shared_words_a_related_line(
 def test_one_setting_turns_the_lines_off(tmp_path: Path) -> None:
     digest = week_digest(tmp_path, related=False)
     assert "follow-up to" not in digest and "You saved" not in digest
+
+
+def test_two_parts_of_a_series_in_one_week_make_a_section_named_by_its_subject() -> None:
+    start = datetime(2026, 11, 16, tzinfo=UTC)
+    items = [
+        week_item(1, start, title="Day 83/365 of GPU Programming", url=None),
+        week_item(2, start, title="Day 124/365 of GPU Programming", url=None),
+        week_item(3, start, title="Day 3 in Observability Zero to Hero", url=None),
+    ]
+    assert offline_sections(items) == {
+        1: "GPU Programming",
+        2: "GPU Programming",
+        3: "Also saved",  # a single part is no series
+    }

@@ -96,10 +96,10 @@ def related_lines(
 
 
 def _follow_up(item: Item, archive: Sequence[Item], zone: ZoneInfo) -> str | None:
-    key = _series(_title(item))
+    key = series_key(_title(item))
     if key is None:
         return None
-    earlier = next((other for other in archive if _series(_title(other)) == key), None)
+    earlier = next((other for other in archive if series_key(_title(other)) == key), None)
     if earlier is None or _title(earlier) == _title(item):
         return None
     week = week_label(earlier.saved_at, zone)
@@ -129,7 +129,7 @@ def _related(
     return f"You saved {len(found)} related {pieces} (latest: *{title}*, {when})"
 
 
-def _series(title: str) -> str | None:
+def series_key(title: str) -> str | None:
     """A numbered title with its numbers taken out ("day # of gpu programming"), or None."""
     if not _NUMBER.search(title) or len(title.split()) < MIN_SERIES_WORDS:
         return None

@@ -37,9 +37,13 @@ from digest.compose.features import (
     terms_of,
     unit,
 )
+from digest.compose.related import series_key
 from digest.models import Item, TextFeatures
+from digest.text import STOPWORDS
 
 ALSO_SAVED = "Also saved"
+_PART_WORDS = "day days part week episode chapter lesson no number vol volume"
+_NUMBERS = frozenset(_PART_WORDS.split())  # "Day 83 of …": what counts the parts, not the subject
 JOIN_SIMILARITY = 0.1  # mean feature cosine under which two groups are not joined
 MIN_GROUP = 3  # fewer items are no section of their own
 # An item left out of every group joins the one whose centre it is this close to (chosen on
@@ -68,10 +72,35 @@ def offline_sections(items: Sequence[Item], feeds: Collection[str] = ()) -> dict
         for name, members in _with_close_items(groups, item_vectors(features)):
             for n in members:
                 named[telling[n].id] = name
+    named |= series_sections([item for item in loose if item.id not in named])
     for item in loose:
         feed = next((source for source in item.sources if source in feeds), None)
         named.setdefault(item.id, feed or ALSO_SAVED)
     return named
+
+
+def series_sections(items: Sequence[Item]) -> dict[int, str]:
+    """Two or more parts of one series ("Day 83/365 of GPU Programming", "Day 124/365 of
+    GPU Programming"): a section named by what the titles share ("GPU Programming")."""
+    parts: dict[str, list[Item]] = {}
+    for item in items:
+        if (key := series_key(item.display_title)) is not None:
+            parts.setdefault(key, []).append(item)
+    named: dict[int, str] = {}
+    for members in parts.values():
+        name = _series_name(members[0].display_title)
+        if len(members) >= 2 and name:
+            named |= {item.id: name for item in members}
+    return named
+
+
+def _series_name(title: str) -> str:
+    """The words of a numbered title after its numbers: "GPU Programming"."""
+    tail = re.split(r"\S*\d\S*", " ".join(title.split()))[-1]
+    words = tail.strip(" .:;,-–—").split()
+    while words and (words[0].casefold() in STOPWORDS or words[0].casefold() in _NUMBERS):
+        words.pop(0)
+    return " ".join(words) if len(words) >= 1 and len(" ".join(words)) >= 3 else ""
 
 
 def _with_close_items(
