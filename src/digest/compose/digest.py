@@ -615,9 +615,7 @@ def _usage_text(usage: Usage) -> str:
 def account_line(items: Sequence[Item], muted: int = 0) -> str:
     """Every item of the week in one line: "31 items: 1 noted, 30 not read (not fetched
     yet), 2 muted by rules." (shown as saved: notes, short posts and lists as written)."""
-    counts: dict[str, int] = {}
-    for item in items:
-        counts[_accounted_as(item)] = counts.get(_accounted_as(item), 0) + 1
+    counts = Counter(map(_accounted_as, items))
     if muted:
         counts["muted by rules"] = muted
     total = len(items) + muted
