@@ -73,6 +73,11 @@ def test_the_journals_headings_and_the_sites_are_searched(rig: Rig) -> None:
     assert rig.search("host:fasterthanli.me") == RUST
     assert rig.search("site:aleksagordic.com") == ["https://www.aleksagordic.com/blog/vllm"]
     assert rig.search("host:queues.example.org/") == ["https://queues.example.org/batching/"]
+    hits = [json.loads(line) for line in rig.ok("search", "section:Rust", "--json").splitlines()]
+    assert sorted(hit["title"] for hit in hits) == [  # saved without a title: their address's
+        "I want off Mr Golang's wild ride",
+        "Pin and suffering",
+    ]
 
 
 @pytest.mark.parametrize(

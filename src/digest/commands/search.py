@@ -11,6 +11,7 @@ from zoneinfo import ZoneInfo
 from rich.console import Console
 from rich.text import Text
 
+from digest.compose.linktitles import link_title
 from digest.store import SearchHit
 from digest.store.search import MARK_END, MARK_START
 from digest.urls import for_display
@@ -65,7 +66,7 @@ def hit_json(hit: SearchHit, zone: ZoneInfo) -> dict[str, object]:
     return {
         "id": hit.id,
         "saved_at": hit.saved_at.astimezone(zone).isoformat(),
-        "title": hit.title,
+        "title": hit_title(hit),
         "url": hit.url,
         "host": hit.host,
         "kind": hit.kind.value,
@@ -88,12 +89,17 @@ def show_hits(hits: Sequence[SearchHit], zone: ZoneInfo, console: Console) -> No
         day = hit.saved_at.astimezone(zone).date().isoformat()
         host = f"  ({hit.host})" if hit.host else ""
         head = Text(f"{hit.id:>6}  {day}  ")
-        head.append(_shown(hit.title), style="bold")
+        head.append(_shown(hit_title(hit)), style="bold")
         head.append(host, style="dim")
         console.print(head, soft_wrap=True, crop=False)
         console.print(
             _snippet(_shown(hit.snippet), console.is_terminal), soft_wrap=True, crop=False
         )
+
+
+def hit_title(hit: SearchHit) -> str:
+    """The hit's title; a link saved without one is named by the words of its address."""
+    return link_title(hit.url) if hit.url and hit.title == hit.url else hit.title
 
 
 def _shown(text: str) -> str:
