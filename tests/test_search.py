@@ -271,11 +271,12 @@ def test_a_store_of_the_previous_schema_is_indexed_when_migrated(tmp_path: Path)
 
 def test_star_and_unstar_by_id_and_an_unknown_id_is_named(rig: Rig) -> None:
     (hit,) = rig.search('"paged attention"')
-    assert rig.run("star", str(hit["id"])).stdout == f"starred: {hit['id']}\n"
-    assert rig.run("star", "--unstar", str(hit["id"])).stdout == f"unstarred: {hit['id']}\n"
+    title = hit["title"]
+    assert rig.run("star", str(hit["id"])).stdout == f"starred: {hit['id']} {title}\n"
+    assert rig.run("star", "--unstar", str(hit["id"])).stdout == f"unstarred: {hit['id']} {title}\n"
     result = rig.run("star", "9999")
     assert result.exit_code == 1
-    assert result.stderr == "digest: no saved item with id 9999\n"
+    assert result.stderr.startswith("digest: no saved item with id or URL '9999';")
 
 
 def vocabulary(conn: sqlite3.Connection, table: str) -> list[tuple[str, int, int]]:
