@@ -372,7 +372,8 @@ def test_json_and_lines_mask_a_token_in_the_url_and_in_a_title_that_falls_back_t
     as_lines = rig.run("search", "leaky")
 
     (hit,) = [json.loads(line) for line in as_json.stdout.splitlines()]
-    assert hit["url"] == hit["title"] == "https://leaky.example/p?token=***&x=1"
+    assert hit["url"] == "https://leaky.example/p?token=***&x=1"
+    assert hit["title"].endswith("token=***&x=1")  # named by its address, masked the same
     assert secret not in as_json.output and secret not in as_lines.output
     assert "leaky.example/p?token=***" in as_lines.stdout
 
