@@ -465,6 +465,36 @@ class SourceRemoved:
 SourceIntent = SourceChecked | SourceFailed | SourcePaused | SourceRenamed | SourceRemoved
 
 
+# -- letters ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LetterRead:
+    """A letter from a mail source, read once: the items it gave (its stories, or itself),
+    the newsletter they were in, and for a letter kept whole its text, which the letter's
+    item takes as a fetched page's (it is never fetched); then never read again."""
+
+    source_id: int
+    letter_key: str  # its Message-ID
+    newsletter: str
+    items: tuple[SavedItem, ...]
+    text: str | None  # the letter's own text, for its one item
+    at: datetime
+    state: ItemState  # of the letter's own item, its text in hand
+
+
+def letter_read(
+    source_id: int,
+    letter_key: str,
+    newsletter: str,
+    items: Iterable[SavedItem],
+    text: str | None,
+    now: datetime,
+) -> LetterRead:
+    state = next_state(ItemState.NEW, Event.FETCHED)
+    return LetterRead(source_id, letter_key, newsletter, tuple(items), text, now, state)
+
+
 # -- file readings -------------------------------------------------------------------
 
 

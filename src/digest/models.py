@@ -17,6 +17,7 @@ class ItemKind(StrEnum):
     LINK = "link"  # a URL to fetch and summarise
     NOTE = "note"  # text the user saved without a URL
     POST = "post"  # a saved post: its text is the content, its links are context
+    NEWSLETTER = "newsletter"  # a letter from the mailbox: its text came with it, no fetch
 
 
 class ItemState(StrEnum):
@@ -208,6 +209,7 @@ class Item:
     error_kind: FailureKind | None = None  # what kind of failure `error` was (None: before m024)
     error_status: int | None = None  # its HTTP status
     features: TextFeatures | None = None  # of compose.features.feature_text(item), when stored
+    newsletters: tuple[str, ...] = ()  # the letters it came in: "Changelog Weekly"
 
     @property
     def gave_up(self) -> bool:

@@ -87,6 +87,7 @@ class Entry:
     links: tuple[tuple[str, str], ...] = ()  # (name, url) of the links in a post's text
     why: str | None = None  # why the ranking put it where it is: "matches your interest 'x'"
     unread_page: bool = False  # a link whose page has not been read: its note is not the page's
+    newsletters: tuple[str, ...] = ()  # the letters it came in (a letter: its sender)
 
 
 @dataclass
@@ -289,7 +290,13 @@ def group_by_topic(
         others = (also or {}).get(item.key, ())
         sources = tuple((_site(other.url), other.url) for other in others if other.url)
         links = labelled_links(item, post_links(item))
-        entry = replace(_entry(item), also=sources, links=links, why=(why or {}).get(item.id))
+        entry = replace(
+            _entry(item),
+            also=sources,
+            links=links,
+            why=(why or {}).get(item.id),
+            newsletters=item.newsletters,
+        )
         groups.setdefault(name.casefold(), Topic(name)).entries.append(entry)
     return sorted(
         groups.values(),
@@ -319,6 +326,8 @@ def _entry(item: Item) -> Entry:
     note = item.note
     if item.kind is ItemKind.POST and not item.url:
         return _post_entry(item)
+    if item.kind is ItemKind.NEWSLETTER:
+        return _letter_entry(item)
     if not item.url:
         return _note_entry(item)
     title = _title(item)
@@ -361,6 +370,16 @@ def _post_entry(item: Item) -> Entry:
         else tuple(p for p in item.note.key_points if _comparable(p) not in _comparable(title))
     )
     return Entry(title, None, summary, None, points)
+
+
+def _letter_entry(item: Item) -> Entry:
+    """A letter kept whole: its subject, then its note, or its opening words before one."""
+    title = _collapse(item.title or "") or "(no subject)"
+    if item.note is None:
+        return Entry(title, None, shorten(item.text or "", SHORT_NOTE_CHARS) or None, None, ())
+    summary = without_lead(model_text(item.note.summary), title, title_opens_text=True) or None
+    points = tuple(point for point in map(model_text, item.note.key_points) if point)
+    return Entry(title, None, summary, _note_marker(item), points)
 
 
 def _prose_and_list(text: str) -> tuple[str, tuple[str, ...]]:
@@ -593,7 +612,8 @@ def _shows_summary(item: Item) -> bool:
 
 def _shown_as_written(item: Item) -> bool:
     """A short note without a link: shown as the user wrote it, nothing to summarise."""
-    return not item.url and len(_collapse(item.context or "")) <= SHORT_NOTE_CHARS
+    short = len(_collapse(item.context or "")) <= SHORT_NOTE_CHARS
+    return not item.url and item.kind is not ItemKind.NEWSLETTER and short
 
 
 def _stands_in_for_model(item: Item) -> bool:

@@ -25,6 +25,7 @@ from digest.store.counts import CountsStore
 from digest.store.deliveries import DeliveriesStore
 from digest.store.items import item_key, url_key
 from digest.store.links import LinksStore
+from digest.store.mail import MailStore
 from digest.store.migrations import known_steps, migrations, unknown_steps
 from digest.store.notes import NotesStore
 from digest.store.readings import ReadingsStore
@@ -53,6 +54,7 @@ class Store(
     AttemptsStore,
     ReadingsStore,
     LinksStore,
+    MailStore,
     SearchStore,
     RunsStore,
     DeliveriesStore,

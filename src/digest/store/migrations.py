@@ -526,3 +526,36 @@ def m024a_history_indexes(db: Database) -> None:
         CREATE INDEX item_stars_at ON item_stars(starred_at)
         """,
     )
+
+
+@migrations(name="m035_newsletters")
+def m035_newsletters(db: Database) -> None:
+    # Mail sources (collect/mail): each letter read once per source, by its Message-ID; an
+    # IMAP folder's UIDVALIDITY and the last UID read in it, so a collect asks only for
+    # newer letters (a new UIDVALIDITY: the folder is read again, the Message-IDs keep it
+    # right); and the newsletters an item came in ("also in: Changelog Weekly").
+    _execute_each(
+        db,
+        """
+        CREATE TABLE mail_letters (
+            source_id INTEGER NOT NULL REFERENCES sources(id),
+            letter_key TEXT NOT NULL,
+            newsletter TEXT NOT NULL,
+            items INTEGER NOT NULL,
+            read_at TEXT NOT NULL,
+            PRIMARY KEY (source_id, letter_key)
+        ) WITHOUT ROWID;
+        CREATE TABLE mail_folders (
+            source_id INTEGER NOT NULL REFERENCES sources(id),
+            folder TEXT NOT NULL,
+            uidvalidity INTEGER NOT NULL,
+            last_uid INTEGER NOT NULL,
+            PRIMARY KEY (source_id, folder)
+        ) WITHOUT ROWID;
+        CREATE TABLE item_newsletters (
+            item_id INTEGER NOT NULL REFERENCES items(id),
+            newsletter TEXT NOT NULL,
+            PRIMARY KEY (item_id, newsletter)
+        ) WITHOUT ROWID
+        """,
+    )

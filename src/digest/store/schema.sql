@@ -66,6 +66,13 @@ CREATE VIRTUAL TABLE item_index USING fts5(title, text, note, context, tags, hos
 
 CREATE TABLE item_index_deferred (first_new INTEGER NOT NULL);
 
+CREATE TABLE item_newsletters (
+            item_id INTEGER NOT NULL REFERENCES items(id),
+            newsletter TEXT NOT NULL,
+            PRIMARY KEY (item_id, newsletter)
+        ) WITHOUT ROWID
+        ;
+
 CREATE TABLE item_sources (
             item_id INTEGER NOT NULL REFERENCES items(id),
             source_id INTEGER NOT NULL REFERENCES sources(id),
@@ -123,6 +130,23 @@ CREATE TABLE llm_formats (
             PRIMARY KEY (base_url, model)
         ) WITHOUT ROWID
         ;
+
+CREATE TABLE mail_folders (
+            source_id INTEGER NOT NULL REFERENCES sources(id),
+            folder TEXT NOT NULL,
+            uidvalidity INTEGER NOT NULL,
+            last_uid INTEGER NOT NULL,
+            PRIMARY KEY (source_id, folder)
+        ) WITHOUT ROWID;
+
+CREATE TABLE mail_letters (
+            source_id INTEGER NOT NULL REFERENCES sources(id),
+            letter_key TEXT NOT NULL,
+            newsletter TEXT NOT NULL,
+            items INTEGER NOT NULL,
+            read_at TEXT NOT NULL,
+            PRIMARY KEY (source_id, letter_key)
+        ) WITHOUT ROWID;
 
 CREATE TABLE notes (
             id INTEGER PRIMARY KEY,
