@@ -180,6 +180,14 @@ class SourceConfig(_Section):
     def is_private(self) -> bool:
         return bool(self.auth or self.headers or self.cookies)
 
+    @property
+    def imap_location(self) -> str | None:
+        """Where an imap source reads, as `digest sources` and `status` show it."""
+        if self.kind != "imap":
+            return None
+        port = self.port or (993 if self.security == "ssl" else 143)
+        return f"imap://{self.host}:{port}/{self.folder}"
+
     @field_validator("url")
     @classmethod
     def _web_url(cls, value: str | None) -> str | None:

@@ -35,7 +35,7 @@ def source_ids(run: RunContext) -> list[tuple[int, SourceConfig]]:
             run.store.ensure_source(
                 source.name,
                 source.kind,
-                url=source.url,
+                url=source.url or source.imap_location,
                 path=str(source.path) if source.path else None,
                 now=run.clock(),
             ),

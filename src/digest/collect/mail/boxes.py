@@ -155,3 +155,11 @@ def imap_file_away(box: BaseMailBox, source: SourceConfig, uids: list[int]) -> N
         box.flag(wanted, "\\Seen", True)
     if source.move_to:
         box.move(wanted, source.move_to)
+
+
+def imap_reachable(source: SourceConfig) -> str:
+    """`digest doctor`'s look at an IMAP source: logged in and its folder found, in words;
+    SourceError in one line, naming the source, otherwise."""
+    with imap_session(source) as box:
+        status = box.folder.status(source.folder, ["MESSAGES"])
+    return f"logged in as {source.user}, {status['MESSAGES']} letters in {source.folder}"
