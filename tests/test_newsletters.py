@@ -3,10 +3,12 @@ roundup split into its stories and merged with a feed's, footers and sponsors le
 
 from __future__ import annotations
 
+import json
 import mailbox
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
@@ -78,6 +80,10 @@ per_host_delay_s = 0
 
 def run(config: Path, *args: str) -> Result:
     return CliRunner().invoke(cli, [*args, "--config", str(config)], catch_exceptions=False)
+
+
+def lines(result: Result) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in result.output.splitlines()]
 
 
 def maildir_box(path: Path) -> Callable[[bytes], None]:
@@ -274,3 +280,30 @@ def test_the_roundup_fixture_holds_five_stories() -> None:
     assert len(body.stories) == 5
     assert letter.sender == "Changelog Weekly"
     assert letter.list_id and "weekly.changelog.example" in letter.list_id
+
+
+def test_newsletters_in_search_export_and_rules(tmp_path: Path, server: LoopbackServer) -> None:
+    urls = serve(server)
+    add = maildir_box(tmp_path / "Mail")
+    for raw in mailbox_letters(urls):
+        add(raw)
+    config = write_config(tmp_path, server, "maildir", tmp_path / "Mail")
+    assert run(config, "collect").exit_code == 0
+
+    letters = lines(run(config, "search", "containers", "--kind", "newsletter", "--json"))
+    stories = lines(run(config, "search", "story", "--kind", "newsletter", "--json"))
+    exported = lines(run(config, "export"))
+
+    assert [hit["title"] for hit in letters] == ["Why containers start slowly"]
+    assert len(stories) == 5 and {hit["kind"] for hit in stories} == {"link"}
+    by_letter = [row for row in exported if row["newsletters"] == ["Changelog Weekly"]]
+    assert len(by_letter) == 5
+    assert {row["kind"] for row in exported if row["newsletters"] != ["Changelog Weekly"]} == {
+        "newsletter"
+    }
+
+    with config.open("a") as file:
+        file.write('\n[[rules]]\nname = "no letters"\nkind = "newsletter"\nmute = true\n')
+    assert run(config, "now", "--week", WEEK).exit_code == 0
+    text = (tmp_path / "data" / "digests" / f"{WEEK}.md").read_text()
+    assert "Why containers" not in text and "Changelog Weekly" not in text

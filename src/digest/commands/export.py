@@ -34,6 +34,7 @@ FIELDS = [
     "read_at",
     "note_by",
     "note_error",
+    "newsletters",
 ]  # documented in docs/export.md
 
 
@@ -58,6 +59,7 @@ def export_row(item: Item) -> dict[str, Any]:
         "read_at": item.read_at.isoformat() if item.read_at else None,
         "note_by": note_by(item),
         "note_error": item.note_error and for_display(item.note_error),
+        "newsletters": list(item.newsletters),  # the letters it came in
     }
 
 
@@ -78,7 +80,11 @@ def write_export(store: Store, period: Period | None, fmt: str, out: TextIO) -> 
     writer = csv.DictWriter(out, fieldnames=FIELDS)
     writer.writeheader()
     for row in rows:
-        joined = row | {"tags": ";".join(row["tags"]), "links": " ".join(row["links"])}
+        joined = row | {
+            "tags": ";".join(row["tags"]),
+            "links": " ".join(row["links"]),
+            "newsletters": ";".join(row["newsletters"]),
+        }
         writer.writerow({name: csv_cell(value) for name, value in joined.items()})
 
 
