@@ -232,6 +232,9 @@ class FetchConfig(_Section):
     max_attempts: int = Field(8, ge=1, le=100)  # transient failures; permanent ones stop after 3
     # links to these hosts are resolved at fetch time and the item re-keyed to where they lead
     shortener_hosts: list[str] = Field(default_factory=lambda: sorted(SHORTENER_HOSTS))
+    # a saved YouTube video is read by its transcript in the first of these that it has
+    # (manual captions first, then generated ones), English last; else its description
+    transcript_languages: list[str] = Field(default_factory=lambda: ["en"])
 
     @field_validator("allow_private_addresses")
     @classmethod

@@ -29,6 +29,8 @@ from multiprocessing import forkserver, get_context
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import requests
+
 from digest import lifecycle
 from digest.clock import REAL_WAITS, Clock, Progress, Waits
 from digest.compose.features import page_features
@@ -45,6 +47,7 @@ from digest.errors import (
 )
 from digest.extract import extract
 from digest.fetch.client import Fetcher, FetchResult, check_status, describe_error, is_challenge
+from digest.fetch.videos import VideoWords
 from digest.fetch.worker import extract_file
 from digest.models import Extracted, Item, Stage, StageReport
 from digest.runtime.context import RunContext
@@ -236,8 +239,10 @@ class FetchStage:
         clock: Clock,
         progress: Progress = _no_progress,
         waits: Waits = REAL_WAITS,
+        video_session: requests.Session | None = None,  # tests: leads to a stand-in
     ) -> None:
         self.store = store
+        self.videos = VideoWords(config, video_session)
         self.waits = waits
         self.config = config
         self.clock = clock
@@ -268,6 +273,8 @@ class FetchStage:
             )
             self._settle_unresolved(reader.fetcher.offline)
         self._report_unread_links()
+        if (line := self.videos.line()) is not None:
+            self.report.info.append(line)
         return self.report
 
     def _settle_unresolved(self, offline: str | None) -> None:
@@ -329,8 +336,9 @@ class FetchStage:
             self._record_failure(item, ExtractError(unit_bug(f"item {item.id} ({item.url})", exc)))
             return
         item_id = self._settle_shortened(item, page.result.final_url)
-        text_hash = hashlib.sha256(page.extracted.text.encode()).hexdigest()
-        extracted = replace(page.extracted, features=page_features(item, page.extracted))
+        read = await self.videos.read(item.url, page.extracted)
+        text_hash = hashlib.sha256(read.text.encode()).hexdigest()
+        extracted = replace(read, features=page_features(item, read))
         self.store.apply_fetch(
             lifecycle.fetch_succeeded(
                 item, extracted, text_hash, self.clock(), self.backoff, item_id=item_id
