@@ -612,3 +612,24 @@ def why_no_note(item: Item, *, page_unread: bool = False, reason: str | None = N
     if item.state is ItemState.FAILED or page_unread:
         return f"not read ({reason or 'not fetched yet'})"
     return "waiting for a note (the LLM was unavailable or the budget spent)"
+
+
+# -- highlights ------------------------------------------------------------------------
+
+RESURFACE_WEEKS: Final = (1, 3, 8, 21, 55)  # after saving: a spaced schedule, as for recall
+RESURFACED_PER_WEEK: Final = 3
+
+
+def resurfacing_due(
+    highlighted_at: datetime, shown_at: datetime | None, read_at: datetime | None, now: datetime
+) -> datetime | None:
+    """When the highlight's latest step up to `now` came (RESURFACE_WEEKS after it was
+    saved), if it has not been shown since; None when it is not due, or when its item was
+    read after it was saved (it is fresh in mind)."""
+    if read_at is not None and read_at > highlighted_at:
+        return None
+    steps = [highlighted_at + timedelta(weeks=weeks) for weeks in RESURFACE_WEEKS]
+    reached = [step for step in steps if step <= now]
+    if not reached or (shown_at is not None and shown_at >= reached[-1]):
+        return None
+    return reached[-1]

@@ -66,6 +66,34 @@ class SavedItem:
 
 
 @dataclass(frozen=True)
+class Highlight:
+    """A passage the user highlighted, with the note they wrote beside it (collect/highlights.py)."""
+
+    text: str
+    item: SavedItem  # the page or book it is from
+    note: str | None = None
+    location: str | None = None
+    highlighted_at: datetime | None = None
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class StoredHighlight:
+    """A highlight as stored, with what the digest says of its item."""
+
+    id: int
+    item_id: int
+    text: str
+    note: str | None
+    highlighted_at: datetime
+    source: str  # the item's title: the book or the page it is from
+    url: str | None
+    shown_week: str | None
+    shown_at: datetime | None
+    read_at: datetime | None  # the item's
+
+
+@dataclass(frozen=True)
 class Rejected:
     """A line or entry an importer could not understand; reported, never silently dropped."""
 

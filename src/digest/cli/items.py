@@ -155,6 +155,31 @@ def star(ids: tuple[int, ...], unstar: bool) -> None:
 
 @cli.group()
 @common_options
+def highlight() -> None:
+    """Highlights imported from Kindle clippings or a Readwise export."""
+
+
+@highlight.command("done")
+@click.argument("ids", nargs=-1, required=True, type=int)
+@common_options
+@locked
+def highlight_done(ids: tuple[int, ...]) -> None:
+    """Retire highlights (by the id "From your highlights" shows): never brought back again."""
+    from digest.clock import utc_now
+    from digest.store import open_store
+    from digest.text import shorten
+
+    with open_store(config().db_path) as store:
+        retired = {i: store.retire_highlight(i, utc_now()) for i in ids}
+    for highlight_id, text in retired.items():
+        if text is not None:
+            click.echo(for_display(f"done: {highlight_id} {shorten(text, 70)}"))
+    if unknown := [str(i) for i, text in retired.items() if text is None]:
+        raise DigestError(f"no highlight with id {', '.join(unknown)}")
+
+
+@cli.group()
+@common_options
 def rules() -> None:
     """The reader's [[rules]]: mute, skip notes, pin, tag, put in a section."""
 

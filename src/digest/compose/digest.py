@@ -43,6 +43,7 @@ from digest.models import (
     ModelUsage,
     NoteBasis,
     Period,
+    StoredHighlight,
     Usage,
     WeekSummary,
 )
@@ -88,6 +89,7 @@ class Entry:
     why: str | None = None  # why the ranking put it where it is: "matches your interest 'x'"
     unread_page: bool = False  # a link whose page has not been read: its note is not the page's
     newsletters: tuple[str, ...] = ()  # the letters it came in (a letter: its sender)
+    highlights: tuple[str, ...] = ()  # what the reader highlighted in it
 
 
 @dataclass
@@ -103,6 +105,8 @@ class Backlog:
     unread: Sequence[Item] = ()  # not marked read, from earlier weeks, oldest first
     year_ago: Sequence[Item] = ()  # saved in the same ISO week a year earlier
     unread_limit: int | None = None  # "Still unread" shows this many (not counting year_ago)
+    highlights: Sequence[StoredHighlight] = ()  # "From your highlights": due this week
+    highlighted: Mapping[int, Sequence[str]] = field(default_factory=dict)  # item id -> its own
 
 
 @dataclass(frozen=True)
@@ -198,7 +202,9 @@ def digest_context(
     brief = sections is not None and week_summary.model == "offline"
     sections, ranking = sections or {}, ranking or Ranking()
     entries, also = _one_entry_per_story(unique)
-    topics = group_by_topic(ranking.ordered(entries), also, sections, ranking.why)
+    topics = group_by_topic(
+        ranking.ordered(entries), also, sections, ranking.why, backlog.highlighted
+    )
     must_read = [*ranking.pinned, *(week_summary.must_read or ranking.must_read)]
     week_summary = replace(week_summary, must_read=tuple(dict.fromkeys(must_read)))
     ranked = [item for i in ranking.must_read for item in unique if item.id == i]
@@ -214,6 +220,7 @@ def digest_context(
         "topics": topics,
         "unread": [_backlog_entry(item, zone) for item in unread],
         "year_ago": [_backlog_entry(item, zone) for item in year_ago],
+        "highlights": [_highlight_entry(highlight, zone) for highlight in backlog.highlights],
         "footer": footer_lines(_without_week(provenance, brief), unique) if provenance else [],
     }
 
@@ -226,6 +233,28 @@ def _without_week(provenance: Provenance, brief: bool) -> Provenance:
 def _backlog_entry(item: Item, zone: ZoneInfo) -> BacklogEntry:
     saved = item.saved_at.astimezone(zone).date()
     return BacklogEntry(_title(item), item.url, f"{_day(saved)} {saved.year}")
+
+
+@dataclass(frozen=True)
+class HighlightEntry:
+    id: int
+    text: str
+    note: str | None
+    source: str
+    url: str | None
+    saved: str  # "3 November 2025"
+
+
+def _highlight_entry(highlight: StoredHighlight, zone: ZoneInfo) -> HighlightEntry:
+    saved = highlight.highlighted_at.astimezone(zone).date()
+    return HighlightEntry(
+        highlight.id,
+        " ".join(highlight.text.split()),
+        highlight.note and " ".join(highlight.note.split()),
+        highlight.source,
+        highlight.url,
+        f"{_day(saved)} {saved.year}",
+    )
 
 
 def content_hash(markdown: str) -> str:
@@ -278,6 +307,7 @@ def group_by_topic(
     also: Mapping[str, Sequence[Item]] | None = None,
     sections: Mapping[int, str] | None = None,
     why: Mapping[int, str] | None = None,
+    highlighted: Mapping[int, Sequence[str]] | None = None,
 ) -> list[Topic]:
     """Topics by size (largest first) then name; Other, the catch-all, comes last. A tag
     names a section only when two or more items share it (as a tag or as their topic): one
@@ -296,6 +326,7 @@ def group_by_topic(
             links=links,
             why=(why or {}).get(item.id),
             newsletters=item.newsletters,
+            highlights=tuple((highlighted or {}).get(item.id, ())),
         )
         groups.setdefault(name.casefold(), Topic(name)).entries.append(entry)
     return sorted(

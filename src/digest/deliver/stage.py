@@ -91,7 +91,7 @@ async def compose_digest(
         notes.note_calls(period),
         muted=len(muted),
     )
-    backlog = backlog_for(store, config, period)
+    backlog = backlog_for(store, config, period, items)
     history = reader_history(store)
     context = week_context(config, period, week, week_summary, history, backlog, provenance)
     rendered = render_digest(context, config.output.templates_dir)

@@ -27,9 +27,8 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from multiprocessing import forkserver, get_context
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
-
-import requests
 
 from digest import lifecycle
 from digest.clock import REAL_WAITS, Clock, Progress, Waits
@@ -47,7 +46,6 @@ from digest.errors import (
 )
 from digest.extract import extract
 from digest.fetch.client import Fetcher, FetchResult, check_status, describe_error, is_challenge
-from digest.fetch.videos import VideoWords
 from digest.fetch.worker import extract_file
 from digest.models import Extracted, Item, Stage, StageReport
 from digest.runtime.context import RunContext
@@ -55,6 +53,9 @@ from digest.runtime.tasks import run_together
 from digest.store import Store, url_key
 from digest.text import paragraphs, shorten
 from digest.urls import is_shortener
+
+if TYPE_CHECKING:
+    import requests
 
 # what the fork server imports for the workers (the extractors import their readers on use)
 WORKER_MODULES = ("digest.fetch.worker", "digest.extract.html", "digest.extract.documents")
@@ -241,6 +242,8 @@ class FetchStage:
         waits: Waits = REAL_WAITS,
         video_session: requests.Session | None = None,  # tests: leads to a stand-in
     ) -> None:
+        from digest.fetch.videos import VideoWords  # requests and its kin: when fetching
+
         self.store = store
         self.videos = VideoWords(config, video_session)
         self.waits = waits

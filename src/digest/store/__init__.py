@@ -23,6 +23,7 @@ from digest.store.base import (
 )
 from digest.store.counts import CountsStore
 from digest.store.deliveries import DeliveriesStore
+from digest.store.highlights import HighlightsStore
 from digest.store.items import item_key, url_key
 from digest.store.links import LinksStore
 from digest.store.mail import MailStore
@@ -55,6 +56,7 @@ class Store(
     ReadingsStore,
     LinksStore,
     MailStore,
+    HighlightsStore,
     SearchStore,
     RunsStore,
     DeliveriesStore,

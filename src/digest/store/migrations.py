@@ -559,3 +559,28 @@ def m035_newsletters(db: Database) -> None:
         ) WITHOUT ROWID
         """,
     )
+
+
+@migrations(name="m035b_highlights")
+def m035b_highlights(db: Database) -> None:
+    # Highlights (`digest import` of Kindle clippings, Readwise CSV): each once by its item
+    # and text, with the note written beside it; `shown_week` is the last week "From your
+    # highlights" brought it back in, `done_at` when `digest highlight done` retired it.
+    _execute_each(
+        db,
+        """
+        CREATE TABLE highlights (
+            id INTEGER PRIMARY KEY,
+            key TEXT NOT NULL UNIQUE,
+            item_id INTEGER NOT NULL REFERENCES items(id),
+            text TEXT NOT NULL,
+            note TEXT,
+            location TEXT,
+            highlighted_at TEXT NOT NULL,
+            shown_week TEXT,
+            shown_at TEXT,
+            done_at TEXT
+        );
+        CREATE INDEX highlights_item ON highlights(item_id)
+        """,
+    )

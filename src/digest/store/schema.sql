@@ -58,6 +58,19 @@ CREATE TABLE file_states (
             updated_at TEXT NOT NULL
         , inode INTEGER, device INTEGER, checked_ns INTEGER NOT NULL DEFAULT 0, held INTEGER NOT NULL DEFAULT 0);
 
+CREATE TABLE highlights (
+            id INTEGER PRIMARY KEY,
+            key TEXT NOT NULL UNIQUE,
+            item_id INTEGER NOT NULL REFERENCES items(id),
+            text TEXT NOT NULL,
+            note TEXT,
+            location TEXT,
+            highlighted_at TEXT NOT NULL,
+            shown_week TEXT,
+            shown_at TEXT,
+            done_at TEXT
+        );
+
 CREATE TABLE item_aliases (key TEXT PRIMARY KEY, item_id INTEGER NOT NULL REFERENCES items(id)) WITHOUT ROWID;
 
 CREATE TABLE item_features (item_id INTEGER PRIMARY KEY REFERENCES items(id) ON DELETE CASCADE, text_hash TEXT NOT NULL, tokens INTEGER NOT NULL, vector BLOB NOT NULL, terms BLOB NOT NULL, counts BLOB NOT NULL, phrases BLOB NOT NULL);
@@ -204,6 +217,9 @@ CREATE VIEW item_search AS SELECT
 FROM items i LEFT JOIN notes n ON n.id = i.note_id;
 
 CREATE INDEX file_items_item ON file_items(item_id);
+
+CREATE INDEX highlights_item ON highlights(item_id)
+        ;
 
 CREATE UNIQUE INDEX "idx__sqlite_migrations_migration_set_name"
     ON "_sqlite_migrations" ("migration_set", "name");

@@ -17,12 +17,13 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from email.message import Message
 from pathlib import Path
-
-from imap_tools import AND, BaseMailBox, MailBox, MailBoxStartTls, MailBoxUnencrypted, U
-from imap_tools.errors import ImapToolsError, MailboxLoginError
+from typing import TYPE_CHECKING
 
 from digest.config import SourceConfig
 from digest.errors import SourceError
+
+if TYPE_CHECKING:  # imap-tools is imported when a mailbox is opened: not by every command
+    from imap_tools import BaseMailBox
 
 IMAP_TIMEOUT_S = 30.0
 IMAP_BULK = 50  # letters fetched per IMAP command
@@ -100,6 +101,8 @@ def imap_session(source: SourceConfig) -> Iterator[BaseMailBox]:
     password = mail_password(source)
     port = source.port or (993 if source.security == "ssl" else 143)
     at = f"{source.name}: IMAP {source.user}@{source.host}:{port}"
+    from imap_tools.errors import ImapToolsError, MailboxLoginError
+
     try:
         box = _mailbox(source, port)
         box.login(source.user, password, initial_folder=None)
@@ -117,6 +120,8 @@ def imap_session(source: SourceConfig) -> Iterator[BaseMailBox]:
 
 
 def _mailbox(source: SourceConfig, port: int) -> BaseMailBox:
+    from imap_tools import MailBox, MailBoxStartTls, MailBoxUnencrypted
+
     assert source.host is not None
     if source.security == "ssl":
         return MailBox(source.host, port, timeout=IMAP_TIMEOUT_S, ssl_context=_tls())
@@ -136,6 +141,8 @@ def imap_folder_state(box: BaseMailBox, folder: str) -> ImapFolder:
 
 def imap_letters(box: BaseMailBox, folder: str, after_uid: int) -> Iterator[Envelope]:
     """The letters of `folder` with a UID above `after_uid`, without marking them seen."""
+    from imap_tools import AND, U
+
     box.folder.set(folder, readonly=True)
     criteria = AND(uid=U(str(after_uid + 1), "*")) if after_uid else "ALL"
     for message in box.fetch(criteria, mark_seen=False, bulk=IMAP_BULK):

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-
-import lxml.etree
-import lxml.html
+from typing import TYPE_CHECKING
 
 from digest.collect.mail.links import clean_link
 from digest.text import URL
+
+if TYPE_CHECKING:
+    from lxml.html import HtmlElement
 
 MIN_STORIES = 3
 STORY_SHARE = 0.5  # of the letter's words in its stories' titles and blurbs
@@ -133,6 +134,9 @@ def read_body(html: str | None, plain: str | None) -> Body:
 
 def html_blocks(html: str) -> list[Block]:
     """The blocks of text of an HTML body, in order, hidden parts (a preheader) left out."""
+    import lxml.etree  # on first use: a run that only fetches loads no HTML parser
+    import lxml.html
+
     try:
         root = lxml.html.document_fromstring(html)
     except (lxml.etree.ParserError, ValueError):
@@ -158,7 +162,7 @@ class _Walker:
         self.links: list[tuple[str, str]] = []
         self.heading = False
 
-    def step(self, event: str, element: lxml.html.HtmlElement) -> None:
+    def step(self, event: str, element: HtmlElement) -> None:
         tag = element.tag if isinstance(element.tag, str) else ""
         if event == "start":
             if tag in _BLOCKS:
