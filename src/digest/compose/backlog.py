@@ -33,7 +33,7 @@ def backlog_for(
         unread=unread,
         year_ago=year_ago,
         unread_limit=wanted or None,
-        highlights=resurfaced(store, period),
+        highlights=tuple(resurfaced(store, period)),
         highlighted=store.highlights_of([item.id for item in items]),
     )
 
