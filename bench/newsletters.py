@@ -22,11 +22,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "tests"))
 
-from letters import mailbox_letters  # noqa: E402
-
 from digest.collect.mail.stage import collect_mail_source  # noqa: E402
 from digest.config import SourceConfig  # noqa: E402
 from digest.store import open_store  # noqa: E402
+from letters import mailbox_letters  # noqa: E402
 
 
 def letters(count: int) -> list[bytes]:

@@ -13,6 +13,7 @@ import csv
 import hashlib
 import io
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -128,9 +129,9 @@ def _kindle_date(text: str, zone: ZoneInfo) -> datetime | None:
 
 
 def _readwise(text: str, zone: ZoneInfo, result: Highlights) -> list[Highlight]:
-    entries = []
-    reader = csv.DictReader(io.StringIO(text.lstrip("\ufeff")))
-    for number, row in enumerate(reader, start=2):
+    entries: list[Highlight] = []
+    reader = csv.DictReader(io.StringIO(text.lstrip("\ufeff"), newline=""))
+    for number, row in _csv_rows(reader, result):
         body = (row.get("Highlight") or "").strip()
         title = (row.get("Book Title") or "").strip()
         if not body or not title:
@@ -146,6 +147,22 @@ def _readwise(text: str, zone: ZoneInfo, result: Highlights) -> list[Highlight]:
         note = (row.get("Note") or "").strip() or None
         entries.append(Highlight(body, item, note, (row.get("Location") or None), when, number))
     return entries
+
+
+def _csv_rows(
+    reader: csv.DictReader[str], result: Highlights
+) -> Iterator[tuple[int, dict[str, str]]]:
+    """The rows with their line numbers, up to one that is not CSV (named in `result`):
+    the rows before it are kept."""
+    rows = enumerate(reader, start=2)
+    while True:
+        try:
+            yield next(rows)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            result.rejected.append(Rejected(reader.line_num, "", f"not CSV from here: {exc}"))
+            return
 
 
 def _readwise_date(text: str, zone: ZoneInfo) -> datetime | None:
