@@ -30,11 +30,12 @@ from digest.collect.importers.common import storable
 from digest.collect.importers.journal import _MAX_JOINED_LINES as _JOINED_LINES
 from digest.collect.mail.letters import read_letter
 from digest.collect.mail.roundup import read_body
+from digest.collect.transcripts import transcript_text
 from digest.compose.digest import compose
 from digest.config import parse_config
 from digest.deliver.atom import xml_text
 from digest.deliver.html import html_fragment
-from digest.errors import ConfigError, ImportFormatError, SourceError
+from digest.errors import ConfigError, ExtractError, ImportFormatError, SourceError
 from digest.fetch.client import FetchResult
 from digest.models import Item, Note, WeekSummary
 from digest.periods import parse_week
@@ -600,6 +601,25 @@ highlight_texts = st.lists(
 ).map("".join)
 
 
+_TRANSCRIPT_PARTS = [
+    b"WEBVTT\n\n",
+    b"1\n",
+    b"00:00:01,500 --> 00:00:04,000\n",
+    b"99:99.9 --> x align:start\n",
+    b"<v Alice>",
+    b"<i>",
+    b"Bob: words\n",
+    b"NOTE a note\n",
+    b"\n\n",
+    b'{"segments": [{"speaker": 3, "startTime": "x", "body": "said"}, null]}',
+    b"\xef\xbb\xbf",
+    b"\r\n",
+]
+transcripts = st.lists(
+    st.sampled_from(_TRANSCRIPT_PARTS) | st.binary(max_size=30), max_size=30
+).map(b"".join)
+
+
 def check_letter(raw: bytes) -> None:
     """A letter always reads: its stories have a web URL and a title."""
     letter = read_letter(raw)
@@ -617,6 +637,16 @@ def check_highlights(text: str) -> None:
         assert all(r.reason for r in found.rejected)
 
 
+def check_transcript(body: bytes) -> None:
+    """A transcript file always reads as text; a WebVTT file's cues keep no markup."""
+    try:
+        text = transcript_text(body, "https://talk.test/t.vtt", "text/vtt; charset=utf-8")
+    except ExtractError:
+        return  # the documented error: HTML that is not readable
+    if body.startswith(b"WEBVTT"):
+        assert not re.search(r"<[^>]*>", text)
+
+
 def targets() -> dict[str, tuple[st.SearchStrategy[Any], Callable[[Any], None]]]:
     """Each target's inputs and its check, by name."""
     return {
@@ -628,4 +658,5 @@ def targets() -> dict[str, tuple[st.SearchStrategy[Any], Callable[[Any], None]]]
         "digest renderers": (digest_items, check_digest),
         "letters": (letters, check_letter),
         "highlights": (highlight_texts, check_highlights),
+        "podcast transcripts": (transcripts, check_transcript),
     }

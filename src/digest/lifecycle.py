@@ -383,6 +383,9 @@ class FeedPolled:
     error: str | None = None
     skipped: int | None = None  # entries without a link; None: not read (not modified)
     site: str | None = None  # the feed's web page, when it names one
+    # New episodes' transcripts by item key: each item takes its text as a fetched page's.
+    texts: tuple[tuple[str, str], ...] = ()
+    text_state: ItemState = ItemState.FETCHED
 
 
 def feed_polled(
@@ -397,10 +400,22 @@ def feed_polled(
     partial: str | None = None,
     skipped: int | None = None,
     site: str | None = None,
+    texts: Mapping[str, str] | None = None,
 ) -> FeedPolled:
     status = SourceStatus.GONE if gone else SourceStatus.PARTIAL if partial else SourceStatus.OK
     return FeedPolled(
-        source_id, tuple(entries), url, etag, last_modified, now, status, partial, skipped, site
+        source_id,
+        tuple(entries),
+        url,
+        etag,
+        last_modified,
+        now,
+        status,
+        partial,
+        skipped,
+        site,
+        tuple((texts or {}).items()),
+        next_state(ItemState.NEW, Event.FETCHED),
     )
 
 

@@ -63,6 +63,7 @@ class SavedItem:
     # The store's key when the URL cannot be one: a feed entry whose link other entries
     # of the feed share (a podcast's home page), keyed by its guid or enclosure.
     key: str | None = None
+    transcript: str | None = None  # a podcast episode's transcript, read at collect
 
 
 @dataclass(frozen=True)

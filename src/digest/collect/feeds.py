@@ -24,6 +24,7 @@ import feedparser
 from digest.collect import REDATED
 from digest.collect.feedparts import feed_parts
 from digest.collect.importers.common import plain_text, storable
+from digest.collect.transcripts import episode_transcripts
 from digest.config import FetchConfig, SourceConfig
 from digest.errors import DigestError, FetchError, SourceError, unit_bug
 from digest.fetch.access import PUBLIC, Access, access_hint, source_access
@@ -232,6 +233,7 @@ def feed_entry_item(entry: Any, base: str) -> SavedItem | None:
     summary = entry.get("summary") or content[0].get("value")
     moment = entry.get("published_parsed") or entry.get("updated_parsed")
     terms = [tag.get("term") for tag in entry.get("tags") or () if isinstance(tag, dict)]
+    transcript = entry.get("podcast_transcript") or {}  # <podcast:transcript url="…">
     return SavedItem(
         url=url,
         title=_clean(title),
@@ -239,6 +241,9 @@ def feed_entry_item(entry: Any, base: str) -> SavedItem | None:
         topic=_category(terms),
         context=plain_text(summary, MAX_CONTEXT_CHARS) if summary else None,
         kind=ItemKind.LINK,
+        transcript=_absolute_link(transcript.get("url"), base)
+        if isinstance(transcript, dict)
+        else None,
     )
 
 
@@ -451,6 +456,7 @@ async def _collect_one(
         )
     entries = [storable(replace(e, topic=e.topic or source.topic)) for e in poll.entries]
     entries, left = newest_new(store, entries, config.max_items_per_feed)
+    texts, unread = await _new_transcripts(store, fetcher, entries)
     polled = feed_polled(
         source_id,
         entries,
@@ -462,15 +468,34 @@ async def _collect_one(
         partial=poll.partial,
         skipped=None if poll.not_modified else poll.skipped,
         site=poll.site,
+        texts=texts,
     )
     saved = store.apply_feed_poll(polled)
     info = _news(source, state, poll, saved.redated)
+    if unread:
+        info.append(
+            f"feed {source.name!r}: {len(unread)} episode transcript(s) not read, noted from"
+            f" the description: {unread[0]}"
+        )
     if left:
         info.append(
             f"feed {source.name!r}: {left} more new entries than the {config.max_items_per_feed}"
             " taken per collect (fetch.max_items_per_feed); the next collects take them"
         )
     return _Outcome(new=saved.new, info=info)
+
+
+async def _new_transcripts(
+    store: Store, fetcher: Fetcher, entries: Sequence[SavedItem]
+) -> tuple[dict[str, str], list[str]]:
+    """The transcripts of the new episodes that link one (a known episode's was read when
+    it was new)."""
+    linked = [entry for entry in entries if entry.transcript]
+    if not linked:
+        return {}, []
+    known = store.known_keys([item_key(entry) for entry in linked])
+    fresh = [entry for entry in linked if item_key(entry) not in known]
+    return await episode_transcripts(fetcher, fresh)
 
 
 def newest_new(store: Store, entries: list[SavedItem], limit: int) -> tuple[list[SavedItem], int]:

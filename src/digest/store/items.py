@@ -249,6 +249,30 @@ def _save_features(conn: sqlite3.Connection, features: dict[int, TextFeatures]) 
     )
 
 
+def take_own_text(
+    conn: sqlite3.Connection,
+    key: str,
+    text: str,
+    extractor: str,
+    state: ItemState,
+    at: datetime,
+) -> None:
+    """An item that came with its text (a letter, an episode's transcript) takes it as a
+    fetched page's, unless it has one already; it is never fetched."""
+    conn.execute(
+        "UPDATE items SET state = ?, text = ?, text_hash = ?, extractor = ?,"
+        " fetched_at = ? WHERE key = ? AND text IS NULL",
+        (
+            state.value,
+            for_reader(text),
+            hashlib.sha256(text.encode()).hexdigest(),
+            extractor,
+            iso(at),
+            key,
+        ),
+    )
+
+
 def _next_id(conn: sqlite3.Connection) -> int:
     """The id the next item inserted will get (AUTOINCREMENT: never one given before)."""
     row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'items'").fetchone()

@@ -3,13 +3,11 @@ newsletters an item came in (collect/mail)."""
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 
 from digest.lifecycle import LetterRead
 from digest.store.base import BATCH, SaveReport, iso
-from digest.store.items import ItemsStore, item_key
-from digest.text import for_reader
+from digest.store.items import ItemsStore, item_key, take_own_text
 
 
 class MailStore(ItemsStore):
@@ -33,17 +31,7 @@ class MailStore(ItemsStore):
             report = self.save_items(intent.source_id, intent.items, intent.at)
             keys = [item_key(item) for item in intent.items]
             if intent.text is not None and keys:
-                conn.execute(
-                    "UPDATE items SET state = ?, text = ?, text_hash = ?, extractor = 'mail',"
-                    " fetched_at = ? WHERE key = ? AND text IS NULL",
-                    (
-                        intent.state.value,
-                        for_reader(intent.text),
-                        hashlib.sha256(intent.text.encode()).hexdigest(),
-                        iso(intent.at),
-                        keys[0],
-                    ),
-                )
+                take_own_text(conn, keys[0], intent.text, "mail", intent.state, intent.at)
             conn.executemany(
                 "INSERT OR IGNORE INTO item_newsletters (item_id, newsletter)"
                 " SELECT id, ? FROM items WHERE key = ?",

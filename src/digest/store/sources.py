@@ -16,7 +16,7 @@ from digest.lifecycle import (
 )
 from digest.models import FeedState, SourceStatus
 from digest.store.base import SaveReport, from_iso, iso
-from digest.store.items import ItemsStore
+from digest.store.items import ItemsStore, take_own_text
 from digest.store.records import ImportedFeed, ManagedSource, SourceListing
 from digest.urls import for_display
 
@@ -135,6 +135,8 @@ class SourcesStore(ItemsStore):
         """The feed's entries and its new cache validators, committed together."""
         with self.write() as conn:
             report = self.save_items(intent.source_id, intent.entries, intent.at)
+            for key, text in intent.texts:
+                take_own_text(conn, key, text, "podcast-transcript", intent.text_state, intent.at)
             conn.execute(
                 "UPDATE sources SET fetch_url = ?, etag = ?, last_modified = ?, status = ?,"
                 " last_error = ?, failures = 0, next_attempt_at = NULL, last_checked_at = ?,"
