@@ -594,6 +594,12 @@ _CLIPPING_PARTS = [
     "==========\n",
     "Highlight,Book Title,Book Author,Note,Highlighted at\n",
     '"a ""quoted"" passage",T,A,n,2026-13-45\n',
+    '{"documents": [{"title": "T", "entries": [{"sort": "highlight", "page": 3, "time": 1e30,',
+    ' "text": "koreader passage", "note": 5}]}]}',
+    "# Book\n##### Author\n## Chapter\n### Page 3 @ 31 February 2026 25:00:00 PM\n**styled*\n",
+    "\n---\n",
+    '{"highlights": [{"bookmarkId": "b", "text": "kept", "startOffset": null, "createdAt": 7}],',
+    ' "bookmarks": [{"id": "b", "content": {"type": "link", "url": "https://k.example/"}}]}',
     "\n",
 ]
 highlight_texts = st.lists(

@@ -207,7 +207,7 @@ def _import_one(
     sorting: bool,
 ) -> ImportOutcome:
     try:
-        if sorting and (left := not_saves(path, read_head(path))) is not None:
+        if sorting and (left := _not_saves_nor_highlights(path)) is not None:
             return left
         recorded = store.file_reading(file_key(path))
         if (big := big_file(path, file_size(path), forced_format, recorded)) is not None:
@@ -215,7 +215,7 @@ def _import_one(
         text, bad = good_text(read_bytes(path), path)
         if not text.strip():
             return Unimported(path, "an empty file, nothing to import", failed=False)
-        if (highlights := highlights_format(text, forced_format)) is not None:
+        if (highlights := highlights_format(text, forced_format, path)) is not None:
             return import_highlights(store, path, text, highlights, source_id, zone, now)
         planned = _plan(path, text, forced_format, recorded)
         if isinstance(planned, FeedList):
@@ -362,6 +362,12 @@ def not_saves(path: Path, head: str) -> Unimported | None:
     else:
         return None
     return Unimported(path, f"not a saves file: {why}; skipped", failed=False)
+
+
+def _not_saves_nor_highlights(path: Path) -> Unimported | None:
+    """not_saves, for a file that is no highlights export either."""
+    head = read_head(path)
+    return None if highlights_format(head, None, path) else not_saves(path, head)
 
 
 def _plan(

@@ -1,5 +1,6 @@
 """Highlights from e-readers and read-it-later services, for `digest import`: Kindle's
-`My Clippings.txt` and the Readwise CSV export (pure parsing; store/highlights.py keeps them).
+`My Clippings.txt` and the Readwise CSV export, and (highlight_exports.py) KOReader's JSON
+and markdown exports, Karakeep's and Omnivore's (store/highlights.py keeps them).
 
 A highlight belongs to its item: the page at its URL, else the book by its title and author
 (an item of its own, kind note, keyed by both). Kindle writes a highlight again when it is
@@ -10,7 +11,6 @@ the highlight at its location."""
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 import re
 from collections.abc import Iterator
@@ -19,13 +19,25 @@ from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from digest.models import Highlight, ItemKind, Rejected, SavedItem
+from digest.collect.highlight_exports import (
+    KARAKEEP,
+    KOREADER_JSON,
+    KOREADER_MARKDOWN,
+    OMNIVORE,
+    book_item,
+    in_omnivore_export,
+    karakeep,
+    koreader_json,
+    koreader_markdown,
+    omnivore,
+)
+from digest.models import Highlight, Rejected, SavedItem
 from digest.store import Store
 from digest.text import shorten
 
 KINDLE = "kindle-clippings"
 READWISE = "readwise-csv"
-HIGHLIGHT_FORMATS = (KINDLE, READWISE)
+HIGHLIGHT_FORMATS = (KINDLE, READWISE, KOREADER_JSON, KOREADER_MARKDOWN, KARAKEEP, OMNIVORE)
 _SEPARATOR = "=========="
 _KINDLE_META = re.compile(
     r"^-\s*Your (?P<kind>Highlight|Note|Bookmark|Clip)\b.*?(?:Location (?P<loc>\d+)(?:-\d+)?)?"
@@ -35,6 +47,8 @@ _KINDLE_META = re.compile(
 _TITLE_AUTHOR = re.compile(r"^(?P<title>.*?)\s*(?:\((?P<author>[^()]*)\))?\s*$")
 _KINDLE_DATES = ("%A, %d %B %Y %H:%M:%S", "%A, %B %d, %Y %I:%M:%S %p", "%A, %d %B %Y, %H:%M:%S")
 _READWISE_HEADER = "Highlight,Book Title,Book Author"
+# a KOReader JSON export's first entry, known by the keys its exporter writes
+_KOREADER_ENTRIES = re.compile(r'"entries"\s*:\s*\[\s*\{[^{}]*"(?:chapter|drawer|pos0|sort)"\s*:')
 
 
 @dataclass
@@ -47,8 +61,9 @@ class Highlights:
     rejected: list[Rejected] = field(default_factory=list)
 
 
-def highlights_format(text: str, forced: str | None) -> str | None:
-    """KINDLE or READWISE when `text` is one (or `forced` names one), else None."""
+def highlights_format(text: str, forced: str | None, path: Path | None = None) -> str | None:
+    """The highlight format `text` is in (or `forced` names), else None; an Omnivore
+    highlights file is known by its place in the export (highlights/<slug>.md)."""
     if forced is not None:
         return forced if forced in HIGHLIGHT_FORMATS else None
     head = text.lstrip("\ufeff")[:4096]
@@ -56,24 +71,33 @@ def highlights_format(text: str, forced: str | None) -> str | None:
         return READWISE
     if _SEPARATOR in head and re.search(r"^- ?Your (Highlight|Note|Bookmark)", head, re.M):
         return KINDLE
-    return None
+    if head.startswith("{") and _KOREADER_ENTRIES.search(head):
+        return KOREADER_JSON
+    if head.startswith("# ") and re.search(r"^### Page \S+ @ ", head, re.M):
+        return KOREADER_MARKDOWN
+    if re.match(r'\{\s*"highlights"\s*:\s*\[\s*\{', head) and '"bookmarkId"' in head:
+        return KARAKEEP
+    return OMNIVORE if path is not None and in_omnivore_export(path) else None
 
 
-def read_highlights(text: str, format: str, zone: ZoneInfo) -> Highlights:
+def read_highlights(text: str, format: str, zone: ZoneInfo, path: Path | None = None) -> Highlights:
+    """The highlights of a file in `format`; `path` finds the export a Karakeep or
+    Omnivore file names its pages in."""
     result = Highlights(format)
-    entries = _kindle(text, zone, result) if format == KINDLE else _readwise(text, zone, result)
+    rejected = result.rejected
+    if format == KINDLE:
+        entries = _kindle(text, zone, result)
+    elif format == READWISE:
+        entries = _readwise(text, zone, result)
+    elif format == KOREADER_JSON:
+        entries = koreader_json(text, rejected)
+    elif format == KOREADER_MARKDOWN:
+        entries = koreader_markdown(text, zone, rejected)
+    elif format == KARAKEEP:
+        entries = karakeep(text, path, zone, rejected)
+    else:
+        entries = omnivore(text, path, zone, rejected)
     return _deduplicated(entries, result)
-
-
-def book_item(title: str, author: str | None, saved_at: datetime | None) -> SavedItem:
-    """The item a book's highlights belong to: one per title and author."""
-    name = " ".join(title.split())
-    who = " ".join((author or "").split())
-    key = hashlib.sha256(f"{name.casefold()}\x1f{who.casefold()}".encode()).hexdigest()[:32]
-    shown = f"{name} — {who}" if who else name
-    return SavedItem(
-        url=None, title=shown, saved_at=saved_at, kind=ItemKind.NOTE, key=f"book:{key}"
-    )
 
 
 def _kindle(text: str, zone: ZoneInfo, result: Highlights) -> list[Highlight]:
@@ -190,8 +214,12 @@ def _deduplicated(entries: list[Highlight], result: Highlights) -> Highlights:
             place.append(entry)
             continue
         result.duplicates += 1
-        if len(entry.text) > len(place[index].text):
-            place[index] = replace(entry, note=entry.note or place[index].note)
+        kept, other = (
+            (entry, place[index])
+            if len(entry.text) > len(place[index].text)
+            else (place[index], entry)
+        )
+        place[index] = replace(kept, note=kept.note or other.note)  # a note on either stays
     result.found = sorted(
         (entry for place in places.values() for entry in place), key=lambda e: e.line or 0
     )
@@ -221,7 +249,7 @@ def import_highlights(
     store: Store, path: Path, text: str, format: str, source_id: int, zone: ZoneInfo, now: datetime
 ) -> HighlightsReport:
     """The file's highlights, each attached to its item (saved if need be)."""
-    found = read_highlights(text, format, zone)
+    found = read_highlights(text, format, zone, path)
     _, new = store.save_highlights(source_id, found.found, now)
     known = found.duplicates + len(found.found) - new
     return HighlightsReport(path, format, new, known, found.rejected)
