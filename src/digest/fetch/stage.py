@@ -30,7 +30,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from digest import lifecycle
-from digest.clock import REAL_WAITS, Clock, Progress, Waits
+from digest.clock import REAL_WAITS, Clock, Progress, Waits, no_progress
 from digest.compose.features import page_features
 from digest.config import FetchConfig
 from digest.errors import (
@@ -61,10 +61,6 @@ MAX_POST_LINKS = 5  # links followed per post
 LINKED_PARAGRAPH_CHARS = 400
 # What a bot challenge's answer is taken for, unread: a wall, checked again like the others
 CHALLENGED = Extracted(text="", extractor="none (bot challenge)", quality=lifecycle.Quality.BLOCKED)
-
-
-def _no_progress(stage: str, done: int, total: int) -> None:
-    pass
 
 
 @dataclass(frozen=True)
@@ -234,7 +230,7 @@ class FetchStage:
         store: Store,
         config: FetchConfig,
         clock: Clock,
-        progress: Progress = _no_progress,
+        progress: Progress = no_progress,
         waits: Waits = REAL_WAITS,
     ) -> None:
         self.store = store
