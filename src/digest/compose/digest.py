@@ -37,6 +37,7 @@ from digest.compose.unread import offline_stand_in, reason, saved_words, unread_
 from digest.compose.usertemplates import Rendered, render
 from digest.lifecycle import why_no_note
 from digest.models import (
+    OFFLINE_MODEL,
     Item,
     ItemKind,
     ItemState,
@@ -194,7 +195,7 @@ def digest_context(
     replaced by the week in brief (compose/brief.py), which covers every section. `ranking`
     orders the items within each section, says why, and names the must-reads first."""
     unique = _unique(items)
-    brief = sections is not None and week_summary.model == "offline"
+    brief = sections is not None and week_summary.model == OFFLINE_MODEL
     sections, ranking = sections or {}, ranking or Ranking()
     entries, also = _one_entry_per_story(unique)
     topics = group_by_topic(ranking.ordered(entries), also, sections, ranking.why)
@@ -553,7 +554,9 @@ def footer_lines(provenance: Provenance, items: Sequence[Item]) -> list[str]:
     offline = [item for item in items if item.note and item.note.extractive]
     unshown = sum(not _shows_summary(item) for item in offline)  # "LMSys.", a stand-in, a list
     usages = [
-        replace(entry, count=max(0, entry.count - unshown)) if entry.model == "offline" else entry
+        replace(entry, count=max(0, entry.count - unshown))
+        if entry.model == OFFLINE_MODEL
+        else entry
         for entry in provenance.notes
     ]
     notes = "; ".join(_by_model(entry, "note") for entry in usages if entry.count)
@@ -601,7 +604,7 @@ def _stands_in_for_model(item: Item) -> bool:
 
 
 def _by_model(entry: ModelUsage, noun: str) -> str:
-    if entry.prompt_version.startswith("extractive") or entry.model == "offline":
+    if entry.prompt_version.startswith("extractive") or entry.model == OFFLINE_MODEL:
         plural = "y" if entry.count == 1 else "ies"
         what = f"{entry.count} extractive summar{plural}" if noun else "from the notes' tags"
         return f"{what} (offline, no LLM)"

@@ -19,7 +19,7 @@ import pysbd
 
 from digest.config import LLMConfig
 from digest.errors import SummarizeError
-from digest.models import Note, NoteBasis, Statement, WeekSummary
+from digest.models import OFFLINE_MODEL, Note, NoteBasis, Statement, WeekSummary
 from digest.notes.base import NoteRequest
 from digest.notes.tags import tags_for
 from digest.text import (
@@ -75,7 +75,7 @@ class OfflineSummarizer:
     """Extractive notes and a tag-based week summary; same input, same output."""
 
     def __init__(self, config: LLMConfig) -> None:
-        self.model = self.summary_model = "offline"
+        self.model = self.summary_model = OFFLINE_MODEL
         self.sentence_count = config.note_sentences
         self.prompt_version = f"{PROMPT_VERSION}-s{config.note_sentences}"
 
@@ -414,4 +414,4 @@ def week_summary_of(notes: list[tuple[int, str, Note]]) -> WeekSummary:
         key=lambda tag: (-len(tag_items[tag]), tag),
     )[:3]
     statements = (Statement(f"Recurring theme: {tag}", tuple(tag_items[tag])) for tag in themes)
-    return WeekSummary(tuple(statements), model="offline")
+    return WeekSummary(tuple(statements), model=OFFLINE_MODEL)

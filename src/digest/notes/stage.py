@@ -24,6 +24,7 @@ from digest.clock import Clock, Progress, no_progress
 from digest.config import Config
 from digest.errors import BudgetReached, LLMUnavailable, SummarizeError, UnusableAnswer
 from digest.models import (
+    OFFLINE_MODEL,
     Item,
     ItemState,
     ModelUsage,
@@ -370,7 +371,7 @@ class NotesStage:
                 self.stopped = str(exc)
                 self._note_unreachable(exc)
             log.warning("%s; the week summary falls back to the offline one", exc)
-            self.week_usage = ModelUsage("offline", "", 1, Usage())
+            self.week_usage = ModelUsage(OFFLINE_MODEL, "", 1, Usage())
             offline = await self.offline_summarizer().week_summary(period.label, noted)
             if isinstance(exc, UnusableAnswer):  # asked once for these notes: not again
                 saved = week_to_json(offline, "")
