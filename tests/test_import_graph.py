@@ -13,7 +13,9 @@ notes; the audio edition reads the composed week; deliver sends all of it.
 from __future__ import annotations
 
 import ast
+import importlib.util
 from pathlib import Path
+from typing import Any
 
 import digest
 
@@ -28,37 +30,28 @@ KNOWN_CLIMBS = {
 }
 
 
-def module_name(path: Path) -> str:
-    parts = path.relative_to(SRC.parent).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+def bench_structure() -> Any:
+    """bench/structure.py, whose import graph (imports inside functions counted) this draws."""
+    path = Path(__file__).parents[1] / "bench" / "structure.py"
+    spec = importlib.util.spec_from_file_location("bench_structure", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-MODULES = {module_name(path): path for path in SRC.rglob("*.py")}
-
-
-def imports_of(name: str) -> set[str]:
-    """The digest modules `name` imports, anywhere in it (a lazy import is a dependency
-    too): `from a.b import c` is a.b.c when that is a module, else a.b."""
-    path = MODULES[name]
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            found |= {alias.name for alias in node.names if alias.name in MODULES}
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join([*parts, *([node.module] if node.module else [])])
-            if base == "digest" or base.startswith("digest."):
-                found |= {
-                    f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base
-                    for a in node.names
-                }
-    return found - {name}
-
-
-GRAPH = {name: imports_of(name) for name in MODULES}
+STRUCTURE = bench_structure()
+PATHS = {STRUCTURE.module_name(path, SRC): path for path in SRC.rglob("*.py")}
+GRAPH: dict[str, set[str]] = {
+    name: STRUCTURE.imported_modules(
+        ast.parse(path.read_text(encoding="utf-8")),
+        name,
+        path.name == "__init__.py",
+        set(PATHS),
+        deferred=True,
+    )
+    for name, path in PATHS.items()
+}
 
 
 def layer(name: str) -> int:
@@ -70,18 +63,13 @@ def layer(name: str) -> int:
 
 
 def test_the_graph_is_drawn_from_every_module_and_its_imports() -> None:
-    assert len(MODULES) > 100
+    assert len(GRAPH) > 100
     assert {"digest.store", "digest.extract", "digest.lifecycle"} <= GRAPH["digest.fetch.stage"]
     assert "digest.notes.tags" in GRAPH["digest.compose.features"]  # from a function's body
-    assert strongly_connected({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [
-        ["a", "b", "c"],
-        ["d"],
-    ]
 
 
 def test_no_module_imports_itself_through_others() -> None:
-    cycles = [cycle for cycle in strongly_connected(GRAPH) if len(cycle) > 1]
-    assert cycles == []
+    assert STRUCTURE.cycles(GRAPH) == []
 
 
 def test_no_import_climbs_from_a_lower_layer_to_a_higher_one() -> None:
@@ -94,43 +82,3 @@ def test_no_import_climbs_from_a_lower_layer_to_a_higher_one() -> None:
     }
     assert climbs - KNOWN_CLIMBS == set(), "an import climbs: see the layers in this test's note"
     assert KNOWN_CLIMBS - climbs == set(), "a known climb is gone: take it off KNOWN_CLIMBS"
-
-
-def strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Tarjan's components, iteratively (no recursion limit on a deep chain of imports)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    components: list[list[str]] = []
-    for root in graph:
-        if root in index:
-            continue
-        work = [(root, iter(sorted(graph[root])))]
-        index[root] = low[root] = len(index)
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            node, children = work[-1]
-            child = next(children, None)
-            if child is None:
-                work.pop()
-                if work:
-                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
-                if low[node] == index[node]:
-                    component = []
-                    while True:
-                        member = stack.pop()
-                        on_stack.discard(member)
-                        component.append(member)
-                        if member == node:
-                            break
-                    components.append(sorted(component))
-            elif child not in index:
-                index[child] = low[child] = len(index)
-                stack.append(child)
-                on_stack.add(child)
-                work.append((child, iter(sorted(graph[child]))))
-            elif child in on_stack:
-                low[node] = min(low[node], index[child])
-    return components
