@@ -50,6 +50,8 @@ NAMES = {
     "Apache License Version 2.0": "Apache-2.0",
     "ISC License (ISCL)": "ISC",
     "Python Software Foundation License": "PSF-2.0",
+    "PSFL": "PSF-2.0",
+    "PSF": "PSF-2.0",
     "Mozilla Public License 2.0 (MPL 2.0)": "MPL-2.0",
     "The Unlicense (Unlicense)": "Unlicense",
     "Public Domain": "Public-Domain",
