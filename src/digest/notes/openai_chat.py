@@ -31,14 +31,7 @@ from digest.errors import LLMUnavailable, SummarizeError, UnusableAnswer
 from digest.fetch.retry_after import retry_after_s
 from digest.lifecycle import backoff_delay
 from digest.models import Note, NoteBasis, Statement, WeekSummary
-from digest.notes.answers import (
-    NOTE_SCHEMA,
-    WEEK_SCHEMA,
-    AnswerContext,
-    describe_invalid,
-    parse_note_answer,
-    parse_week_answer,
-)
+from digest.notes.answers import NOTE_SCHEMA, AnswerContext, describe_invalid, parse_note_answer
 from digest.notes.base import CallRecord, NoteRequest
 from digest.notes.bounded import AnswerTooLarge, Breaker, CappedTransport, answer_cap, too_large
 from digest.notes.capabilities import (
@@ -64,6 +57,7 @@ from digest.notes.prompts import (
     week_instructions,
 )
 from digest.notes.tokens import count_tokens
+from digest.notes.week_answers import WEEK_SCHEMA, parse_week_answer
 from digest.text import URL, shorten
 
 log = logging.getLogger(__name__)
@@ -227,9 +221,10 @@ class OpenAISummarizer:
         )
         cited = frozenset(item_id for item_id, _title, _note in notes)
         by_model = frozenset(item_id for item_id, _title, note in notes if note.by_model)
+        said = {item_id: _note_text(title, note) for item_id, title, note in notes}
 
         def parse(content: str | None, truncated: bool) -> Any:
-            return parse_week_answer(content, cited, by_model, truncated=truncated)
+            return parse_week_answer(content, cited, by_model, truncated=truncated, notes=said)
 
         answer = await self._answer(ask, parse, Sends(None))
         statements = (Statement(s.text, tuple(s.items)) for s in answer.statements)
@@ -504,6 +499,11 @@ def _failure(exc: BaseException, config: LLMConfig) -> str:
     if isinstance(exc, openai.APIStatusError):
         return _status(exc)
     return f"{type(exc).__name__}: {exc}"
+
+
+def _note_text(title: str, note: Note) -> str:
+    """What a note says, as the week summary's statements are checked against it."""
+    return "\n".join((title, note.summary, *note.key_points, *note.tags))
 
 
 def _describe_item(request: NoteRequest) -> str:
