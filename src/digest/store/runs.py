@@ -15,7 +15,10 @@ _SUMS = ("calls", "tokens_in", "tokens_out", "cost_usd")
 
 class RunsStore(StoreBase):
     def start_run(self, command: str, now: datetime) -> int:
+        """A new run; the caller holds the run lock, so a run still 'running' died (a kill
+        -9, a power cut) and is recorded 'interrupted'."""
         with self.write() as conn:
+            conn.execute("UPDATE runs SET status = 'interrupted' WHERE status = 'running'")
             cursor = conn.execute(
                 "INSERT INTO runs (command, started_at) VALUES (?, ?)", (command, iso(now))
             )
