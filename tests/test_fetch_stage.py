@@ -23,6 +23,7 @@ from click.testing import CliRunner
 
 from digest.cli import cli
 from digest.clock import REAL_WAITS, Lookup, Waits
+from digest.compose.features import feature_text, text_features
 from digest.compose.unread import unread_line
 from digest.config import Config, FetchConfig
 from digest.errors import ExtractError, FailureKind, RunCancelled
@@ -329,7 +330,9 @@ def child_commands() -> list[str]:
 
 
 def test_the_extraction_workers_do_not_import_the_fetcher_or_the_store() -> None:
-    heavy = ["httpx", "sqlite3", "asyncio", "digest.store", "digest.fetch.stage", "pydantic"]
+    # (they compute page features too, which reads the notes' tag words: the notes package,
+    # its config and the event loop's module come with them, loaded once in the fork server)
+    heavy = ["httpx", "sqlite3", "openai", "digest.store", "digest.fetch.stage"]
     # what the fork server imports for the workers, in a fresh interpreter
     program = (
         "import importlib, sys\n"
@@ -350,6 +353,26 @@ from digest.cli import main
 sys.argv = ["digest", "extract", "--config", sys.argv[1]]
 main()
 """
+
+
+@pytest.mark.slow
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="the pool is used only with two cores")
+def test_the_features_the_workers_store_are_those_of_the_item_with_its_page(
+    rig: Rig, server: LoopbackServer
+) -> None:
+    count = PROCESS_POOL_THRESHOLD + 2
+    for n in range(count):
+        server.routes[f"/p{n}"] = article(f"Article {n} on {'moons' if n % 2 else 'tides'}")
+    rig.save(*(SavedItem(server.url(f"/p{n}"), title=f"Saved as {n}") for n in range(count)))
+
+    assert rig.fetch(T0).done == count
+
+    items = rig.items()
+    stored = rig.store.features_of([item.id for item in items])
+    assert len(stored) == count
+    for item in items:
+        assert "opens with a paragraph" in (item.text or "")
+        assert stored[item.id] == text_features(feature_text(item))
 
 
 @pytest.mark.slow

@@ -20,6 +20,7 @@ import itertools
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -31,7 +32,6 @@ from urllib.parse import urlsplit
 
 from digest import lifecycle
 from digest.clock import REAL_WAITS, Clock, Progress, Waits
-from digest.compose.features import page_features
 from digest.config import FetchConfig
 from digest.errors import (
     DigestError,
@@ -45,7 +45,7 @@ from digest.errors import (
 )
 from digest.extract import extract
 from digest.fetch.client import Fetcher, FetchResult, check_status, describe_error, is_challenge
-from digest.fetch.worker import extract_file
+from digest.fetch.worker import extract_file, with_features
 from digest.models import Extracted, Item, Stage, StageReport
 from digest.runtime.context import RunContext
 from digest.runtime.tasks import run_together
@@ -53,11 +53,19 @@ from digest.store import Store, url_key
 from digest.text import paragraphs, shorten
 from digest.urls import is_shortener
 
-# what the fork server imports for the workers (the extractors import their readers on use)
-WORKER_MODULES = ("digest.fetch.worker", "digest.extract.html", "digest.extract.documents")
+# what the fork server imports for the workers (the extractors import their readers on use),
+# and the tables the workers' page features read, loaded there once for all of them
+WORKER_MODULES = (
+    "digest.fetch.worker",
+    "digest.extract.html",
+    "digest.extract.documents",
+    "digest.fetch.worker_tables",
+)
 PROCESS_POOL_THRESHOLD = 8  # fewer pages than this are extracted in-process
 EXTRACT_TIMEOUT_S = 120.0  # a worker longer than this on one page is stuck: replaced
 MAX_POST_LINKS = 5  # links followed per post
+WRITE_BATCH = 64  # fetch outcomes stored in one transaction...
+WRITE_EVERY_S = 1.0  # ...or fewer, after this long: a slow run keeps its pages as it goes
 LINKED_PARAGRAPH_CHARS = 400
 # What a bot challenge's answer is taken for, unread: a wall, checked again like the others
 CHALLENGED = Extracted(text="", extractor="none (bot challenge)", quality=lifecycle.Quality.BLOCKED)
@@ -82,13 +90,17 @@ class PageReader:
         self.pool = pool
         self._backlog = asyncio.Semaphore(backlog)
 
-    async def read(self, url: str) -> Page:
-        """The page at `url`, extracted; FetchError or ExtractError when there is none."""
+    async def read(self, url: str, item: Item | None = None) -> Page:
+        """The page at `url`, extracted, with the features of `item` once it is its text
+        (computed by the worker that extracted it); FetchError or ExtractError when there
+        is none."""
         async with self._backlog:
             if self.pool is None:
                 result, extracted = await self._read_here(url)
             else:
-                result, extracted = await self.pool.read(self, url)
+                result, extracted = await self.pool.read(self, url, item)
+        if item is not None and extracted.features is None:
+            extracted = with_features(extracted, item)
         return Page(result, replace(extracted, final_url=result.final_url))
 
     async def _read_here(self, url: str) -> tuple[FetchResult, Extracted]:
@@ -125,7 +137,9 @@ class Pool:
         self.spool = Path(tempfile.mkdtemp(prefix="digest-pages-"))
         self._names = itertools.count()
 
-    async def read(self, reader: PageReader, url: str) -> tuple[FetchResult, Extracted]:
+    async def read(
+        self, reader: PageReader, url: str, item: Item | None
+    ) -> tuple[FetchResult, Extracted]:
         path = self.spool / f"{next(self._names)}.html"
         try:
             with path.open("wb") as body:
@@ -134,19 +148,21 @@ class Pool:
                 return result, CHALLENGED
             check_status(result, now=reader.clock())
             content_type = result.headers.get("content-type")
-            extracted = await self._extract(path, result.final_url, content_type)
+            extracted = await self._extract(path, result.final_url, content_type, item)
         finally:
             path.unlink(missing_ok=True)
         return result, extracted
 
-    async def _extract(self, path: Path, url: str, content_type: str | None) -> Extracted:
+    async def _extract(
+        self, path: Path, url: str, content_type: str | None, item: Item | None
+    ) -> Extracted:
         executor = self._started()
         if executor is None:
-            return extract_file(str(path), url, content_type)
+            return extract_file(str(path), url, content_type, item)
         try:
             async with asyncio.timeout(self.extract_timeout_s):
                 return await asyncio.get_running_loop().run_in_executor(
-                    executor, extract_file, str(path), url, content_type
+                    executor, extract_file, str(path), url, content_type, item
                 )
         except BrokenProcessPool:
             self._replace(executor)
@@ -251,6 +267,8 @@ class FetchStage:
         self._left = 0  # not tried for want of a network
         self._unresolved: list[Callable[[], None]] = []  # see _settle_unresolved
         self._unread_links: list[tuple[int, int, str]] = []  # (post id, links unread, first why)
+        self._unwritten: list[lifecycle.FetchSucceeded | lifecycle.FetchFailed] = []
+        self._written_at = time.monotonic()
 
     async def run(self, due: Sequence[Item], posts: Sequence[Item]) -> StageReport:
         """Fetch the `due` link items and follow the links of `posts`."""
@@ -263,10 +281,13 @@ class FetchStage:
         ) as reader:
             fetches = (self._fetch_item(reader, item) for item in by_host_in_turn(due))
             follows = (self._follow_links(reader, post) for post in posts)
-            await run_together(
-                self._counted(work, total) for work in itertools.chain(fetches, follows)
-            )
-            self._settle_unresolved(reader.fetcher.offline)
+            try:
+                await run_together(
+                    self._counted(work, total) for work in itertools.chain(fetches, follows)
+                )
+                self._settle_unresolved(reader.fetcher.offline)
+            finally:
+                self._write()
         self._report_unread_links()
         return self.report
 
@@ -315,7 +336,7 @@ class FetchStage:
     async def _fetch_item(self, reader: PageReader, item: Item) -> None:
         assert item.url is not None
         try:
-            page = await reader.read(item.url)
+            page = await reader.read(item.url, item)
         except NoNetwork:  # not the page's fault: no attempt recorded
             self._left += 1
             return
@@ -330,19 +351,33 @@ class FetchStage:
             return
         item_id = self._settle_shortened(item, page.result.final_url)
         text_hash = hashlib.sha256(page.extracted.text.encode()).hexdigest()
-        extracted = replace(page.extracted, features=page_features(item, page.extracted))
-        self.store.apply_fetch(
+        self._store(
             lifecycle.fetch_succeeded(
-                item, extracted, text_hash, self.clock(), self.backoff, item_id=item_id
+                item, page.extracted, text_hash, self.clock(), self.backoff, item_id=item_id
             )
         )
         self.report.done += 1
+
+    def _store(self, intent: lifecycle.FetchSucceeded | lifecycle.FetchFailed) -> None:
+        self._unwritten.append(intent)
+        if len(self._unwritten) >= WRITE_BATCH or time.monotonic() >= (
+            self._written_at + WRITE_EVERY_S
+        ):
+            self._write()
+
+    def _write(self) -> None:
+        """Store the outcomes not stored yet, in one transaction."""
+        if self._unwritten:
+            self.store.apply_fetches(self._unwritten)
+            self._unwritten.clear()
+        self._written_at = time.monotonic()
 
     def _settle_shortened(self, item: Item, final_url: str) -> int:
         """A shortened link's item takes the key of where it led, or merges into the item
         saved there; the id of the item that holds the page."""
         if item.url is None or not is_shortener(item.url, self.shorteners):
             return item.id
+        self._write()  # what is pending was decided for the items as they are now
         try:
             key = url_key(final_url)
         except ValueError:
@@ -361,7 +396,7 @@ class FetchStage:
             kind=exc.kind if isinstance(exc, FetchError) else FailureKind.EXTRACT,
             status=exc.status if isinstance(exc, FetchError) else None,
         )
-        self.store.apply_fetch(intent)
+        self._store(intent)
         next_attempt = intent.next_attempt_at
         when = f"will retry after {next_attempt:%Y-%m-%d %H:%M} UTC" if next_attempt else "given up"
         self.report.failures.append(f"{exc}; {when}")
