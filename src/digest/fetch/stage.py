@@ -27,6 +27,7 @@ from concurrent.futures.process import BrokenProcessPool
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from multiprocessing import forkserver, get_context
+from multiprocessing.context import BaseContext
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -193,19 +194,48 @@ class Pool:
     def close(self) -> None:
         if self.executor is not None:
             self.executor.shutdown(cancel_futures=True)
-            # The fork server would stay for the life of the process (the daemon's, or a run's
-            # notes and compose): ~30 MB holding the extractors. The next pool starts another;
-            # stopping it has no public call (the one CPython's own tests use).
-            forkserver._forkserver._stop()  # type: ignore[attr-defined]
+            stop_fork_server()
         shutil.rmtree(self.spool, ignore_errors=True)
 
 
-def _start_workers(workers: int) -> ProcessPoolExecutor:
+class EarlyStart:
+    """Told how many new items each source gave as the collect stage reads them: once they
+    are enough for the extraction workers, starts the fork server they come from, so that
+    its imports (a second of CPU) are done by the time the first page is fetched."""
+
+    def __init__(self) -> None:
+        self.items = 0
+
+    def __call__(self, new_items: int) -> None:
+        started = self.items >= PROCESS_POOL_THRESHOLD
+        self.items += new_items
+        if started or self.items < PROCESS_POOL_THRESHOLD or (os.cpu_count() or 1) < 2:
+            return
+        try:
+            _worker_context()
+            forkserver.ensure_running()
+        except OSError:  # the pool says why when it tries again
+            pass
+
+
+def stop_fork_server() -> None:
+    """The fork server would stay for the life of the process (the daemon's, or a run's notes
+    and compose): ~130 MB holding the extractors and the embedding tables. The next pool
+    starts another; stopping it has no public call (the one CPython's own tests use)."""
+    forkserver._forkserver._stop()  # type: ignore[attr-defined]
+
+
+def _worker_context() -> BaseContext:
     # Not fork: a forked worker inherits locks that other threads (the resolver's, the
     # daemon's scheduler) held at that moment and can hang on one for ever. The fork
     # server imports the extractors once; each pool's workers are then forked from it.
     context = get_context("forkserver")
     context.set_forkserver_preload(["__main__", *WORKER_MODULES])
+    return context
+
+
+def _start_workers(workers: int) -> ProcessPoolExecutor:
+    context = _worker_context()
     # gc.freeze: the collector leaves the inherited objects alone, so their pages stay shared
     executor = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=gc.freeze)
     executor.submit(int)  # start the workers while the first pages are being fetched
@@ -240,6 +270,7 @@ async def page_reader(
     finally:
         if pool is not None:
             pool.close()
+        stop_fork_server()  # one the collect stage started (EarlyStart) if the pool was not
 
 
 class FetchStage:
