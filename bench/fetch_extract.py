@@ -3,7 +3,7 @@ CPU floor: the acceptance rig of issue 32, taken `--runs` times side by side.
 
     python bench/fetch_extract.py EXTRACTION_DATA_DIR [MORE_DIRS ...] [--pages 1000]
         [--hosts 16] [--feeds 10] [--latency-s 0.05] [--delay-s 0] [--runs 3]
-        [--skip-trafilatura] [--skip-floor]
+        [--skip-trafilatura] [--skip-floor] [--before-src OTHER_SRC]
 
 Each EXTRACTION_DATA_DIR holds html/<id>.html.gz (the extraction benchmark, see
 docs/benchmarks.md); every page of every folder is served. The pages go round-robin under
@@ -30,7 +30,9 @@ than between runs):
   `trafilatura.extract` (the issue's floor) and with ours (each distinct page timed
   once, weighted by how often the list holds it);
 - the server's CPU during each, since it shares the cores;
-and the load average before each. The report gives each run and the median of the runs.
+and the load average before each. With `--before-src`, each run also takes `digest now`
+from another version's src folder (PYTHONPATH) just before this one, so that before and
+after are measured in the same window. The report gives each run and the medians.
 """
 
 from __future__ import annotations
@@ -292,19 +294,23 @@ def utc_now() -> Any:
     return datetime.now(UTC)
 
 
-def in_child(*args: str) -> dict[str, Any]:
-    """Run this script with `args` in a child; its JSON figures."""
-    child = subprocess.run([sys.executable, __file__, *args], stdout=subprocess.PIPE, text=True)
+def in_child(*args: str, src: Path | None = None) -> dict[str, Any]:
+    """Run this script with `args` in a child (digest imported from `src`, if given); its
+    JSON figures."""
+    env = os.environ | ({"PYTHONPATH": str(src)} if src else {})
+    child = subprocess.run(
+        [sys.executable, __file__, *args], stdout=subprocess.PIPE, text=True, env=env
+    )
     if child.returncode:
         raise SystemExit(f"child {args[-1]} failed with exit {child.returncode}")
     result: dict[str, Any] = json.loads(child.stdout.strip().splitlines()[-1])
     return result
 
 
-def in_child_beside(server_pid: int, *args: str) -> dict[str, Any]:
+def in_child_beside(server_pid: int, *args: str, src: Path | None = None) -> dict[str, Any]:
     """in_child(*args), with the load before and the CPU the server used meanwhile."""
     load, before = os.getloadavg()[0], process_cpu_s(server_pid)
-    figures = in_child(*args)
+    figures = in_child(*args, src=src)
     return figures | {"load": load, "server_cpu_s": process_cpu_s(server_pid) - before}
 
 
@@ -327,6 +333,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--skip-trafilatura", action="store_true")
     parser.add_argument("--skip-floor", action="store_true")
+    parser.add_argument("--before-src", type=Path, help="another digest's src folder, run too")
     parser.add_argument("--child", choices=["serve", "now", "floor", "trafilatura"])
     parser.add_argument("--urls", type=Path)
     parser.add_argument("--port", type=int)
@@ -347,6 +354,8 @@ def main() -> None:
 def compare(args: argparse.Namespace) -> None:
     cores = os.cpu_count() or 1
     compile_digest()
+    if args.before_src:
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(args.before_src)], check=True)
     dirs = [str(folder) for folder in args.data_dirs]
     common = [*dirs, "--hosts", str(args.hosts), "--delay-s", str(args.delay_s)]
     common += ["--pages", str(args.pages)]
@@ -366,7 +375,12 @@ def compare(args: argparse.Namespace) -> None:
             urls.flush()
             with_urls = [*common, "--urls", urls.name, "--port", str(port)]
             for _ in range(args.runs):
-                run = {"digest": in_child_beside(server.pid, *with_urls, "--child", "now")}
+                run = {}
+                if args.before_src:
+                    run["before"] = in_child_beside(
+                        server.pid, *with_urls, "--child", "now", src=args.before_src
+                    )
+                run["digest"] = in_child_beside(server.pid, *with_urls, "--child", "now")
                 if not args.skip_trafilatura:
                     run["cli"] = in_child_beside(server.pid, *with_urls, "--child", "trafilatura")
                 if not args.skip_floor:
@@ -397,8 +411,8 @@ def compile_digest() -> None:
     compileall.compile_dir(Path(digest.__file__).parent, quiet=1)
 
 
-def ratios(run: dict[str, Any], cores: int) -> dict[str, float]:
-    ours = run["digest"]
+def ratios(run: dict[str, Any], cores: int, key: str = "digest") -> dict[str, float]:
+    ours = run[key]
     figures = {"wall_s": ours["wall_s"], "cpu_s": ours["cpu_s"], "pss": ours["tree_peak_pss_mb"]}
     figures["rss"] = ours["tree_peak_mb"]
     if "cli" in run:
@@ -413,16 +427,9 @@ def ratios(run: dict[str, Any], cores: int) -> dict[str, float]:
 
 
 def report_run(run: dict[str, Any], cores: int) -> None:
-    ours, figures = run["digest"], ratios(run, cores)
-    print(
-        f"digest now: {ours['wall_s']:.1f} s wall, {ours['cpu_s']:.1f} s CPU (tree),"
-        f" {ours['pages']} extracted, {ours['failures']} failed, exit {ours['exit']};"
-        f" tree peak {ours['tree_peak_mb']:.0f} MB RSS, {ours['tree_peak_pss_mb']:.0f} MB PSS,"
-        f" largest process {ours['peak_mb']:.0f} MB; server CPU {ours['server_cpu_s']:.1f} s;"
-        f" load before {ours['load']:.2f}"
-    )
-    for line in ours["stderr_tail"]:
-        print(f"  digest said: {line}")
+    for key in ("before", "digest"):
+        if key in run:
+            report_digest(run, cores, key)
     if "cli" in run:
         theirs = run["cli"]
         print(
@@ -432,25 +439,44 @@ def report_run(run: dict[str, Any], cores: int) -> None:
             f" server CPU {theirs['server_cpu_s']:.1f} s; load before {theirs['load']:.2f}"
             f"\n  command: {theirs['command']}"
         )
-        print(
-            f"  digest / trafilatura: wall {figures['to_cli']:.2f}x, CPU {figures['cpu_to_cli']:.2f}x"
-        )
     if "floor" in run:
         print(
-            f"floor: {figures['floor_s']:.1f} s (trafilatura.extract,"
+            f"floor: {run['floor']['trafilatura_cpu_s'] / cores:.1f} s (trafilatura.extract,"
             f" {run['floor']['trafilatura_cpu_s']:.1f} s CPU / {cores} cores; ours"
-            f" {figures['ours_floor_s']:.1f} s); digest / floor {figures['to_floor']:.2f}x;"
-            f" load after {run['floor']['load']:.2f}"
+            f" {run['floor']['cpu_s'] / cores:.1f} s); load after {run['floor']['load']:.2f}"
         )
+
+
+def report_digest(run: dict[str, Any], cores: int, key: str) -> None:
+    ours, figures = run[key], ratios(run, cores, key)
+    print(
+        f"digest now{' (before)' if key == 'before' else ''}: {ours['wall_s']:.1f} s wall,"
+        f" {ours['cpu_s']:.1f} s CPU (tree), {ours['pages']} extracted, {ours['failures']}"
+        f" failed, exit {ours['exit']}; tree peak {ours['tree_peak_mb']:.0f} MB RSS,"
+        f" {ours['tree_peak_pss_mb']:.0f} MB PSS, largest process {ours['peak_mb']:.0f} MB;"
+        f" server CPU {ours['server_cpu_s']:.1f} s; load before {ours['load']:.2f}"
+    )
+    for line in ours["stderr_tail"]:
+        print(f"  digest said: {line}")
+    if "to_cli" in figures:
+        print(f"  / trafilatura: wall {figures['to_cli']:.2f}x, CPU {figures['cpu_to_cli']:.2f}x")
+    if "to_floor" in figures:
+        print(f"  / floor: {figures['to_floor']:.2f}x")
 
 
 def report_median(runs: list[dict[str, Any]], cores: int) -> None:
-    each = [ratios(run, cores) for run in runs]
-    median = {key: statistics.median(figures[key] for figures in each) for key in each[0]}
-    loads = ", ".join(f"{run['digest']['load']:.1f}" for run in runs)
+    for key in ("before", "digest"):
+        if key in runs[0]:
+            report_median_of(runs, cores, key)
+
+
+def report_median_of(runs: list[dict[str, Any]], cores: int, key: str) -> None:
+    each = [ratios(run, cores, key) for run in runs]
+    median = {name: statistics.median(figures[name] for figures in each) for name in each[0]}
+    loads = ", ".join(f"{run[key]['load']:.1f}" for run in runs)
     print(
-        f"median of {len(runs)} runs (load before each: {loads}): digest now"
-        f" {median['wall_s']:.1f} s wall, {median['cpu_s']:.1f} s CPU,"
+        f"median of {len(runs)} runs, digest now{' (before)' if key == 'before' else ''} (load"
+        f" before each: {loads}): {median['wall_s']:.1f} s wall, {median['cpu_s']:.1f} s CPU,"
         f" {median['pss']:.0f} MB PSS ({median['rss']:.0f} MB RSS; goal < 250 MB PSS)"
     )
     if "to_cli" in median:
