@@ -377,6 +377,7 @@ def test_a_run_whose_feeds_bring_many_pages_leaves_no_fork_server(
     assert not [line for line in child_commands() if "forkserver" in line]
 
 
+@pytest.mark.slow
 def test_the_extraction_workers_do_not_import_the_fetcher_or_the_store() -> None:
     # (they compute page features too, which reads the notes' tag words: the notes package,
     # its config and the event loop's module come with them, loaded once in the fork server)
