@@ -137,6 +137,7 @@ class Pool:
         self.in_process = False  # the workers could not start
         self.spool = Path(tempfile.mkdtemp(prefix="digest-pages-"))
         self._names = itertools.count()
+        self._starting = asyncio.Lock()
 
     async def read(
         self, reader: PageReader, url: str, item: Item | None
@@ -157,7 +158,7 @@ class Pool:
     async def _extract(
         self, path: Path, url: str, content_type: str | None, item: Item | None
     ) -> Extracted:
-        executor = self._started()
+        executor = await self._started()
         if executor is None:
             return extract_file(str(path), url, content_type, item)
         try:
@@ -172,18 +173,26 @@ class Pool:
             self._replace(executor)
             raise ExtractError(f"took longer than {self.extract_timeout_s:g}s", url=url) from None
 
-    def _started(self) -> ProcessPoolExecutor | None:
-        """The workers, started on first use; None when they cannot start."""
-        if self.executor is None and not self.in_process:
-            try:
-                self.executor = _start_workers(self.workers)
-            except OSError as error:  # e.g. a TMPDIR too long for the fork server's socket path
-                self.in_process = True
-                self.info(
-                    f"extraction workers could not start ({describe_error(error)}); pages are "
-                    "extracted in this process (set TMPDIR to a short folder to get them back)"
-                )
+    async def _started(self) -> ProcessPoolExecutor | None:
+        """The workers, started on first use; None when they cannot start. They start in a
+        thread: the fork server answers only once it has imported the extractors and loaded
+        the tables (seconds on a busy machine), and the fetches go on meanwhile."""
+        if self.executor is not None or self.in_process:
+            return self.executor
+        async with self._starting:
+            if self.executor is None and not self.in_process:
+                await asyncio.to_thread(self._start)
         return self.executor
+
+    def _start(self) -> None:
+        try:
+            self.executor = _start_workers(self.workers)
+        except OSError as error:  # e.g. a TMPDIR too long for the fork server's socket path
+            self.in_process = True
+            self.info(
+                f"extraction workers could not start ({describe_error(error)}); pages are "
+                "extracted in this process (set TMPDIR to a short folder to get them back)"
+            )
 
     def _replace(self, executor: ProcessPoolExecutor) -> None:
         """New workers for the broken or stuck `executor`, once however many pages saw it."""
