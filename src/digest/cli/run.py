@@ -21,7 +21,7 @@ from digest.cli.base import (
 )
 from digest.errors import DeliveryError
 from digest.models import Stage
-from digest.urls import for_display
+from digest.text import for_terminal
 
 
 def _run_stages(
@@ -55,7 +55,7 @@ def _run_stages(
     print_reports(result.reports)
     if result.path is not None:
         click.echo(str(result.path))
-    if result.path is not None and result.needs_attention:
+    if (result.path is not None and result.needs_attention) or result.left_behind:
         sys.exit(EXIT_WRITTEN_NOT_DELIVERED)
 
 
@@ -247,5 +247,5 @@ def resend(week: str, to: tuple[str, ...]) -> None:
         f"mailed {outcome.period} revision {outcome.revision} to {', '.join(to or cfg.email.to)}"
     )
     if outcome.failures:  # some recipients refused it
-        click.echo(for_display(f"digest: {outcome.failures[0]}"), err=True)
+        click.echo(for_terminal(f"digest: {outcome.failures[0]}"), err=True)
         sys.exit(EXIT_WRITTEN_NOT_DELIVERED)
