@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 from multiprocessing import forkserver, get_context
 from multiprocessing.context import BaseContext
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from digest import lifecycle
@@ -53,6 +54,9 @@ from digest.runtime.tasks import run_together
 from digest.store import Store, url_key
 from digest.text import paragraphs, shorten
 from digest.urls import is_shortener
+
+if TYPE_CHECKING:
+    import requests
 
 # what the fork server imports for the workers (the extractors import their readers on use),
 # and the tables the workers' page features read, loaded there once for all of them
@@ -292,8 +296,12 @@ class FetchStage:
         clock: Clock,
         progress: Progress = _no_progress,
         waits: Waits = REAL_WAITS,
+        video_session: requests.Session | None = None,  # tests: leads to a stand-in
     ) -> None:
+        from digest.fetch.videos import VideoWords  # requests and its kin: when fetching
+
         self.store = store
+        self.videos = VideoWords(config, video_session)
         self.waits = waits
         self.config = config
         self.clock = clock
@@ -329,6 +337,8 @@ class FetchStage:
             finally:
                 self._write()
         self._report_unread_links()
+        if (line := self.videos.line()) is not None:
+            self.report.info.append(line)
         return self.report
 
     def _settle_unresolved(self, offline: str | None) -> None:
@@ -391,10 +401,13 @@ class FetchStage:
             self._record_failure(item, ExtractError(unit_bug(f"item {item.id} ({item.url})", exc)))
             return
         item_id = self._settle_shortened(item, page.result.final_url)
-        text_hash = hashlib.sha256(page.extracted.text.encode()).hexdigest()
+        read = await self.videos.read(item.url, page.extracted)
+        if read is not page.extracted:  # a transcript: the worker's features were the page's
+            read = with_features(read, item)
+        text_hash = hashlib.sha256(read.text.encode()).hexdigest()
         self._store(
             lifecycle.fetch_succeeded(
-                item, page.extracted, text_hash, self.clock(), self.backoff, item_id=item_id
+                item, read, text_hash, self.clock(), self.backoff, item_id=item_id
             )
         )
         self.report.done += 1
