@@ -60,6 +60,7 @@ def sections_of(markdown: str) -> list[str]:
     return [heading.replace("\\", "") for heading in headings if heading not in backlog]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(NO_ESPEAK, reason="espeak-ng is not installed (.ci/run installs it)")
 def test_now_narrates_the_week_into_an_mp3_with_a_chapter_per_section(audio_rig: AudioRig) -> None:
     result = audio_rig.run("now", "--week", WEEK)
@@ -82,6 +83,7 @@ def test_now_narrates_the_week_into_an_mp3_with_a_chapter_per_section(audio_rig:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(NO_ESPEAK, reason="espeak-ng is not installed (.ci/run installs it)")
 def test_the_podcast_feed_has_the_episode_once_with_its_size_and_the_atom_id(
     audio_rig: AudioRig,
@@ -110,6 +112,7 @@ def test_the_podcast_feed_has_the_episode_once_with_its_size_and_the_atom_id(
     assert rows == [("sent",)]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(NO_ESPEAK, reason="espeak-ng is not installed (.ci/run installs it)")
 def test_the_mail_links_the_episode_when_the_digests_are_served(
     tmp_path: Path, sink: tuple[Sink, int], server: LoopbackServer
