@@ -25,7 +25,6 @@ SHELL = ("cli", "commands", "pipeline", "jobs", "daemon", "__main__")
 # Imports that climb today, by (importer, imported) module; to be moved by issue 33's moves
 # (what fetch, compose and ranking all read moves below the stages). Only ever shrinks.
 KNOWN_CLIMBS = {
-    ("digest.fetch.stage", "digest.compose.features"),  # fetch stores compose's features
     ("digest.fetch.worker", "digest.compose.features"),  # the workers compute them (issue 32)
     ("digest.fetch.worker_tables", "digest.compose.features"),  # preloaded in the fork server
     ("digest.runtime.logs", "digest.fetch.access"),  # the log masks feeds' secrets
