@@ -141,13 +141,17 @@ class TextFeatures:
     phrases: bytes  # int64, ascending: hashes of the words and pairs that may name a section
 
 
+# The model name of what the built-in (offline) summariser writes: notes and week summaries.
+OFFLINE_MODEL: Final = "offline"
+
+
 @dataclass(frozen=True)
 class Note:
     summary: str
     key_points: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
     basis: NoteBasis = NoteBasis.FULL_TEXT
-    model: str = "offline"
+    model: str = OFFLINE_MODEL
     prompt_version: str = ""
 
     @property
@@ -158,7 +162,7 @@ class Note:
     @property
     def by_model(self) -> bool:
         """Written by a language model, not the offline summariser."""
-        return self.model != "offline" and not self.extractive
+        return self.model != OFFLINE_MODEL and not self.extractive
 
 
 @dataclass(frozen=True)
@@ -201,7 +205,7 @@ class WeekSummary:
 
     statements: tuple[Statement, ...]
     must_read: tuple[int, ...] = ()
-    model: str = "offline"
+    model: str = OFFLINE_MODEL
 
 
 @dataclass(frozen=True)
