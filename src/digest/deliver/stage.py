@@ -22,7 +22,8 @@ from digest.compose.digest import (
 )
 from digest.compose.week import reader_history, ruled_week, week_context
 from digest.config import Config
-from digest.deliver.outbox import DeliveryOutcome, Sleep, deliver_digest, write_draft
+from digest.deliver.channel import DeliveryOutcome, Sleep
+from digest.deliver.outbox import deliver_digest, write_draft
 from digest.models import Item, Period, Stage, StageReport
 from digest.notes import Summarizer
 from digest.notes.stage import NotesStage
