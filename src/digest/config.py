@@ -342,6 +342,33 @@ class AudioConfig(_Section):
     timeout_s: float = Field(900, gt=0, le=86_400)  # one chapter's synthesis is stopped past this
 
 
+class NotifyConfig(_Section):
+    """Push a short message of each week through Apprise (https://github.com/caronc/apprise)."""
+
+    # Apprise URLs (tgram://, ntfy://, json://…); "env:NAME" reads one from the environment
+    urls: list[str] = Field(default_factory=list)
+    retries: int = Field(2, ge=0, le=10)  # a failed send is retried this often within a run
+    retry_backoff_s: float = Field(5, ge=0, le=600)  # the first pause; it doubles
+    timeout_s: float = Field(15, gt=0, le=300)
+
+    @field_validator("urls")
+    @classmethod
+    def _urls(cls, urls: list[str]) -> list[str]:
+        for number, url in enumerate(urls, 1):
+            if not url.startswith(ENV_PREFIX) and "://" not in url:
+                raise ValueError(
+                    f"URL {number} is neither an Apprise URL (scheme://…) nor env:NAME"
+                )
+        return urls
+
+
+class EpubConfig(_Section):
+    """The week as an EPUB book: digests/YYYY-Www.epub, mailed to an e-reader if asked."""
+
+    enabled: bool = False
+    send_to: str = ""  # mailed here as an attachment through [email]'s server, once per revision
+
+
 class LogConfig(_Section):
     file: Path | None = None  # None: stderr (journald); else a rotating file
     max_bytes: int = Field(1_000_000, ge=10_000, le=1_000_000_000)
@@ -435,6 +462,8 @@ class Config(_Section):
     schedule: ScheduleConfig = ScheduleConfig()
     output: OutputConfig = OutputConfig()
     audio: AudioConfig = AudioConfig()
+    notify: NotifyConfig = NotifyConfig()
+    epub: EpubConfig = EpubConfig()
     log: LogConfig = LogConfig()
     _path: Path | None = PrivateAttr(None)  # the file it came from, if any
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Protocol
 
 from digest.audio.script import Script
-from digest.compose.digest import content_hash
+from digest.compose.digest import Topic, content_hash
 from digest.config import Config
 from digest.lifecycle import DeliveryBegun, DeliveryEnded
 from digest.models import DeliveryStatus, Item, Period
@@ -40,6 +40,15 @@ class DeliveryOutcome:
 
 
 @dataclass(frozen=True)
+class Edition:
+    """The week as a whole, for the channels that retell it rather than send its markdown."""
+
+    dates: str  # "16–22 November 2026"
+    brief: str  # the week in brief, markdown
+    topics: Sequence[Topic] = ()  # its sections as listed
+
+
+@dataclass(frozen=True)
 class Job:
     """One digest on its way out, with what every channel needs."""
 
@@ -54,6 +63,7 @@ class Job:
     audio: Script | None = None  # the week's script, when [audio] is enabled
     items: Sequence[Item] = ()  # the week's items, for their notes in [output] notes_dir
     empty: bool = False  # a week with no items
+    edition: Edition | None = None
 
     @property
     def digest_hash(self) -> str:

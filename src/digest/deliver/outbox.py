@@ -11,7 +11,7 @@ from pathlib import Path
 from digest.audio.script import Script
 from digest.compose.digest import content_hash
 from digest.config import Config
-from digest.deliver.channel import Channel, DeliveryOutcome, Job, Sleep
+from digest.deliver.channel import Channel, DeliveryOutcome, Edition, Job, Sleep
 from digest.deliver.channels import CHANNELS
 from digest.deliver.channels.email import send_recorded
 from digest.deliver.channels.file import digest_path, write_digest_file
@@ -33,6 +33,7 @@ def deliver_digest(
     reader_view: str | None = None,
     audio: Script | None = None,
     items: Sequence[Item] = (),
+    edition: Edition | None = None,
 ) -> DeliveryOutcome:
     """Write the digest file, then deliver each channel at most once per content.
 
@@ -57,6 +58,7 @@ def deliver_digest(
         audio,
         items,
         empty,
+        edition,
     )
     outcome = DeliveryOutcome(period.label, digest_path(config, period), None)
     held_empty = empty and not config.digest.publish_empty

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from digest.deliver.channel import Channel
 from digest.deliver.channels.email import EmailChannel
+from digest.deliver.channels.epub import EpubChannel
 from digest.deliver.channels.feed import FeedChannel
 from digest.deliver.channels.file import FileChannel
 from digest.deliver.channels.log import LogChannel
 from digest.deliver.channels.notes import NotesChannel
+from digest.deliver.channels.notify import NotifyChannel
 from digest.deliver.channels.podcast import PodcastChannel
 
 CHANNELS: dict[str, Channel] = {
@@ -18,4 +20,6 @@ CHANNELS: dict[str, Channel] = {
     "podcast": PodcastChannel(),  # before the mail, which links the episode
     "email": EmailChannel(),
     "notes": NotesChannel(),
+    "notify": NotifyChannel(),  # one record per URL
+    "epub": EpubChannel(),
 }

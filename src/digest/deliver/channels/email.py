@@ -38,20 +38,20 @@ def full_copy_location(config: Config, period: Period) -> str:
     return str(config.digests_dir / f"{period.label}.md")
 
 
-def why_not_sent(job: Job, channel: str) -> str | None:
+def why_not_sent(job: Job, channel: str, done: str = "mailed") -> str | None:
     """Under email.send = "once": a week goes out when it is over, and only once."""
     if job.config.email.send == "every_revision":
         return None
     label = job.period.label
     if job.now < job.period.end:
         return (
-            f"{label} is mailed once, when the week is over: the daemon's weekly job or"
-            f' `digest now --week {label}` then mails it (email.send = "once")'
+            f"{label} is {done} once, when the week is over: the daemon's weekly job or"
+            f' `digest now --week {label}` then sends it (email.send = "once")'
         )
     mailed = job.store.deliveries(MAILED)
     earlier = any(record.period == label and record.channel == channel for record in mailed)
     if earlier and job.store.delivery(label, channel, job.digest_hash) is None:
-        return f"{label} was mailed before; this revision is in the files and the feed"
+        return f"{label} was {done} before; this revision is in the files and the feed"
     return None
 
 
