@@ -299,6 +299,16 @@ class EmailConfig(_Section):
     ca_file: Path | None = None  # trust this certificate (self-signed servers)
     retries: int = Field(3, ge=0, le=10)  # a 4xx reply is retried this often within a run
     retry_backoff_s: float = Field(5, ge=0, le=600)  # the first pause; it doubles
+    unsubscribe: str = ""  # "mailto:…" or "https://…": the List-Unsubscribe header
+
+    @field_validator("unsubscribe")
+    @classmethod
+    def _unsubscribe(cls, value: str) -> str:
+        if value and not (value.startswith("mailto:") or value.startswith("https://")):
+            raise ValueError("must be a mailto: address or an https:// URL")
+        if value.startswith("https://"):
+            web_url(value)
+        return value
 
     @field_validator("subject")
     @classmethod
@@ -367,6 +377,13 @@ class EpubConfig(_Section):
 
     enabled: bool = False
     send_to: str = ""  # mailed here as an attachment through [email]'s server, once per revision
+
+
+class SiteConfig(_Section):
+    """The archive site: every week, a page per section, full-text search (Pagefind)."""
+
+    enabled: bool = False  # rebuilt after each revision
+    out: Path | None = None  # None: <data_dir>/site
 
 
 class LogConfig(_Section):
@@ -464,6 +481,7 @@ class Config(_Section):
     audio: AudioConfig = AudioConfig()
     notify: NotifyConfig = NotifyConfig()
     epub: EpubConfig = EpubConfig()
+    site: SiteConfig = SiteConfig()
     log: LogConfig = LogConfig()
     _path: Path | None = PrivateAttr(None)  # the file it came from, if any
 
@@ -509,6 +527,10 @@ class Config(_Section):
     @property
     def db_path(self) -> Path:
         return self.data_dir / "digest.db"
+
+    @property
+    def site_dir(self) -> Path:
+        return self.site.out or self.digest.data_dir / "site"
 
     @property
     def digests_dir(self) -> Path:
@@ -630,6 +652,9 @@ def _resolve_paths(config: Config, base: Path) -> Config:
     llm = config.llm.model_copy(update=files)
     if audio.voice:
         audio = audio.model_copy(update={"voice": resolve(audio.voice)})
+    site = config.site
+    if site.out:
+        site = site.model_copy(update={"out": resolve(site.out)})
     return config.model_copy(
         update={
             "digest": digest,
@@ -639,6 +664,7 @@ def _resolve_paths(config: Config, base: Path) -> Config:
             "log": log,
             "llm": llm,
             "audio": audio,
+            "site": site,
         }
     )
 

@@ -12,6 +12,7 @@ from digest.deliver.channels.log import LogChannel
 from digest.deliver.channels.notes import NotesChannel
 from digest.deliver.channels.notify import NotifyChannel
 from digest.deliver.channels.podcast import PodcastChannel
+from digest.deliver.channels.site import SiteChannel
 
 CHANNELS: dict[str, Channel] = {
     "file": FileChannel(),  # first: the others deliver its recorded revision
@@ -22,4 +23,5 @@ CHANNELS: dict[str, Channel] = {
     "notes": NotesChannel(),
     "notify": NotifyChannel(),  # one record per URL
     "epub": EpubChannel(),
+    "site": SiteChannel(),  # last: it shows what the others delivered
 }

@@ -87,6 +87,8 @@ def send_recorded(job: Job, outcome: DeliveryOutcome) -> None:
     full_copy = full_copy_location(job.config, job.period)
     template = MailTemplate(job.config.output.templates_dir, job.period, full_copy)
     markdown, allowed_urls = job.markdown, list(job.allowed_urls)
+    if job.config.output.public_url:  # a newsletter's "View online", at the top
+        markdown = f"[View online]({full_copy})\n\n{markdown}"
     if listen := episode_link(job.config, job.period):
         markdown = f"{markdown.rstrip()}\n\n{listen.markdown}\n"
         allowed_urls += listen.urls
