@@ -416,6 +416,8 @@ _MATCHERS = (
     "language",
     "min_words",
     "max_words",
+    "min_minutes",
+    "max_minutes",
 )
 _ACTIONS = ("mute", "skip_notes", "pin", "tag", "section")
 
@@ -434,6 +436,9 @@ class RuleConfig(_Section):
     language: list[str] = Field(default_factory=list)  # the page's language: "en", "de"…
     min_words: int | None = Field(None, ge=0, le=10_000_000)
     max_words: int | None = Field(None, ge=0, le=10_000_000)
+    # reading time at digest.reading.WORDS_PER_MINUTE (230) of the page, else of what was saved
+    min_minutes: float | None = Field(None, ge=0, le=100_000)
+    max_minutes: float | None = Field(None, ge=0, le=100_000)
     mute: bool = False  # kept and searchable, left out of the digest (and noted offline)
     skip_notes: bool = False  # noted offline: no model call is spent on it
     pin: bool = False  # first in its section, and in "Must read"

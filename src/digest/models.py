@@ -208,6 +208,7 @@ class Item:
     error_kind: FailureKind | None = None  # what kind of failure `error` was (None: before m024)
     error_status: int | None = None  # its HTTP status
     features: TextFeatures | None = None  # of compose.features.feature_text(item), when stored
+    words: int | None = None  # of the whole page's text (the store counts them); None: no text
 
     @property
     def gave_up(self) -> bool:

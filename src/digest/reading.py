@@ -18,7 +18,10 @@ def reading_minutes(text: str | None) -> int:
 
 
 def item_minutes(item: Item) -> int:
-    """An item's page (or post) as read; 0 for a link whose page was not read."""
+    """An item's page as read (the store's count of its words, else its text's); 0 for a
+    link whose page was not read."""
+    if item.words is not None:
+        return max(1, round(item.words / WORDS_PER_MINUTE)) if item.words else 0
     return reading_minutes(item.text)
 
 

@@ -8,6 +8,7 @@ from typing import Any, TextIO
 
 from digest.compose.unread import pretend_note
 from digest.models import Item, Period
+from digest.reading import item_minutes
 from digest.store import Store
 from digest.text import clean
 from digest.urls import for_display
@@ -34,6 +35,7 @@ FIELDS = [
     "read_at",
     "note_by",
     "note_error",
+    "reading_minutes",
 ]  # documented in docs/export.md
 
 
@@ -58,6 +60,7 @@ def export_row(item: Item) -> dict[str, Any]:
         "read_at": item.read_at.isoformat() if item.read_at else None,
         "note_by": note_by(item),
         "note_error": item.note_error and for_display(item.note_error),
+        "reading_minutes": item_minutes(item) or None,  # None: its page was not read
     }
 
 

@@ -46,6 +46,7 @@ from digest.models import (
     Usage,
     WeekSummary,
 )
+from digest.reading import item_minutes
 from digest.text import is_list_line, list_item, sentences, shorten, url_title, without_links
 from digest.urls import without_userinfo
 
@@ -87,12 +88,17 @@ class Entry:
     links: tuple[tuple[str, str], ...] = ()  # (name, url) of the links in a post's text
     why: str | None = None  # why the ranking put it where it is: "matches your interest 'x'"
     unread_page: bool = False  # a link whose page has not been read: its note is not the page's
+    minutes: int = 0  # the reading time of its page (digest/reading.py); 0: not read
 
 
 @dataclass
 class Topic:
     name: str
     entries: list[Entry] = field(default_factory=list)
+
+    @property
+    def minutes(self) -> int:
+        return sum(entry.minutes for entry in self.entries)
 
 
 @dataclass(frozen=True)
@@ -211,6 +217,7 @@ def digest_context(
         if brief and unique
         else _week_text(week_summary, unique, topics),
         "topics": topics,
+        "minutes": sum(topic.minutes for topic in topics),
         "unread": [_backlog_entry(item, zone) for item in unread],
         "year_ago": [_backlog_entry(item, zone) for item in year_ago],
         "footer": footer_lines(_without_week(provenance, brief), unique) if provenance else [],
@@ -289,7 +296,11 @@ def group_by_topic(
         others = (also or {}).get(item.key, ())
         sources = tuple((_site(other.url), other.url) for other in others if other.url)
         links = labelled_links(item, post_links(item))
-        entry = replace(_entry(item), also=sources, links=links, why=(why or {}).get(item.id))
+        entry = _entry(item)
+        minutes = 0 if entry.unread_page else item_minutes(item)
+        entry = replace(
+            entry, also=sources, links=links, why=(why or {}).get(item.id), minutes=minutes
+        )
         groups.setdefault(name.casefold(), Topic(name)).entries.append(entry)
     return sorted(
         groups.values(),

@@ -27,15 +27,18 @@ def epub_path(job: Job) -> Path:
 
 
 def book_of(job: Job) -> Book:
-    edition = job.edition
-    record = job.store.digest_record(job.period.label, job.digest_hash)
+    """The week's book, its items with their pages' whole text (compose read only the
+    opening of each)."""
+    edition, period = job.edition, job.period
+    record = job.store.digest_record(period.label, job.digest_hash)
     revised = record.created_at if record else job.now
+    whole = {item.id: item for item in job.store.items_saved_between(period.start, period.end)}
     return Book(
-        job.period.label,
+        period.label,
         edition.dates if edition else "",
         edition.brief if edition else "",
         edition.topics if edition else (),
-        job.items,
+        [whole.get(item.id, item) for item in job.items],
         revised.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
     )
 
