@@ -12,6 +12,7 @@ the index page searches them in the browser.
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import subprocess
@@ -36,6 +37,7 @@ PAGEFIND_TIMEOUT_S = 300
 _WEEK_FILE = re.compile(r"^\d{4}-W\d{2}\.md$")
 # sections of the digest that are not the week's items
 _NOT_SECTIONS = {"the week", "still unread from earlier weeks", "one year ago"}
+_H2 = re.compile(r"<h2[^>]*>(.*?)</h2>", re.DOTALL)
 
 Links = Callable[[str], Collection[str]]  # a week's label -> the URLs its page may link to
 
@@ -92,27 +94,39 @@ def build_site(out: Path, digests: Path, zone: ZoneInfo, links: Links) -> SiteBu
 def _write_week(
     out: Path, label: str, markdown: str, zone: ZoneInfo, links: Collection[str], build: SiteBuild
 ) -> WeekPage:
-    sections = dict(_section_blocks(markdown))
+    fragment = html_fragment(markdown, links)  # rendered and sanitised once
+    sections = dict(_section_parts(fragment))
     page = WeekPage(
         label,
         format_period(parse_week(label, zone), zone),
         content_hash(markdown),
-        sum(block.count("\n- ") + block.startswith("- ") for block in sections.values()),
-        {name: str(html_fragment(block, links)) for name, block in sections.items()},
+        _items(markdown),
+        sections,
     )
-    body = Markup(html_fragment(markdown, links))  # noqa: S704 (sanitised by nh3)
+    body = Markup(fragment)  # noqa: S704 (sanitised by nh3)
     own = [{"name": name, "href": _section_href(name)} for name in sections]
     _write(out, page.href, _render("week.html.j2", title=label, body=body, sections=own), build)
     return page
 
 
-def _section_blocks(markdown: str) -> Iterator[tuple[str, str]]:
-    """(name, its markdown) of each `## ` section holding the week's items."""
+def _section_parts(fragment: str) -> Iterator[tuple[str, str]]:
+    """(name, its HTML) of each second-level section of the week's rendered digest that
+    holds the week's items."""
+    parts = _H2.split(fragment)  # [before, heading, part, heading, part, ...]
+    for heading, part in zip(parts[1::2], parts[2::2], strict=True):
+        name = html.unescape(re.sub(r"<[^>]*>", "", heading)).strip()
+        if name and name.casefold() not in _NOT_SECTIONS:
+            yield name, part.strip() + "\n"
+
+
+def _items(markdown: str) -> int:
+    """The week's items: the top-level list entries of its sections."""
+    counted = 0
     for block in re.split(r"^## ", markdown, flags=re.MULTILINE)[1:]:
         name, _, body = block.partition("\n")
-        name = name.strip()
-        if name and name.casefold() not in _NOT_SECTIONS:
-            yield name, body.strip("\n") + "\n"
+        if name.strip().casefold() not in _NOT_SECTIONS:
+            counted += len(re.findall(r"^- ", body, flags=re.MULTILINE))
+    return counted
 
 
 def _sections(weeks: list[WeekPage]) -> Iterator[tuple[str, str, list[dict[str, object]]]]:
