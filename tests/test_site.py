@@ -14,8 +14,10 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
+from click.testing import CliRunner
 
 from browser import available, chromium, viewport
+from digest.cli import cli
 from digest.config import Config, DigestSection, SiteConfig
 from digest.deliver.outbox import deliver_digest
 from digest.deliver.site import build_site
@@ -59,10 +61,10 @@ def config(tmp_path: Path) -> Config:
     return Config(digest=DigestSection(data_dir=tmp_path / "data"), site=SiteConfig(enabled=True))
 
 
-def deliver_both(store: Store, cfg: Config) -> None:
+def deliver_both(store: Store, cfg: Config, *, site: bool = True) -> None:
     deliver_digest(store, cfg, W46, W46_MD, NOW - timedelta(days=7), allowed_urls=LINKS)
     outcome = deliver_digest(store, cfg, W47, W47_MD, NOW, allowed_urls=LINKS)
-    assert "site" in outcome.delivered and outcome.failures == []
+    assert ("site" in outcome.delivered) is site and outcome.failures == []
 
 
 def test_pages_are_relative_sanitised_and_rebuilt_only_where_changed(
@@ -97,6 +99,22 @@ def test_pages_are_relative_sanitised_and_rebuilt_only_where_changed(
     changed = build_site(site, cfg.digests_dir, ZONE, lambda label: LINKS)
     assert "2026-W46.html" not in changed.written
     assert {"2026-W47.html", "index.html", "sections/go.html"} <= set(changed.written)
+
+
+def test_digest_site_writes_the_archive_where_it_is_told(tmp_path: Path, store: Store) -> None:
+    cfg = config(tmp_path).model_copy(update={"site": SiteConfig()})  # not rebuilt by runs
+    deliver_both(store, cfg, site=False)
+    path = tmp_path / "digest.toml"
+    path.write_text(f'[digest]\ndata_dir = "{tmp_path / "data"}"\n')
+    out = tmp_path / "public"
+
+    first = CliRunner().invoke(cli, ["--config", str(path), "site", "--out", str(out)])
+    again = CliRunner().invoke(cli, ["--config", str(path), "site", "--out", str(out)])
+
+    assert first.exit_code == 0, first.output
+    assert f"site in {out}: 6 pages written" in first.output  # 2 weeks, 2 sections, index, css
+    assert "0 pages written" in again.output
+    assert (out / "2026-W47.html").exists() and (out / "pagefind").is_dir()
 
 
 @pytest.mark.skipif(not available(), reason="needs chromium and chromium-driver")
