@@ -21,7 +21,7 @@ from digest.deliver.outbox import deliver_digest
 from digest.models import Item
 from digest.periods import parse_week
 from digest.store import Store
-from mailrig import Sink, smtp_server
+from mailrig import HangUpServer, Sink, smtp_server
 from stores import store_at
 from weekitems import week_item
 
@@ -156,3 +156,14 @@ def test_a_refused_mail_is_retried_on_the_next_run(tmp_path: Path, store: Store)
         cfg = config(tmp_path, send_to="me@kindle.example", port=port)
         deliver(store, cfg)
     assert len(handler.envelopes) == 1
+
+
+def test_a_mail_whose_outcome_is_unknown_is_not_resent(
+    tmp_path: Path, store: Store, hangup: HangUpServer
+) -> None:
+    cfg = config(tmp_path, send_to="me@kindle.example", port=hangup.port)
+    first = deliver(store, cfg)
+    deliver(store, cfg)
+
+    assert len(hangup.bodies) == 1
+    assert any("2026-W47.epub to me@kindle.example" in line for line in first.failures)

@@ -11,6 +11,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from digest.compose.digest import content_hash
 from digest.config import (
     Config,
     DigestSection,
@@ -20,8 +21,10 @@ from digest.config import (
     OutputConfig,
 )
 from digest.deliver.channel import DeliveryOutcome, Edition
+from digest.deliver.channels.notify import targets
 from digest.deliver.outbox import deliver_digest
-from digest.models import Item
+from digest.lifecycle import DeliveryBegun
+from digest.models import DeliveryStatus, Item
 from digest.periods import parse_week
 from digest.store import Store
 from loopback import LoopbackServer, Request, Response, serving
@@ -180,3 +183,21 @@ def test_once_a_week_the_message_waits_for_the_week_to_end(
     assert len(messages(endpoints, "/ok")) == 1
     assert any("is pushed once, when the week is over" in line for line in during.held)
     assert any("was pushed before" in line for line in later.held)
+
+
+def test_a_send_a_stopped_run_left_pending_is_not_resent(
+    tmp_path: Path, store: Store, endpoints: LoopbackServer
+) -> None:
+    cfg = config(tmp_path, [url(endpoints, "/ok")])
+    [target] = targets(cfg.notify)
+    deliver_digest(store, cfg.model_copy(update={"notify": NotifyConfig()}), W47, FIRST, AFTER)
+    store.apply_delivery(DeliveryBegun("2026-W47", target.channel, content_hash(FIRST), AFTER))
+
+    outcome = deliver(store, cfg, FIRST)
+    deliver(store, cfg, FIRST)
+
+    assert endpoints.hits("/ok") == []
+    [failure] = outcome.failures
+    assert "outcome unknown, not resent" in failure
+    record = store.delivery("2026-W47", target.channel, content_hash(FIRST))
+    assert record is not None and record.status is DeliveryStatus.UNKNOWN

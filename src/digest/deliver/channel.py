@@ -88,6 +88,22 @@ def sent_before(job: Job, channel: str, key: str) -> bool:
     return record is not None and record.status is DeliveryStatus.SENT
 
 
+STOPPED_WHILE_SENDING = "an earlier run stopped while sending; outcome unknown, not resent"
+
+
+def settled(job: Job, outcome: DeliveryOutcome, channel: str, what: str) -> bool:
+    """Whether this content needs no attempt on `channel`, a channel that sends: sent,
+    refused, or its outcome unknown. A send a stopped run left pending is recorded as
+    unknown now, and said (`what` names it): it may have arrived, so it is not resent."""
+    record = job.store.delivery(job.period.label, channel, job.digest_hash)
+    if record is None or record.status is DeliveryStatus.FAILED:
+        return False
+    if record.status is DeliveryStatus.PENDING:
+        ended(job, record, DeliveryStatus.UNKNOWN, error=STOPPED_WHILE_SENDING)
+        outcome.failures.append(f"{what} for {job.period.label}: {STOPPED_WHILE_SENDING}")
+    return True
+
+
 def begun(job: Job, channel: str, key: str) -> DeliveryRecord:
     return job.store.apply_delivery(DeliveryBegun(job.period.label, channel, key, job.now))
 

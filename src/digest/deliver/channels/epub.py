@@ -12,10 +12,10 @@ from pathlib import Path
 
 from digest.atomic import write_atomic
 from digest.config import EmailConfig
-from digest.deliver.channel import DeliveryOutcome, Job, begun, ended, failed, sent_before
+from digest.deliver.channel import DeliveryOutcome, Job, begun, ended, failed, settled
 from digest.deliver.epub import MEDIA_TYPE, Book, epub_bytes
 from digest.deliver.html import clean_header
-from digest.deliver.mail import send_email
+from digest.deliver.mail import DeliveryUnknown, send_email
 from digest.errors import DeliveryError
 from digest.models import DeliveryStatus
 
@@ -64,11 +64,16 @@ class EpubChannel:
 
 
 def _mail(job: Job, outcome: DeliveryOutcome, name: str, book: bytes) -> None:
-    if sent_before(job, MAIL_CHANNEL, job.digest_hash):
+    to = job.config.epub.send_to
+    if settled(job, outcome, MAIL_CHANNEL, f"{name} to {to}"):
         return
     record = begun(job, MAIL_CHANNEL, job.digest_hash)
     try:
         send_email(_message(job, name, book), _smtp_to(job))
+    except DeliveryUnknown as exc:  # it may have arrived: not sent again on its own
+        ended(job, record, DeliveryStatus.UNKNOWN, error=str(exc))
+        outcome.failures.append(f"{name} to {to}: {exc}")
+        return
     except DeliveryError as exc:
         failed(job, outcome, record, f"{name} to {job.config.epub.send_to}: {exc}")
         return

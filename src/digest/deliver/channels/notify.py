@@ -26,7 +26,7 @@ from ipaddress import ip_address
 from typing import TYPE_CHECKING
 
 from digest.config import ENV_PREFIX, NotifyConfig
-from digest.deliver.channel import DeliveryOutcome, Job, begun, ended, sent_before
+from digest.deliver.channel import DeliveryOutcome, Job, begun, ended, settled
 from digest.deliver.channels.email import full_copy_location, why_not_sent
 from digest.deliver.html import markdown_to_text
 from digest.errors import bugs_recorded
@@ -142,14 +142,7 @@ def _deliver_one(job: Job, outcome: DeliveryOutcome, target: Target, title: str,
     if held := why_not_sent(job, channel, done="pushed"):
         outcome.held.append(f"notify {target.shown}: {held}")
         return
-    if sent_before(job, channel, job.digest_hash):
-        return
-    record = job.store.delivery(label, channel, job.digest_hash)
-    if record is not None and record.status in (DeliveryStatus.UNKNOWN, DeliveryStatus.PENDING):
-        if record.status is DeliveryStatus.PENDING:  # a run stopped during the send
-            error = "an earlier run stopped while sending; outcome unknown, not resent"
-            ended(job, record, DeliveryStatus.UNKNOWN, error=error)
-            outcome.failures.append(f"notify {target.shown} for {label}: {error}")
+    if settled(job, outcome, channel, f"notify {target.shown}"):
         return
     record = begun(job, channel, job.digest_hash)
     problem = _send_with_retries(job, target, title, body)
