@@ -54,7 +54,14 @@ def edition() -> Edition:
     inference = Topic(
         "Inference",
         [
-            Entry("Paged attention", "https://www.vllm.example/paged", "It pages.", None, ("KV",)),
+            Entry(
+                "Paged attention",
+                "https://www.vllm.example/paged",
+                "It pages.",
+                None,
+                ("KV",),
+                minutes=3,
+            ),
             Entry(HOSTILE, "https://odd.example/x", HOSTILE, None, (HOSTILE,)),
         ],
     )

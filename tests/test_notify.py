@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from digest.compose.digest import content_hash
+from digest.compose.digest import Entry, Topic, content_hash
 from digest.config import (
     Config,
     DigestSection,
@@ -37,7 +37,11 @@ DURING = datetime(2026, 11, 20, 8, 0, tzinfo=UTC)
 FIRST = "# Digest for 2026-W47\n\n## The week\n\nOne link.\n"
 SECOND = "# Digest for 2026-W47\n\n## The week\n\nTwo links.\n"
 BRIEF = "**Rust** — fearless refactoring ([A post](https://a.example/1)).\n\nSecond line."
-EDITION = Edition("16–22 November 2026", BRIEF)
+EDITION = Edition(
+    "16–22 November 2026",
+    BRIEF,
+    [Topic("Rust", [Entry("A post", "https://site.example/1", "Note.", None, (), minutes=2)])],
+)
 PASSWORD = "hunter2-never-shown"
 
 

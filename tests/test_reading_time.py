@@ -4,6 +4,7 @@ store counts a page's words whole although compose reads only its opening; rules
 from __future__ import annotations
 
 import zipfile
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -78,7 +79,7 @@ def test_the_store_counts_the_whole_page_and_the_book_holds_it(tmp_path: Path) -
         assert opening.words == 3008 == len(page.split())  # counted whole, in SQLite
         assert export_row(store.all_items()[0])["reading_minutes"] == 13
 
-        topic = group_by_topic([opening])
+        topic = group_by_topic([replace(opening, note=Note("A long page."))])  # noted: read
         deliver_digest(
             store,
             config,

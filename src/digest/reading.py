@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from digest.models import Item
 
 # Adults' silent reading of non-fiction in English: 238 words a minute on average
@@ -23,10 +21,6 @@ def item_minutes(item: Item) -> int:
     if item.words is not None:
         return max(1, round(item.words / WORDS_PER_MINUTE)) if item.words else 0
     return reading_minutes(item.text)
-
-
-def total_minutes(items: Iterable[Item]) -> int:
-    return sum(item_minutes(item) for item in items)
 
 
 def minutes_read(minutes: int) -> str:

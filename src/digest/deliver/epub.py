@@ -20,9 +20,9 @@ from urllib.parse import urlsplit
 import jinja2
 
 from digest.compose.digest import Entry, Topic
-from digest.deliver.html import markdown_to_text
+from digest.deliver.html import short_text
 from digest.models import Item
-from digest.reading import item_minutes, minutes_read, total_minutes
+from digest.reading import minutes_read
 from digest.urls import for_display
 
 TEMPLATES = Path(__file__).parent / "templates" / "epub"
@@ -59,9 +59,9 @@ def epub_bytes(book: Book) -> bytes:
         "identifier": f"urn:digest:{book.label}",
         "modified": book.modified,
         "chapters": chapters,
-        "brief": _paragraphs(markdown_to_text(book.brief)),
+        "brief": [_xml(line) for line in short_text(book.brief)],
         "totals": f"{count} {'item' if count == 1 else 'items'} · "
-        + minutes_read(total_minutes(book.items)),
+        + minutes_read(sum(topic.minutes for topic in book.topics)),
     }
     files = {
         "META-INF/container.xml": (TEMPLATES / "container.xml").read_text(encoding="utf-8"),
@@ -98,7 +98,7 @@ def _environment() -> jinja2.Environment:
 
 def _chapter(number: int, topic: Topic, by_url: Mapping[str, Item]) -> dict[str, object]:
     entries = [_entry(f"item-{number}-{i}", e, by_url) for i, e in enumerate(topic.entries, 1)]
-    minutes = sum(int(str(entry["minutes"])) for entry in entries)
+    minutes = topic.minutes
     things = "item" if len(entries) == 1 else "items"
     return {
         "id": f"section-{number}",
@@ -111,7 +111,7 @@ def _chapter(number: int, topic: Topic, by_url: Mapping[str, Item]) -> dict[str,
 
 def _entry(anchor: str, entry: Entry, by_url: Mapping[str, Item]) -> dict[str, object]:
     item = by_url.get(entry.url) if entry.url else None
-    minutes = item_minutes(item) if item else 0
+    minutes = entry.minutes  # as the digest counts it: 0 for a page not read
     site = _site(entry.url)
     meta = [part for part in (site, minutes_read(minutes) if minutes else "not read") if part]
     return {
@@ -119,7 +119,6 @@ def _entry(anchor: str, entry: Entry, by_url: Mapping[str, Item]) -> dict[str, o
         "title": _xml(entry.title),
         "url": for_display(entry.url) if entry.url and _web(entry.url) else None,
         "meta": " · ".join(meta),
-        "minutes": minutes,
         "note": _xml(" ".join(part for part in (entry.summary, entry.marker) if part)),
         "points": [_xml(point) for point in entry.points],
         "text": _paragraphs(item.text) if item and item.text else [],

@@ -344,6 +344,23 @@ def markdown_to_text(markdown: str) -> str:
     return "\n".join(out.lines).strip("\n") + "\n"
 
 
+def short_text(markdown: str) -> list[str]:
+    """Markdown as short plain lines (a push message, an e-book's cover): one a paragraph or
+    list item, links as their text alone."""
+    text = _LINK_TARGET.sub("", markdown_to_text(markdown))
+    lines: list[str] = []
+    for line in text.splitlines():
+        line = line.strip()
+        if lines and line and lines[-1] and not line.startswith("- "):
+            lines[-1] += " " + line  # a paragraph's next line
+        else:
+            lines.append(line.removeprefix("- "))
+    return [line for line in lines if line]
+
+
+_LINK_TARGET = re.compile(r" <[a-z][a-z0-9+.-]*:[^>\s]*>")
+
+
 def _plain_block(out: _PlainText, token: Token) -> None:
     kind = token.type
     if kind == "heading_open":

@@ -19,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import re
 import socket
 from dataclasses import dataclass
 from ipaddress import ip_address
@@ -28,12 +27,12 @@ from typing import TYPE_CHECKING
 from digest.config import ENV_PREFIX, NotifyConfig
 from digest.deliver.channel import DeliveryOutcome, Job, begun, ended, settled
 from digest.deliver.channels.email import full_copy_location, why_not_sent
-from digest.deliver.html import markdown_to_text
+from digest.deliver.html import short_text
 from digest.errors import bugs_recorded
 from digest.fetch.guard import AddressPolicy
 from digest.lifecycle import backoff_delay
 from digest.models import DeliveryStatus
-from digest.reading import minutes_read, total_minutes
+from digest.reading import minutes_read
 from digest.runtime.logs import redact
 
 if TYPE_CHECKING:
@@ -42,7 +41,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("digest")
 BRIEF_LINES = 4  # of the week in brief, in the message
 BRIEF_CHARS = 600
-_LINK_TARGET = re.compile(r" <[a-z][a-z0-9+.-]*:[^>\s]*>")
 
 
 @dataclass(frozen=True)
@@ -101,12 +99,11 @@ def message(job: Job) -> tuple[str, str]:
     title = f"Digest for {label}"
     lines = [edition.dates] if edition else []
     if edition and not job.empty:
-        text = _LINK_TARGET.sub("", markdown_to_text(edition.brief))  # short: no URLs
-        brief = [line for line in text.splitlines() if line.strip()]
-        lines += _cut(brief[:BRIEF_LINES])
+        lines += _cut(short_text(edition.brief)[:BRIEF_LINES])
     count = len(job.items)
     things = "item" if count == 1 else "items"
-    lines.append(f"{count} {things} · {minutes_read(total_minutes(job.items))}")
+    minutes = sum(topic.minutes for topic in edition.topics) if edition else 0
+    lines.append(f"{count} {things} · {minutes_read(minutes)}")
     if job.config.output.public_url:
         lines.append(full_copy_location(job.config, job.period))
     return title, "\n".join(lines)
