@@ -268,6 +268,8 @@ def measure_real(
                 f"run {number} (+{days} d): {notes / len(articles):.2f} requests per item"
                 f" {purposes}, {wall:.0f} s wall, {time.process_time() - cpu:.1f} s CPU (ours)"
             )
+            for line in (line for report in result.reports for line in report.info):
+                print(f"  {line}")
             for line in result.failures:
                 print(f"  ! {line[:200]}")
         report_real(config, articles, model, period.label)
@@ -282,8 +284,8 @@ def report_real(
             "SELECT i.id, n.model, n.prompt_version, n.summary, n.key_points"
             " FROM items i JOIN notes n ON n.id = i.note_id ORDER BY i.id"
         ).fetchall()
-        (seconds,) = db.execute(
-            "SELECT sum(duration_s) FROM llm_calls WHERE purpose LIKE 'note%'"
+        seconds, calls = db.execute(
+            "SELECT sum(duration_s), count(*) FROM llm_calls WHERE purpose LIKE 'note%'"
         ).fetchone()
         errors = db.execute("SELECT note_error FROM items WHERE note_error IS NOT NULL").fetchall()
     by_model = [row for row in rows if row[1] == model and not row[2].startswith("extractive")]
@@ -300,7 +302,12 @@ def report_real(
         f" {seconds or 0:.0f} s in note calls = {(seconds or 0) / max(len(by_model), 1):.0f} s per"
         " model note"
     )
+    print(
+        f"note calls: {calls} = {calls / len(articles):.2f} per item, {(seconds or 0) / max(calls, 1):.1f}"
+        " s per call"
+    )
     print(f"garbage shown in the digest: {len(shown) + len(dotted)} (goal 0)")
+    print_notes(by_model, articles)
     for item_id, problem, text in shown:
         print(f"  item {item_id}: {problem}: {text!r}")
     reasons: dict[str, int] = {}
@@ -309,6 +316,29 @@ def report_real(
         reasons[reason] = reasons.get(reason, 0) + 1
     for reason, count in sorted(reasons.items(), key=lambda pair: -pair[1]):
         print(f"  offline because: {reason} ({count})")
+
+
+def print_notes(
+    by_model: list[tuple[int, str, str, str, str]], articles: list[tuple[str, str, str]]
+) -> None:
+    """Every note kept as the model's, verbatim, with the facts (numbers, names) that the
+    faithfulness check does not find in its article: to be read by hand."""
+    from digest.notes.faithful import known_facts, unknown_facts
+
+    lacking = 0
+    for item_id, _m, _v, summary, points in by_model:
+        title, body, _ref = articles[item_id - 1]
+        known = known_facts(f"{title}\n{body}")
+        missing = [
+            fact for text in (summary, *json.loads(points)) for fact in unknown_facts(text, known)
+        ]
+        lacking += bool(missing)
+        print(f"- item {item_id} ({title}): {summary}")
+        for point in json.loads(points):
+            print(f"    - {point}")
+        if missing:
+            print(f"    ! not in the article: {', '.join(missing)}")
+    print(f"kept notes with a number or name their article lacks (faithful.py): {lacking}")
 
 
 def garbage(text: str, article: str) -> str | None:

@@ -1,8 +1,9 @@
 """Record what a real OpenAI-compatible server answers to digest's own requests.
 
     python bench/record_real_llm.py BASE_URL NAME [--model M] [--concurrency N] [--days 0 2 9]
+        [--file news.json] [--articles N]
 
-Seeds a store in a temporary folder with tests/fixtures/real_llm/articles.json (short
+Seeds a store in a temporary folder with tests/fixtures/real_llm/articles.json or --file (short
 articles written for the tests), puts a recording proxy on 127.0.0.1 in front of BASE_URL, and
 runs digest's notes stage and draft through it, once per value of --days (that many days
 later each), as `digest now` would. Every request body and the server's answer (its status and
@@ -109,9 +110,10 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=1)
     parser.add_argument("--days", type=float, nargs="+", default=[0.0])
     parser.add_argument("--language", default="English")
-    parser.add_argument("--articles", type=int, default=8, help="the first N of articles.json")
+    parser.add_argument("--articles", type=int, default=8, help="the first N of the file")
+    parser.add_argument("--file", default="articles.json", help="in tests/fixtures/real_llm")
     args = parser.parse_args()
-    articles = json.loads((FIXTURES / "articles.json").read_text(encoding="utf-8"))
+    articles = json.loads((FIXTURES / args.file).read_text(encoding="utf-8"))
     articles = articles[: args.articles]
     out = FIXTURES / f"{args.name}.json"
     server = proxy(args.base_url, out, args.name)

@@ -323,11 +323,14 @@ def default_content(request: dict[str, Any]) -> str:
     users = [m for m in request.get("messages") or [] if m.get("role") == "user"] or [{}]
     data = str(users[0].get("content", ""))  # the fenced data (a repair turn comes later)
     if ids := [int(i) for i in re.findall(r"^\[(\d+)\]", data, re.MULTILINE)]:
-        statement = {"text": "This week's items have a common thread.", "items": ids}
+        first = re.search(r"^\[\d+\] ([^:\n]*)(?:: ([^\n(]*))?", data, re.MULTILINE)
+        said = first.group(2) or first.group(1) if first else "notes"
+        theme = " ".join(said.split()[:6]).rstrip(".")
+        statement = {"text": f"This week's items have a common thread: {theme}.", "items": ids}
         return json.dumps({"statements": [statement], "must_read": ids[:1]})
     lines = [line for line in fenced_lines(data) if not line.startswith(("Title:", "URL:"))]
     words = re.findall(r"[^\W_]+", " ".join(lines))[:12]
-    summary = f"A note on: {' '.join(words)} and more. It echoes {len(words)} words of the data."
+    summary = f"A note on: {' '.join(words)} and more. It echoes the first words of the data."
     return json.dumps({"summary": summary, "key_points": words[:2], "tags": ["fake"]})
 
 
@@ -393,7 +396,7 @@ SHAPES: dict[str, Callable[[dict[str, Any]], Reply]] = {
     "one_sentence": lambda r: _json(r, summary=_sentences(r, 1)[0]),
     "seven_sentences": lambda r: _json(r, summary=" ".join(_sentences(r, 7))),
     "summary_list": lambda r: _json(r, summary=_sentences(r, 2)),
-    "short_points": lambda r: _json(r, key_points=["ok", "fast"]),
+    "short_points": lambda r: _json(r, key_points=["ok", data_words(r)[0]]),
     "no_points": lambda r: _json(r, key_points=None),
     "points_string": lambda r: _json(r, key_points=f"It is about {data_words(r)[0]}"),
     "tags_string": lambda r: _json(r, tags="rust, Compilers , #safety"),
@@ -411,7 +414,7 @@ SHAPES: dict[str, Callable[[dict[str, Any]], Reply]] = {
     "prose": lambda r: Reply(content=" ".join(_sentences(r, 3))),
     "markdown_sections": lambda r: Reply(
         content=f"Sure, here you go.\n\n**Summary:** {' '.join(_sentences(r, 2))}\n\n"
-        f"**Key points:**\n- About {data_words(r)[0]}\n- <b>Why</b> it matters\n\n"
+        f"**Key points:**\n- About {data_words(r)[0]}\n- <b>Why</b> {data_words(r)[1]} matters\n\n"
         "**Tags:** notes, reading"
     ),
     "think": lambda r: Reply(

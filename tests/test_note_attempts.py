@@ -285,7 +285,7 @@ def test_an_unusable_week_overview_leaves_the_offline_one_marked_and_is_not_aske
     calls = len(fake_openai.requests)
     notes_and_digest(config)
 
-    assert "Week summary: from the notes' tags (offline, no LLM)." in text
+    assert "Week summary: from the notes' tags (offline; the model's answer was not used:" in text
     assert "Invented" not in text
     assert len(fake_openai.requests) == calls
 

@@ -15,6 +15,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from digest.commands.status import gather_status
 from digest.config import Config, DigestSection, LLMConfig, ModelPrice
 from digest.lifecycle import FetchSucceeded, ItemState
 from digest.models import Extracted, Note, SavedItem, Stage
@@ -245,7 +246,8 @@ def test_week_summary_citations_are_checked_and_no_model_url_reaches_the_digest(
                 "items": [rust, 999],
             },
             {"text": "An invented claim about item 999.", "items": [999]},
-            {"text": "Storage got simpler.", "items": [sqlite]},
+            {"text": "Storage got simpler with SQLite.", "items": [sqlite]},
+            {"text": "Mike Brown sold the dog tracks.", "items": [sqlite]},  # not in its note
         ],
         "must_read": [999, sqlite],
     }
@@ -266,7 +268,8 @@ def test_week_summary_citations_are_checked_and_no_model_url_reaches_the_digest(
     assert (
         "- Safety is the theme, see the post and for more. ([rust](https://a.example/rust))" in text
     )
-    assert "- Storage got simpler. ([sqlite](https://b.example/sqlite))" in text
+    assert "- Storage got simpler with SQLite. ([sqlite](https://b.example/sqlite))" in text
+    assert "Mike Brown" not in text
     assert "**Must read:** [sqlite](https://b.example/sqlite)" in text
     links = set(re.findall(r"\]\(([^)]+)\)", text))
     assert links == set(PAGES)
@@ -293,6 +296,34 @@ def test_the_footer_names_models_prompt_tokens_cost_and_what_was_skipped(
     assert f"${cost:.4f}" in footer
     assert "Week summary: m, prompt chat-2:English (" in footer
     assert "Not summarised: 1 item not fetched yet." in footer
+
+
+def test_a_refused_week_summary_keeps_its_calls_in_the_footer_and_the_footer_matches_status(
+    tmp_path: Path, fake: FakeOpenAI
+) -> None:
+    config = config_for(tmp_path, fake)
+    ids = seed(config, PAGES)
+    invented = {
+        "statements": [{"text": "Mike Brown sold dog tracks.", "items": list(ids.values())}]
+    }
+    fake.script(
+        FakeOpenAI.answer("Rust checks memory safety. Compilers catch bugs of memory."),
+        FakeOpenAI.answer("SQLite is one file. WAL lets readers go on reading."),
+        FakeOpenAI.text(json.dumps(invented)),
+        FakeOpenAI.text(json.dumps(invented)),  # the repair
+    )
+
+    run_notes(config)
+
+    footer = digest_text(config).split("\n---\n", 1)[1]
+    assert "Mike Brown" not in digest_text(config)
+    assert "Week summary: from the notes' tags (offline; the model's answer was not used:" in footer
+    with db(config) as conn:
+        calls, tokens_in, tokens_out = conn.execute(
+            "SELECT count(*), sum(tokens_in), sum(tokens_out) FROM llm_calls"
+        ).fetchone()
+    assert calls == 4
+    assert f"LLM total: {tokens_in:,} tokens in, {tokens_out:,} out" in footer
 
 
 def test_a_note_the_model_cannot_give_is_an_extractive_stand_in_marked_until_retry_is_asked(
@@ -464,3 +495,18 @@ def test_a_bug_noting_one_item_is_its_failure_and_the_others_are_noted(tmp_path:
     assert notes[ids["https://a.example/kilns"]] is None  # pending: tried again next run
     assert notes[ids["https://a.example/ferries"]] is not None
     assert report.done == 1
+
+
+def test_status_files_llm_usage_under_the_week_the_notes_are_for(
+    tmp_path: Path, fake: FakeOpenAI
+) -> None:
+    config = config_for(tmp_path, fake)
+    seed(config, PAGES)
+    later = NOW + timedelta(days=9)  # the week's digest, written in the week after next
+
+    run(config, "now", period=WEEK, stages=(Stage.NOTES, Stage.DELIVER), clock=lambda: later)
+
+    with open_store(config.db_path) as store:
+        weeks = gather_status(store)["llm"]["by_week"]
+    assert [row["week"] for row in weeks] == [WEEK.label]
+    assert weeks[0]["calls"] == len(fake.requests) == 3  # two notes, the week summary

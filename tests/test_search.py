@@ -358,3 +358,48 @@ def test_a_terminal_shows_the_matched_words_in_bold_and_no_control_characters() 
     head, snippet = plain.file.getvalue().splitlines()  # type: ignore[attr-defined]
     assert head.endswith("words  (a.example)")  # a long line is not cut at the width
     assert snippet == "        about **paged** memory"
+
+
+def test_json_and_lines_mask_a_token_in_the_url_and_in_a_title_that_falls_back_to_it(
+    rig: Rig,
+) -> None:
+    secret = "s3cretTOKENvalue"
+    added = rig.run("add", f"https://leaky.example/p?token={secret}&x=1")
+    assert added.exit_code == 0, added.output
+
+    as_json = rig.run("search", "leaky", "--json")
+    as_lines = rig.run("search", "leaky")
+
+    (hit,) = [json.loads(line) for line in as_json.stdout.splitlines()]
+    assert hit["url"] == hit["title"] == "https://leaky.example/p?token=***&x=1"
+    assert secret not in as_json.output and secret not in as_lines.output
+    assert "leaky.example/p?token=***" in as_lines.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "why"),
+    [
+        (["kernels", "--limit", "9223372036854775808"], "--limit"),
+        (["kernels", "--limit", "0"], "--limit"),
+        ([" OR ".join(f"w{n}" for n in range(3200))], "characters; at most 1,000"),
+        ([" OR ".join(f"w{n}" for n in range(100))], "terms; at most 64"),
+        (["x" * 1001], "characters; at most 1,000"),
+    ],
+)
+def test_a_query_or_limit_past_its_bounds_is_refused_before_sqlite(
+    rig: Rig, args: list[str], why: str
+) -> None:
+    result = rig.run("search", *args)
+
+    assert result.exit_code == 2 and why in result.stderr
+    assert "Traceback" not in result.output and result.stdout == ""
+
+
+def test_a_title_with_terminal_escapes_reaches_the_terminal_escaped(rig: Rig) -> None:
+    rig.run("add", "https://esc.example/a", "--title", "Evil \x1b]52;c;QUFB\x07 \u202egpj.exe\nrow")
+
+    result = rig.run("search", "evil")
+
+    head, _snippet = result.stdout.splitlines()
+    assert head.endswith("gpj.exe\\x0arow  (esc.example)")  # the newline forges no row
+    assert not set(result.output) & {"\x1b", "\x07", "\u202e"}

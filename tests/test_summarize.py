@@ -21,9 +21,10 @@ from digest.notes import (
     make_summarizer,
     note_cache_key,
 )
-from digest.notes.answers import AnswerContext, parse_note_answer, parse_week_answer
+from digest.notes.answers import AnswerContext, parse_note_answer
 from digest.notes.offline import segment, summary_sentences
 from digest.notes.tokens import count_tokens, tokenizer_name
+from digest.notes.week_answers import parse_week_answer
 from digest.text import sentences
 from fake_openai import FakeOpenAI, Reply
 
@@ -276,7 +277,7 @@ def test_an_unusable_answer_is_repaired_with_the_problem_sent_back(
     assert note.summary == SUMMARY
     repair = fake_openai.messages(1)
     assert repair[-2] == {"role": "assistant", "content": '{"summary": "unfinished'}
-    assert "shares too few words with the text" in repair[-1]["content"]
+    assert "the summary says nothing" in repair[-1]["content"]
     assert [c.purpose for c in calls] == ["note", "note-repair"]
 
 
@@ -481,7 +482,9 @@ def test_openai_week_summary_is_one_call_over_the_notes(fake_openai: FakeOpenAI)
 
     summary = run(summarise())
     assert summary == WeekSummary(
-        (Statement("This week's items have a common thread.", (3, 9)),), (3,), model="fake-model"
+        (Statement("This week's items have a common thread: Rust is safe.", (3, 9)),),
+        (3,),
+        model="fake-model",
     )
     body = fake_openai.requests[0]
     assert body["response_format"]["json_schema"]["name"] == "week_summary"
@@ -553,14 +556,14 @@ def test_unusable_summaries_are_refused(summary: str, problem: str) -> None:
 @pytest.mark.parametrize(
     ("summary", "expected"),
     [
-        ("Rust is safe.", "Rust is safe."),
-        ("One Rust. Two. Three. Four. Five.", "One Rust. Two. Three. Four. Five."),
+        ("Rust compilers catch memory bugs.", "Rust compilers catch memory bugs."),
+        ("Rust catches bugs. Safe. Fast. Compilers.", "Rust catches bugs. Safe. Fast. Compilers."),
         (
             "Rust. Safe. Fast. Small. Memory. Bugs. Browsers. Engines.",
             "Rust. Safe. Fast. Small. Memory. Bugs.",
         ),
         (["Rust is safe.", "It catches bugs."], "Rust is safe. It catches bugs."),
-        ("  **Rust**  is\n safe. ", "Rust is safe."),
+        ("  **Rust**  compilers\n catch memory bugs. ", "Rust compilers catch memory bugs."),
     ],
 )
 def test_usable_summaries_are_normalised_not_refused(summary: Any, expected: str) -> None:
@@ -569,7 +572,7 @@ def test_usable_summaries_are_normalised_not_refused(summary: Any, expected: str
 
 def test_a_summary_past_the_length_limit_is_cut_not_refused() -> None:
     checks = ", ".join(f"check number {n} of memory safety" for n in range(200))
-    summary = note_answer(f"Rust compilers run {checks}.").summary
+    summary = note_answer(f"Rust compilers run {checks}.", AnswerContext()).summary
     assert len(summary) <= 1200 and summary.endswith("…")
 
 
@@ -593,8 +596,10 @@ def test_the_echoed_delimiter_is_refused() -> None:
 
 def test_reasoning_that_quotes_the_prompt_is_not_an_echo() -> None:
     context = AnswerContext(source=ARTICLE, echo_markers=("Answer with only a JSON object",))
-    content = '<think>It says: Answer with only a JSON object.</think>{"summary": "Rust is safe."}'
-    assert parse_note_answer(content, context).summary == "Rust is safe."
+    content = (
+        '<think>Answer with only a JSON object.</think>{"summary": "Rust catches memory bugs."}'
+    )
+    assert parse_note_answer(content, context).summary == "Rust catches memory bugs."
 
 
 def test_a_cut_off_answer_keeps_its_complete_sentences() -> None:
@@ -611,11 +616,13 @@ def test_key_points_and_tags_may_be_strings_missing_or_short() -> None:
 
 
 def test_key_points_lose_links_and_stop_at_five() -> None:
+    said = ["Browsers rewritten", "Vendors chose", "Memory checked", "Dog barked", "Lunch served"]
+    said += ["Conference opened", "Talks given"]
     points = [
-        f"- Point {i} with [a link](https://x.example/{i}) and https://y.example" for i in range(7)
+        f"- {what} [for it](https://x.example/{i}) https://y.example" for i, what in enumerate(said)
     ]
     answer = note_answer(SUMMARY, key_points=points, tags=[])
-    assert answer.key_points == [f"Point {i} with a link and" for i in range(5)]
+    assert answer.key_points == [f"{what} for it" for what in said[:5]]
 
 
 def test_tags_reuse_the_spelling_of_known_tags() -> None:
@@ -646,7 +653,7 @@ def test_tokens_are_counted_with_the_shipped_encoding_without_network() -> None:
 
 
 def test_a_week_summary_answer_without_statements_is_repaired(fake_openai: FakeOpenAI) -> None:
-    good = {"statements": [{"text": "A theme.", "items": [3]}], "must_read": [3]}
+    good = {"statements": [{"text": "Rust is a theme.", "items": [3]}], "must_read": [3]}
     fake_openai.script(FakeOpenAI.text('{"statements": []}'), FakeOpenAI.text(json.dumps(good)))
 
     async def summarise() -> WeekSummary:
@@ -658,7 +665,7 @@ def test_a_week_summary_answer_without_statements_is_repaired(fake_openai: FakeO
             await summarizer.aclose()
 
     summary = run(summarise())
-    assert summary == WeekSummary((Statement("A theme.", (3,)),), (3,), model="big-model")
+    assert summary == WeekSummary((Statement("Rust is a theme.", (3,)),), (3,), model="big-model")
     assert [body["model"] for body in fake_openai.requests] == ["big-model", "big-model"]
     assert all(body["max_tokens"] == 800 for body in fake_openai.requests)
 
@@ -685,7 +692,7 @@ def test_week_statements_that_are_placeholders_or_said_twice_are_dropped() -> No
 
 
 def test_must_read_names_only_items_the_model_noted(fake_openai: FakeOpenAI) -> None:
-    answer = {"statements": [{"text": "A theme.", "items": [3, 4]}], "must_read": [3, 4]}
+    answer = {"statements": [{"text": "Rust and SQLite.", "items": [3, 4]}], "must_read": [3, 4]}
     fake_openai.script(FakeOpenAI.text(json.dumps(answer)))
     noted = [
         (3, "A", Note("Rust is safe.", model="offline", prompt_version="extractive-1")),

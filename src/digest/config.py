@@ -87,8 +87,18 @@ def checked_template(value: str, fields: Collection[str]) -> str:
 
 ENV_PREFIX = "env:"  # a header or cookie value read from this environment variable
 _HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an HTTP token (RFC 9110)
-_NOT_HEADER_VALUE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+_NOT_HEADER_VALUE = re.compile(r"[^\t\x20-\x7e]")  # sendable: visible ASCII, space and tab
 _MANAGED_HEADERS = frozenset({"host", "content-length", "transfer-encoding", "connection"})
+
+
+def _unsendable(char: str) -> str:
+    """Why a header value cannot be sent as it is."""
+    if char.isprintable():
+        return (
+            f"holds {char!r}, which HTTP headers cannot carry: only visible ASCII"
+            " (percent-encode the rest, as the server expects it)"
+        )
+    return "holds a line break or control character"
 
 
 class _Secret(_Section):
@@ -149,15 +159,15 @@ class SourceConfig(_Section):
                 raise ValueError(f"{name!r} is not a valid header or cookie name")
             if name.lower() in _MANAGED_HEADERS:
                 raise ValueError(f"{name!r} is set by digest itself")
-            if _NOT_HEADER_VALUE.search(text):
-                raise ValueError(f"the value of {name!r} holds a line break or control character")
+            if (bad := _NOT_HEADER_VALUE.search(text)) is not None:
+                raise ValueError(f"the value of {name!r} {_unsendable(bad[0])}")
         return value
 
     @field_validator("user_agent")
     @classmethod
     def _one_line(cls, value: str | None) -> str | None:
-        if value is not None and _NOT_HEADER_VALUE.search(value):
-            raise ValueError("holds a line break or control character")
+        if value is not None and (bad := _NOT_HEADER_VALUE.search(value)) is not None:
+            raise ValueError(_unsendable(bad[0]))
         return value
 
     @property
@@ -280,6 +290,21 @@ class OfflineConfig(_Section):
     note_sentences: int = Field(3, ge=1, le=10)
 
 
+_MAILBOX = re.compile(r"[^@\s<>(),;:\"\[\]\\]+@[^@\s<>(),;:\"\[\]\\]+")
+
+
+def mail_addresses(entry: str) -> list[str]:
+    """Every address `entry` holds ("a@x.org, B <b@y.org>": two), each as it is sent;
+    ValueError naming what is not an address: none is dropped in silence."""
+    from email.utils import formataddr, getaddresses
+
+    found = getaddresses([entry])
+    bad = [address or name or entry for name, address in found if not _MAILBOX.fullmatch(address)]
+    if bad or not found or any(ord(c) < 32 for c in entry):
+        raise ValueError(f"{entry!r}: {bad[0] if bad else entry!r} is not an email address")
+    return [formataddr((name, address)) for name, address in found]
+
+
 class EmailConfig(_Section):
     model_config = ConfigDict(
         extra="forbid", frozen=True, populate_by_name=True, allow_inf_nan=False
@@ -314,6 +339,18 @@ class EmailConfig(_Section):
     @classmethod
     def _plain_template(cls, value: str) -> str:
         return checked_template(value, SUBJECT_FIELDS)
+
+    @field_validator("to")
+    @classmethod
+    def _addresses(cls, value: list[str]) -> list[str]:
+        return [address for entry in value for address in mail_addresses(entry)]
+
+    @field_validator("sender")
+    @classmethod
+    def _one_address(cls, value: str) -> str:
+        if len(found := mail_addresses(value)) != 1:
+            raise ValueError(f"{value!r} is {len(found)} addresses: give one")
+        return found[0]
 
     @property
     def password(self) -> str | None:
@@ -432,7 +469,7 @@ class RuleConfig(_Section):
     kind: list[Literal["link", "note", "post"]] = Field(default_factory=list)
     tags: list[str] = Field(default_factory=list)  # the note's tags or the item's topic
     words: list[str] = Field(default_factory=list)  # whole words or phrases, in title or text
-    regex: str | None = None  # searched in the title and text (Python syntax; (?i) for case)
+    regex: str | None = None  # searched in the title and text (RE2: digest.patterns)
     language: list[str] = Field(default_factory=list)  # the page's language: "en", "de"…
     min_words: int | None = Field(None, ge=0, le=10_000_000)
     max_words: int | None = Field(None, ge=0, le=10_000_000)
@@ -454,10 +491,9 @@ class RuleConfig(_Section):
     @classmethod
     def _compiles(cls, value: str | None) -> str | None:
         if value is not None:
-            try:
-                re.compile(value)
-            except re.error as exc:
-                raise ValueError(f"regex does not compile: {exc}") from exc
+            from digest.patterns import compile_pattern
+
+            compile_pattern(value)  # ValueError: why RE2 takes it not
         return value
 
     @model_validator(mode="after")

@@ -288,6 +288,9 @@ class StageReport:
     info: list[str] = field(default_factory=list)  # news worth a line: "feed X is gone (410)"
     # units that failed, when `failures` says it in fewer lines ("no network: 6 pages left")
     failed_units: int | None = field(default=None, kw_only=True)
+    # saves a source could not read this run (a folder that cannot be listed, a file that
+    # cannot be read): the run needs attention (exit 3)
+    left_behind: int = field(default=0, kw_only=True)
 
     @property
     def failed(self) -> int:

@@ -17,13 +17,13 @@ from digest.cli.base import (
     locked,
     week_period,
 )
-from digest.errors import DigestError
+from digest.errors import BadSearch, DigestError
 from digest.models import ItemKind, ItemState
-from digest.urls import for_display
+from digest.text import for_terminal
 
 if TYPE_CHECKING:  # config pulls in pydantic: imported when a command needs it
     from digest.config import Config
-    from digest.store import Store
+    from digest.store import SearchFilter, SearchHit, Store
 
 
 @cli.command()
@@ -38,7 +38,7 @@ def read(refs: tuple[str, ...]) -> None:
 
     with open_store(config().db_path) as store:
         for line in mark_read(store, refs, utc_now()):
-            click.echo(for_display(line))
+            click.echo(for_terminal(line))
 
 
 @cli.command()
@@ -49,7 +49,7 @@ def read(refs: tuple[str, ...]) -> None:
 @click.option("--kind", type=click.Choice([k.value for k in ItemKind]), help="Only this kind.")
 @click.option("--state", type=click.Choice([s.value for s in ItemState]), help="Only this state.")
 @click.option("--unread", is_flag=True, help="Only items not marked read.")
-@click.option("--limit", type=click.IntRange(1), default=20, show_default=True)
+@click.option("--limit", type=click.IntRange(1, 1_000), default=20, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per hit and line.")
 @common_options
 def search(
@@ -67,12 +67,15 @@ def search(
 
     QUERY is FTS5 syntax: words (stemmed: 'serve' finds 'serving'), "a phrase", prefix*,
     AND, OR, NOT, NEAR(a b), column:word (title, text, note, context, tags, host). Plain
-    words with punctuation that FTS5 refuses (c++, vllm.ai) are searched as phrases."""
+    words with punctuation that FTS5 refuses (c++, vllm.ai) are searched as phrases.
+    At most 1,000 characters and 64 terms; a search stops after 5 s."""
     from digest.clock import utc_now
-    from digest.commands.search import as_phrases, show_hits, write_json
-    from digest.errors import BadSearch
+    from digest.commands.search import query_problem, show_hits, write_json
+    from digest.errors import SearchTooSlow
     from digest.store import SearchFilter, open_store
 
+    if (problem := query_problem(query)) is not None:
+        raise click.BadParameter(problem, param_hint="QUERY")
     cfg = config()
     if week and since:
         raise click.UsageError("--week and --since cannot go together")
@@ -88,14 +91,15 @@ def search(
     with open_store(cfg.db_path) as store:
         _known_source(store, source)
         try:
-            hits = store.search(query, narrow, limit)
+            hits = _search(store, query, narrow, limit)
         except BadSearch as exc:
-            if (phrases := as_phrases(query)) is None:
-                hint = '(words with punctuation go in "double quotes")'
-                click.echo(for_display(f"digest: {exc} {hint}"), err=True)
-                sys.exit(2)
-            click.echo(f"searched for {phrases} (plain words, not FTS5 syntax)", err=True)
-            hits = store.search(phrases, narrow, limit)
+            hint = (
+                ""
+                if isinstance(exc, SearchTooSlow)
+                else ' (words with punctuation go in "double quotes")'
+            )
+            click.echo(for_terminal(f"digest: {exc}{hint}"), err=True)
+            sys.exit(2)
     if as_json:
         write_json(hits, cfg.digest.zone, sys.stdout)
     else:
@@ -103,7 +107,23 @@ def search(
 
         show_hits(hits, cfg.digest.zone, Console(highlight=False))
     if not hits:
-        click.echo(f"nothing found for {query!r}", err=True)
+        click.echo(for_terminal(f"nothing found for {query!r}"), err=True)
+
+
+def _search(store: Store, query: str, narrow: SearchFilter, limit: int) -> list[SearchHit]:
+    """The hits of `query`, or of its words as phrases when FTS5 cannot parse it."""
+    from digest.commands.search import as_phrases
+    from digest.errors import SearchTooSlow
+
+    try:
+        return store.search(query, narrow, limit)
+    except SearchTooSlow:
+        raise
+    except BadSearch:
+        if (phrases := as_phrases(query)) is None:
+            raise
+    click.echo(for_terminal(f"searched for {phrases} (plain words, not FTS5 syntax)"), err=True)
+    return store.search(phrases, narrow, limit)
 
 
 def _since(cfg: Config, since: str | None) -> datetime | None:
@@ -170,7 +190,7 @@ def rules_test(week: str | None) -> None:
 
     cfg = config()
     for line in rules_report(cfg, week_period(cfg, week, utc_now())):
-        click.echo(for_display(line))
+        click.echo(for_terminal(line))
 
 
 @cli.command()
@@ -187,11 +207,14 @@ def status(as_json: bool, list_all: bool, failed_only: bool, source: str | None)
     """Sources and their health, items by state, items to look at and why, recent runs,
     LLM usage."""
     from digest.commands.status import StatusQuery, gather_status, render_status
+    from digest.runtime.lock import live_holder_started
     from digest.store import open_store
 
-    with open_store(config().db_path) as store:
+    cfg = config()
+    query = StatusQuery(list_all, failed_only, source, live_holder_started(cfg.data_dir))
+    with open_store(cfg.db_path) as store:
         _known_source(store, source)
-        data = gather_status(store, StatusQuery(list_all, failed_only, source))
+        data = gather_status(store, query)
     render_status(data, as_json=as_json)
 
 

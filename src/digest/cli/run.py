@@ -22,7 +22,7 @@ from digest.cli.base import (
 )
 from digest.errors import DeliveryError, DigestError
 from digest.models import Stage
-from digest.urls import for_display
+from digest.text import for_terminal
 
 
 def _run_stages(
@@ -56,7 +56,7 @@ def _run_stages(
     print_reports(result.reports)
     if result.path is not None:
         click.echo(str(result.path))
-    if result.path is not None and result.needs_attention:
+    if (result.path is not None and result.needs_attention) or result.left_behind:
         sys.exit(EXIT_WRITTEN_NOT_DELIVERED)
 
 
@@ -248,7 +248,7 @@ def resend(week: str, to: tuple[str, ...]) -> None:
         f"mailed {outcome.period} revision {outcome.revision} to {', '.join(to or cfg.email.to)}"
     )
     if outcome.failures:  # some recipients refused it
-        click.echo(for_display(f"digest: {outcome.failures[0]}"), err=True)
+        click.echo(for_terminal(f"digest: {outcome.failures[0]}"), err=True)
         sys.exit(EXIT_WRITTEN_NOT_DELIVERED)
 
 
@@ -273,7 +273,7 @@ def site(out: Path | None) -> None:
             build = build_site(folder, cfg.digests_dir, cfg.digest.zone, week_links(store, cfg))
         except OSError as exc:
             raise DigestError(f"site: cannot write in {folder}: {exc.strerror or exc}") from exc
-    click.echo(f"site in {folder}: {len(build.written)} pages written")
+    click.echo(for_terminal(f"site in {folder}: {len(build.written)} pages written"))
     if build.problem:
-        click.echo(f"digest: {build.problem}", err=True)
+        click.echo(for_terminal(f"digest: {build.problem}"), err=True)
         sys.exit(EXIT_WRITTEN_NOT_DELIVERED)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -257,11 +257,34 @@ def files_under(root: Path | None, *, follow_symlinks: bool = False) -> Found:
             raise SourceError("no such file or folder", path=root)
         return _sorted(_regular([root], follow_symlinks=True))
     candidates: list[Path] = []
-    for folder, dirs, files in os.walk(root, onerror=_raise_source_error):
+    unread: list[Unimported] = []
+    for folder, dirs, files in os.walk(root, onerror=_unread_folder(root, unread)):
         dirs[:] = [name for name in dirs if not name.startswith(".")]
-        names = [*files, *(name for name in dirs if Path(folder, name).is_symlink())]
+        names = [*files, *(name for name in dirs if _is_link(Path(folder, name)))]
         candidates.extend(Path(folder, name) for name in names if not name.startswith("."))
-    return _sorted(_regular(candidates, follow_symlinks=follow_symlinks))
+    found = _regular(candidates, follow_symlinks=follow_symlinks)
+    found.left.extend(unread)
+    return _sorted(found)
+
+
+def _unread_folder(root: Path, unread: list[Unimported]) -> Callable[[OSError], None]:
+    """What os.walk does with a folder it cannot list: the source's own folder is a
+    SourceError; one below it is left behind (named, failed), the rest read."""
+
+    def left_behind(exc: OSError) -> None:
+        if Path(exc.filename) == root:
+            raise unreadable(exc.filename, exc, "list") from exc
+        why = f"a folder that cannot be read ({exc.strerror or exc}): its files are left behind"
+        unread.append(Unimported(Path(exc.filename), why))
+
+    return left_behind
+
+
+def _is_link(path: Path) -> bool:
+    try:
+        return path.is_symlink()
+    except OSError:
+        return False  # a folder os.walk then names as unreadable, a file _regular does
 
 
 def _sorted(found: Found) -> Found:
@@ -271,7 +294,7 @@ def _sorted(found: Found) -> Found:
 def _regular(paths: list[Path], *, follow_symlinks: bool) -> Found:
     found = Found()
     for path in paths:
-        if path.is_symlink() and not follow_symlinks:
+        if _is_link(path) and not follow_symlinks:
             found.left.append(
                 _left(
                     path,
@@ -336,10 +359,6 @@ def not_saves(path: Path, head: str) -> Unimported | None:
     else:
         return None
     return Unimported(path, f"not a saves file: {why}; skipped", failed=False)
-
-
-def _raise_source_error(exc: OSError) -> None:
-    raise unreadable(exc.filename, exc, "list") from exc
 
 
 def _plan(

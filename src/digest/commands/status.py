@@ -11,7 +11,7 @@ import json
 import re
 import sys
 from dataclasses import asdict, dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from rich import box
@@ -21,7 +21,8 @@ from rich.table import Table
 from digest.compose.unread import QUALITY_REASONS, fetch_reason
 from digest.errors import FailureKind
 from digest.store import Store
-from digest.store.records import ItemToLookAt, LLMTotals, LLMUsageBy, SourceListing
+from digest.store.records import ItemToLookAt, LLMTotals, LLMUsageBy, RunRecord, SourceListing
+from digest.text import for_terminal
 from digest.urls import for_display
 
 SCHEMA = "digest-status"
@@ -50,6 +51,9 @@ class StatusQuery:
     list_all: bool = False  # every item to look at, not the first LISTED_BY_DEFAULT
     failed_only: bool = False  # failed items only, not those kept with a quality verdict
     source: str | None = None  # only this source and its items
+    # when the live holder of the run lock took it (runtime.lock.live_holder_started): a
+    # run still 'running' that started before is shown 'interrupted'; None: none runs now
+    live_run_since: datetime | None = None
 
 
 def gather_status(store: Store, query: StatusQuery = StatusQuery()) -> dict[str, Any]:
@@ -82,9 +86,19 @@ def gather_status(store: Store, query: StatusQuery = StatusQuery()) -> dict[str,
             }
             for delivery in store.deliveries(ATTENTION)
         ],
-        "runs": [asdict(run) for run in store.recent_runs()],
+        "runs": [_run(run, query.live_run_since) for run in store.recent_runs()],
         "llm": _llm(store.llm_usage(), store.llm_usage_by()),
     }
+
+
+def _run(run: RunRecord, live_since: datetime | None) -> dict[str, Any]:
+    """A run as status shows it: one still 'running' with no live process behind it died."""
+    shown = asdict(run)
+    if run.status == "running":
+        started = datetime.fromisoformat(run.started_at)
+        alive = live_since is not None and started >= live_since - timedelta(seconds=2)
+        shown["status"] = "running" if alive else "interrupted"
+    return shown
 
 
 def _source(row: SourceListing) -> dict[str, Any]:
@@ -281,7 +295,7 @@ def _level(widths: list[int], least: list[int], group: list[int], room: int) -> 
 
 
 def _one_line(value: object) -> str:
-    text = " ".join(for_display(str(value)).split())
+    text = for_terminal(" ".join(str(value).split()))
     if _TIMESTAMP.match(text):  # stored as ISO 8601 UTC; to the minute is enough to read
         return datetime.fromisoformat(text).strftime("%Y-%m-%d %H:%M")
     return text

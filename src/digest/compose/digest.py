@@ -615,6 +615,8 @@ def _by_model(entry: ModelUsage, noun: str) -> str:
     if entry.prompt_version.startswith("extractive") or entry.model == "offline":
         plural = "y" if entry.count == 1 else "ies"
         what = f"{entry.count} extractive summar{plural}" if noun else "from the notes' tags"
+        if entry.usage.tokens_in or entry.usage.tokens_out:  # the model was asked, and failed
+            return f"{what} (offline; the model's answer was not used: {_usage_text(entry.usage)})"
         return f"{what} (offline, no LLM)"
     count = f"{entry.count} {noun}{'' if entry.count == 1 else 's'} by " if noun else ""
     prompt = f", prompt {entry.prompt_version}" if entry.prompt_version else ""

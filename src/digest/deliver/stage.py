@@ -99,6 +99,7 @@ async def compose_digest(
     rendered = render_digest(context, config.output.templates_dir)
     markdown = for_display(rendered.text)  # the digest goes everywhere: no secrets
     problems = [rendered.problem] if rendered.problem else []
+    notes.took_problems(problems)  # the week summary's prompt file
     return Composed(
         markdown,
         items,

@@ -138,3 +138,36 @@ def share_contained(part: str, whole: str) -> float:
     if not part_shingles:
         return 0.0
     return len(part_shingles & shingles(whole)) / len(part_shingles)
+
+
+# A reader comment section, by the id, class or data-component of its container: "#comments",
+# "comments-area", WordPress's "commentlist", Disqus, Coral, Viafoura, Livefyre, Facebook,
+# giscus, utterances, Commento; "discussion" and "replies" sections.
+_COMMENT_SECTION = re.compile(
+    r"""^(?:comments?|comment[-_]?(?:s|list|section|area|thread|wrap(?:per)?|container|block
+        |form|respond|stream)|comments?[-_](?:area|section|list|wrap(?:per)?|container|block
+        |thread|module|stream|widget)|commentlist|respond|disqus_thread|dsq[-_]\w+
+        |coral[-_]thread|vf[-_]comments?|viafoura\w*|livefyre[-\w]*|fyre|fb[-_]comments
+        |giscus|utterances|commento|discussions?|reader[-_](?:comments|responses)
+        |user[-_]comments|responses|replies)$""",
+    re.IGNORECASE | re.VERBOSE,
+)
+_MARKED = etree.XPath("//*[@id or @class or @data-component or @data-module]")
+_HOLDS_ARTICLE = etree.XPath(
+    "boolean(descendant-or-self::*[self::article or self::main or self::h1])"
+)
+
+
+def drop_comment_sections(tree: HtmlElement) -> None:
+    """Take reader comment sections out of the page (in place): comments are not the article,
+    however long the thread. A container that holds the article, its main part or its
+    headline is kept, whatever it is called."""
+    for element in _MARKED(tree):
+        names = " ".join(
+            str(element.get(attr) or "")
+            for attr in ("id", "class", "data-component", "data-module")
+        )
+        if not any(_COMMENT_SECTION.match(name) for name in names.split()):
+            continue
+        if element.getparent() is not None and not _HOLDS_ARTICLE(element):
+            element.drop_tree()

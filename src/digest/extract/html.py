@@ -12,6 +12,7 @@
    when it is much longer and holds trafilatura's.
 5. Thin text falls back to readability, trafilatura's baseline extractor or the meta
    description, whichever is longest.
+Reader comment sections are taken out of the page first (cleanup.drop_comment_sections).
 6. The headline repeated at the top and whole boilerplate lines are dropped.
 7. `quality.assess` marks walls and thin pages.
 """
@@ -35,6 +36,7 @@ from digest.extract.cleanup import (
     BOILERPLATE_RULES,
     block_text,
     clean,
+    drop_comment_sections,
     share_contained,
     strip_site_furniture,
 )
@@ -116,6 +118,7 @@ def extract_html(content: bytes, url: str, http_charset: str | None) -> Extracte
     tree = trafilatura.load_html(html)
     if tree is None:
         raise ExtractError("not parseable as HTML", url=url)
+    drop_comment_sections(tree)
     reader = site_reader(url)
     found = reader(tree, url, html) if reader is not None else None
     if found is None:

@@ -9,8 +9,7 @@ back, a sentence or a long run of words said twice, text with too few content wo
 article or more of another article of the run, a note in another language than asked, an
 answer cut off before its first sentence ended, a URL the item does not have (judging.py).
 Key points and tags that are placeholders, echoes or repeats are dropped.
-The week summary keeps the statements that cite items of the week and drops the rest, and
-those that are placeholders or repeated.
+The week summary's answer is read in week_answers.py.
 """
 
 from __future__ import annotations
@@ -22,13 +21,18 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from digest.models import NoteBasis
+from digest.notes.faithful import check, known_facts, unknown_facts
 from digest.notes.judging import (
     ENGLISH,
+    MIN_NOTE_WORDS,
+    content_words,
     echoes,
     is_placeholder,
     is_repetitive,
     off_topic,
+    repeats,
     stems,
+    wordless,
     wrong_language,
 )
 from digest.notes.reading import prose, read_answer, summary_field, without_reasoning
@@ -38,9 +42,6 @@ MAX_SUMMARY_CHARS = 1200
 MAX_SUMMARY_SENTENCES = 6
 MAX_LIST_ITEMS = 5
 MAX_KEY_POINT_CHARS = 200
-MAX_STATEMENTS = 6
-MAX_STATEMENT_CHARS = 600
-MAX_MUST_READS = 3
 
 NOTE_SCHEMA: dict[str, object] = {
     "type": "object",
@@ -50,28 +51,6 @@ NOTE_SCHEMA: dict[str, object] = {
         "tags": {"type": "array", "items": {"type": "string"}, "maxItems": MAX_LIST_ITEMS},
     },
     "required": ["summary", "key_points", "tags"],
-    "additionalProperties": False,
-}
-
-WEEK_SCHEMA: dict[str, object] = {
-    "type": "object",
-    "properties": {
-        "statements": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "text": {"type": "string"},
-                    "items": {"type": "array", "items": {"type": "integer"}},
-                },
-                "required": ["text", "items"],
-                "additionalProperties": False,
-            },
-            "maxItems": MAX_STATEMENTS,
-        },
-        "must_read": {"type": "array", "items": {"type": "integer"}, "maxItems": MAX_MUST_READS},
-    },
-    "required": ["statements", "must_read"],
     "additionalProperties": False,
 }
 
@@ -93,7 +72,9 @@ _NOT_A_SUMMARY = re.compile(
     )\W*$""",
     re.IGNORECASE | re.VERBOSE | re.DOTALL,
 )
-_TERMINAL = (".", "!", "?", "…", '."', ".'", ".”", '!"', '?"', ".)", "。")
+NO_WORDS = "the summary says nothing"  # refusals that the run's summary counts by kind
+INVENTED = "the summary states facts its article does not"
+TERMINAL = (".", "!", "?", "…", '."', ".'", ".”", '!"', '?"', ".)", "。")
 _LIST_SPLIT = re.compile(r"\n+|;\s+")
 _TAG_SPLIT = re.compile(r"[,;\n#|]+")
 
@@ -105,7 +86,7 @@ def strip_preamble(text: str) -> str:
     return text.strip()
 
 
-def _one_line(value: str) -> str:
+def one_line(value: str) -> str:
     return strip_preamble(" ".join(clean(value).split()))
 
 
@@ -125,7 +106,7 @@ class AnswerContext:
     truncated: bool = False  # the answer was cut off by max_tokens
 
 
-def _texts(value: Any) -> list[str]:
+def texts(value: Any) -> list[str]:
     """Strings from whatever a model put in a field: a string, a list, numbers, objects."""
     if value is None or isinstance(value, bool):
         return []
@@ -134,9 +115,9 @@ def _texts(value: Any) -> list[str]:
     if isinstance(value, int | float):
         return [str(value)]
     if isinstance(value, dict):
-        return [text for part in value.values() for text in _texts(part)][:1]
+        return [text for part in value.values() for text in texts(part)][:1]
     if isinstance(value, list | tuple):
-        return [text for part in value for text in _texts(part)]
+        return [text for part in value for text in texts(part)]
     return []
 
 
@@ -152,7 +133,7 @@ class NoteAnswer(BaseModel):
     @field_validator("summary", mode="before")
     @classmethod
     def _as_text(cls, value: Any) -> str:
-        return _one_line(prose(" ".join(_texts(value))))
+        return one_line(prose(" ".join(texts(value))))
 
     @field_validator("summary")
     @classmethod
@@ -175,28 +156,33 @@ class NoteAnswer(BaseModel):
             raise ValueError("the summary says the same thing more than once")
         if echoes(value, context.instructions):
             raise ValueError("the answer echoed the prompt instead of summarising the text")
+        if why := wordless(value, context.title):
+            raise ValueError(f"{NO_WORDS}: {why}")
         if context.language and wrong_language(value, context.language):
             raise ValueError(f"the note must be written in {context.language}")
         translated = bool(context.language) and not ENGLISH.match(context.language)
         own, title = stems(context.source), stems(context.title)
         if why := off_topic(value, own, context.others, title=title, translated=translated):
             raise ValueError(f"the summary is not about the text: {why}")
-        return value
+        return _faithful(value, context.source, with_names=not translated)
 
     @field_validator("key_points", mode="before")
     @classmethod
     def _points(cls, value: Any, info: ValidationInfo) -> list[str]:
-        parts = [part for text in _texts(value) for part in _LIST_SPLIT.split(clean(text))]
-        points = (without_links(_one_line(prose(point))) for point in parts)
-        kept = (point for point in points if _usable_point(point, _context(info)))
-        unique = dict.fromkeys(shorten(point, MAX_KEY_POINT_CHARS) for point in kept)
-        return list(unique)[:MAX_LIST_ITEMS]
+        parts = [part for text in texts(value) for part in _LIST_SPLIT.split(clean(text))]
+        points = (without_links(one_line(prose(point))) for point in parts)
+        kept: list[str] = []
+        said = [str(info.data.get("summary") or "")]
+        for point in points:
+            if _usable_point(point, _context(info)) and not repeats(point, [*said, *kept]):
+                kept.append(shorten(point, MAX_KEY_POINT_CHARS))
+        return kept[:MAX_LIST_ITEMS]
 
     @field_validator("tags", mode="before")
     @classmethod
     def _normalised_tags(cls, value: Any, info: ValidationInfo) -> list[str]:
         known = {tag_key(tag): tag for tag in _context(info).known_tags}
-        raw = (part for text in _texts(value) for part in _TAG_SPLIT.split(clean(text)))
+        raw = (part for text in texts(value) for part in _TAG_SPLIT.split(clean(text)))
         tags = (" ".join(tag.lower().strip(" \"'`*.").split()) for tag in raw)
         tags = (known.get(tag_key(tag), tag) for tag in tags if not _unusable_tag(tag))
         return list(dict.fromkeys(tag for tag in tags if 0 < len(tag) <= 40))[:MAX_LIST_ITEMS]
@@ -226,7 +212,7 @@ def _without_item_urls(summary: str, item_urls: tuple[str, ...]) -> str:
 def _complete_sentences(summary: str) -> str:
     """What was cut off by max_tokens taken away: the sentences that ended."""
     whole = sentences(summary)
-    if whole and not whole[-1].endswith(_TERMINAL):
+    if whole and not whole[-1].endswith(TERMINAL):
         whole.pop()
     if not whole:
         raise ValueError("the answer was cut off before its first sentence ended")
@@ -244,14 +230,37 @@ def _fitted(summary: str) -> str:
     return " ".join(kept) if kept else shorten(summary, MAX_SUMMARY_CHARS)
 
 
+def _faithful(summary: str, source: str, *, with_names: bool) -> str:
+    """The summary without its sentences that say what the article does not (faithful.py);
+    refused when too little is left."""
+    if not source:
+        return summary
+    checked = check(sentences(summary), known_facts(source), with_names=with_names)
+    if not checked.dropped:
+        return summary
+    if len(content_words(checked.text)) < MIN_NOTE_WORDS:
+        facts = shorten(", ".join(checked.missing()), 120)
+        raise ValueError(f"{INVENTED}: the article does not say {facts}")
+    return checked.text
+
+
 def _usable_point(point: str, context: AnswerContext) -> bool:
-    """A key point that says something of the text: no placeholder, echo or repetition."""
+    """A key point that says something of the text: words, some of them the article's, no
+    fact the article lacks, no placeholder (a bracketed tag), echo or repetition."""
     if not point or is_placeholder(point) or is_repetitive(point):
         return False
-    if echoes(point, context.instructions):
+    if echoes(point, context.instructions) or not (said := content_words(point)):
         return False
-    # a short point ("fast") may say in its own word what the text says in others
-    return len(stems(point)) < 3 or not off_topic(point, stems(context.source), context.others)
+    if not context.source:
+        return True
+    english = not context.language or bool(ENGLISH.match(context.language))
+    if unknown_facts(point, known_facts(context.source), with_names=english):
+        return False
+    own = stems(context.source)
+    # a short point ("fast") may say in its own words what the text says in others
+    return (not english or bool(stems(" ".join(said)) & own)) and (
+        len(stems(point)) < 3 or not off_topic(point, own, context.others)
+    )
 
 
 def _unusable_tag(tag: str) -> bool:
@@ -264,42 +273,11 @@ def tag_key(tag: str) -> str:
     return " ".join(word[:-1] if len(word) > 3 and word.endswith("s") else word for word in words_)
 
 
-class StatementAnswer(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    text: str = Field(min_length=1, max_length=MAX_STATEMENT_CHARS)
-    items: list[int] = Field(default_factory=list)
-
-    @field_validator("text", mode="before")
-    @classmethod
-    def _without_preamble(cls, value: Any) -> str:
-        return shorten(_one_line(prose(" ".join(_texts(value)))), MAX_STATEMENT_CHARS)
-
-    @field_validator("text")
-    @classmethod
-    def _says_something(cls, value: str) -> str:
-        if is_placeholder(value) or is_repetitive(value):
-            raise ValueError("a placeholder or a repetition, not a statement")
-        return value
-
-    @field_validator("items", mode="before")
-    @classmethod
-    def _numbers(cls, value: Any) -> list[int]:
-        return [int(n) for text in _texts(value) for n in re.findall(r"\d{1,9}", text)]
-
-
-class WeekAnswer(BaseModel):
-    statements: list[StatementAnswer]
-    must_read: list[int] = Field(default_factory=list)
-
-
-_INLINE_CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")  # "… as two posts show [3, 7]"
 _KEY_POINT_KEYS = ("key_points", "keypoints", "key points", "points", "highlights", "bullets")
 _TAG_KEYS = ("tags", "topics", "keywords", "categories", "labels")
-_CITE_KEYS = ("items", "cites", "citations", "ids", "sources", "item_ids")
 
 
-def _first(data: dict[str, Any], keys: tuple[str, ...]) -> Any:
+def first(data: dict[str, Any], keys: tuple[str, ...]) -> Any:
     return next((data[key] for key in keys if data.get(key) not in (None, "", [])), None)
 
 
@@ -316,50 +294,10 @@ def parse_note_answer(content: str | None, context: AnswerContext | None = None)
     else:
         fields = {
             "summary": summary_field(read),
-            "key_points": _first(read, _KEY_POINT_KEYS),
-            "tags": _first(read, _TAG_KEYS),
+            "key_points": first(read, _KEY_POINT_KEYS),
+            "tags": first(read, _TAG_KEYS),
         }
     return NoteAnswer.model_validate(fields, context={"answer": context})
-
-
-def parse_week_answer(
-    content: str | None,
-    item_ids: frozenset[int] | None = None,
-    must_read_ids: frozenset[int] | None = None,
-    *,
-    truncated: bool = False,
-) -> WeekAnswer:
-    """The statements of a week summary that cite items in `item_ids` (all, if None), citing
-    only those, each said once, whole (a `truncated` answer's last may be cut off); "must
-    read" only among `must_read_ids` (all cited, if None); ValueError if no statement is left."""
-    read = read_answer(content)
-    data = read if isinstance(read, dict) else {}
-    statements: list[StatementAnswer] = []
-    said: set[str] = set()
-    for raw in _listed(data.get("statements") or data.get("themes")):
-        fields = raw if isinstance(raw, dict) else {"text": raw}
-        cites = _first({str(k).lower(): v for k, v in fields.items()}, _CITE_KEYS)
-        cites = cites or _INLINE_CITATION.findall(" ".join(_texts(fields.get("text"))))
-        try:
-            statement = StatementAnswer.model_validate({"text": fields.get("text"), "items": cites})
-        except ValidationError:
-            continue
-        if truncated and not statement.text.endswith(_TERMINAL):
-            continue
-        cited = [i for i in dict.fromkeys(statement.items) if item_ids is None or i in item_ids]
-        if cited and (key := " ".join(statement.text.lower().split())) not in said:
-            said.add(key)
-            statements.append(statement.model_copy(update={"items": cited}))
-    if not statements:
-        raise ValueError("no statement of the week summary cited an item of the week")
-    readable = must_read_ids if must_read_ids is not None else item_ids
-    must_read = StatementAnswer._numbers(data.get("must_read"))
-    must_read = [i for i in dict.fromkeys(must_read) if readable is None or i in readable]
-    return WeekAnswer(statements=statements[:MAX_STATEMENTS], must_read=must_read[:MAX_MUST_READS])
-
-
-def _listed(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else [value] if value else []
 
 
 def describe_invalid(exc: ValueError) -> str:

@@ -14,7 +14,8 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
-from digest.text import looks_english, sentences, surely_english, words
+from digest.notes.faithful import NUMBER_WORDS
+from digest.text import looks_english, sentences, surely_english, without_links, words
 
 STEM = 5  # letters of a word compared: "compilers" meets "compiler"
 REPEATED_NGRAM = 10  # words in a row that a note never says twice
@@ -22,6 +23,8 @@ ECHO_NGRAM = 4  # word runs compared with the instructions
 ECHO_SHARE = 0.25  # of the text's word runs found in the instructions: an echo
 MIN_OWN_SHARE = 0.25  # of the text's content words that its article must hold
 MIN_WORDS_TO_JUDGE = 6  # distinct content words a text and its article need to be judged
+MIN_NOTE_WORDS = 4  # distinct content words a summary needs, URLs, numbers and markup aside
+REPEAT_SHARE = 0.7  # of a key point's content words said already: it repeats
 ENGLISH = re.compile(r"^\s*(?:en|english)\b", re.IGNORECASE)  # llm.language: English, en-GB…
 
 # Our delimiter, or what is left of it once a model changed a character: "<<<DATA-…>>>", "<< >>".
@@ -35,6 +38,10 @@ SLOT_FILLER_WORDS = 3  # "Compilers: […]": a slot with at most this many words
 
 
 PLACEHOLDER_WORDS = frozenset(_PLACEHOLDER_WORDS.split())
+# What is left of JSON or code: braces, a quoted key, an arrow, a call
+_CODE = re.compile(r"[{}]|\"[^\"]{1,40}\"\s*:|=>|\w\(\)")
+_MARKUP = re.compile(r"</?[a-zA-Z][^<>]{0,200}>|[*_`#>|~]+")
+_HANDLE = re.compile(r"(?<!\w)@\w+")
 
 
 def stems(text: str) -> frozenset[str]:
@@ -48,6 +55,33 @@ def is_placeholder(text: str) -> bool:
     if _SLOT.search(text) and len(bare) <= SLOT_FILLER_WORDS:
         return True
     return all(word in PLACEHOLDER_WORDS for word in bare)
+
+
+def content_words(text: str) -> frozenset[str]:
+    """The distinct content words of a text once URLs, handles, numbers and markup are set
+    aside."""
+    found = words(_HANDLE.sub(" ", _MARKUP.sub(" ", without_links(text))))
+    return frozenset(word for word in found if word not in NUMBER_WORDS)
+
+
+def wordless(text: str, title: str = "") -> str | None:
+    """Why the text says nothing a reader could use, or None: it is JSON or code, it has
+    fewer than MIN_NOTE_WORDS content words, or every one of them is its title's."""
+    if _CODE.search(text):
+        return "it is JSON or code, not sentences"
+    said = content_words(text)
+    if len(said) < MIN_NOTE_WORDS:
+        return f"it has {len(said)} content words, a note needs {MIN_NOTE_WORDS}"
+    if title and stems(" ".join(said)) <= stems(title):
+        return "it only repeats the title"
+    return None
+
+
+def repeats(point: str, said: Iterable[str]) -> bool:
+    """Whether most of a key point's content words were said already, by any one text (a
+    point of one word may name what the summary says at length)."""
+    own = stems(point)
+    return len(own) > 1 and any(len(own & stems(text)) >= REPEAT_SHARE * len(own) for text in said)
 
 
 def is_repetitive(text: str) -> bool:

@@ -20,7 +20,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 import openai
 from openai.types.chat import ChatCompletionMessageParam
@@ -31,14 +31,7 @@ from digest.errors import LLMUnavailable, SummarizeError, UnusableAnswer
 from digest.fetch.retry_after import retry_after_s
 from digest.lifecycle import backoff_delay
 from digest.models import Note, NoteBasis, Statement, WeekSummary
-from digest.notes.answers import (
-    NOTE_SCHEMA,
-    WEEK_SCHEMA,
-    AnswerContext,
-    describe_invalid,
-    parse_note_answer,
-    parse_week_answer,
-)
+from digest.notes.answers import NOTE_SCHEMA, AnswerContext, describe_invalid, parse_note_answer
 from digest.notes.base import CallRecord, NoteRequest
 from digest.notes.bounded import AnswerTooLarge, Breaker, CappedTransport, answer_cap, too_large
 from digest.notes.capabilities import (
@@ -52,6 +45,7 @@ from digest.notes.costs import Spending, call_cost
 from digest.notes.prompts import (
     ECHO_MARKERS,
     MESSAGE_OVERHEAD_TOKENS,
+    PromptProblem,
     new_delimiter,
     note_data,
     note_header,
@@ -64,9 +58,11 @@ from digest.notes.prompts import (
     week_instructions,
 )
 from digest.notes.tokens import count_tokens
+from digest.notes.week_answers import WEEK_SCHEMA, parse_week_answer
 from digest.text import URL, shorten
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 RETRY_AFTER_CAP_S = 60.0
 WEEK_LINE_TOKENS = 90  # a note in the week summary's data: id, title, summary, tags
@@ -144,6 +140,7 @@ class OpenAISummarizer:
         self._preparing = asyncio.Semaphore(1)
         self._stopped: LLMUnavailable | None = None  # no more calls this run, and why
         self._breaker = Breaker()
+        self._problems: list[str] = []  # prompt files that failed this run, one line each
 
     @property
     def where(self) -> str:
@@ -180,7 +177,25 @@ class OpenAISummarizer:
             prompt_version=self.prompt_version,
         )
 
+    def take_problems(self) -> list[str]:
+        problems, self._problems = self._problems, []
+        return problems
+
+    def _prompting(self, make: Callable[[], T]) -> T:
+        """`make()`; when a prompt file fails in it, the built-in prompt stands in for that
+        file for the rest of the run (the failure kept for take_problems), and make() again."""
+        try:
+            return make()
+        except PromptProblem as problem:
+            self._problems.append(str(problem))
+            self.config = self.config.model_copy(update={problem.key: None})
+            self.prompt_version = prompt_version(self.config)
+            return self._prompting(make)
+
     def _note_ask(self, request: NoteRequest) -> tuple[Ask, NoteBasis]:
+        return self._prompting(lambda: self._note_ask_once(request))
+
+    def _note_ask_once(self, request: NoteRequest) -> tuple[Ask, NoteBasis]:
         """The note's messages, the text condensed to fit the input budget, and its basis."""
         delimiter = new_delimiter()
         instructions = note_instructions(self.config, request, delimiter)
@@ -207,9 +222,7 @@ class OpenAISummarizer:
         self, period_label: str, notes: list[tuple[int, str, Note]]
     ) -> WeekSummary:
         delimiter = new_delimiter()
-        instructions = week_instructions(self.config, delimiter)
-        budget = week_budget(self.config, instructions)
-        data, left_out = week_data(notes, delimiter, budget, self.config)
+        instructions, data, left_out = self._prompting(lambda: self._week_ask(notes, delimiter))
         if left_out:
             log.warning("week summary %s: %d notes left out to fit", period_label, left_out)
         ask = _ask(
@@ -227,15 +240,25 @@ class OpenAISummarizer:
         )
         cited = frozenset(item_id for item_id, _title, _note in notes)
         by_model = frozenset(item_id for item_id, _title, note in notes if note.by_model)
+        said = {item_id: _note_text(title, note) for item_id, title, note in notes}
 
         def parse(content: str | None, truncated: bool) -> Any:
-            return parse_week_answer(content, cited, by_model, truncated=truncated)
+            return parse_week_answer(content, cited, by_model, truncated=truncated, notes=said)
 
         answer = await self._answer(ask, parse, Sends(None))
         statements = (Statement(s.text, tuple(s.items)) for s in answer.statements)
         return WeekSummary(tuple(statements), tuple(answer.must_read), model=self.summary_model)
 
+    def _week_ask(self, notes: list[tuple[int, str, Note]], delimiter: str) -> tuple[str, str, int]:
+        """The week summary's instructions, its data and how many notes were left out."""
+        instructions = week_instructions(self.config, delimiter)
+        budget = week_budget(self.config, instructions)
+        return (instructions, *week_data(notes, delimiter, budget, self.config))
+
     def planned_tokens(self, request: NoteRequest) -> int | None:
+        return self._prompting(lambda: self._planned_tokens(request))
+
+    def _planned_tokens(self, request: NoteRequest) -> int | None:
         delimiter = new_delimiter()
         instructions = note_instructions(self.config, request, delimiter)
         header = note_header(request, self.config)
@@ -244,6 +267,9 @@ class OpenAISummarizer:
         return fixed + text
 
     def planned_week_tokens(self, note_count: int) -> int | None:
+        return self._prompting(lambda: self._planned_week_tokens(note_count))
+
+    def _planned_week_tokens(self, note_count: int) -> int | None:
         instructions = week_instructions(self.config, new_delimiter())
         notes = min(note_count * WEEK_LINE_TOKENS, week_budget(self.config, instructions))
         return count_tokens(instructions) + 3 * MESSAGE_OVERHEAD_TOKENS + notes
@@ -504,6 +530,11 @@ def _failure(exc: BaseException, config: LLMConfig) -> str:
     if isinstance(exc, openai.APIStatusError):
         return _status(exc)
     return f"{type(exc).__name__}: {exc}"
+
+
+def _note_text(title: str, note: Note) -> str:
+    """What a note says, as the week summary's statements are checked against it."""
+    return "\n".join((title, note.summary, *note.key_points, *note.tags))
 
 
 def _describe_item(request: NoteRequest) -> str:

@@ -45,6 +45,7 @@ from digest.notes import (
 )
 from digest.notes.costs import call_cost
 from digest.notes.judging import stems
+from digest.notes.outcomes import UNFIT, Outcomes
 from digest.notes.prompts import week_prompt_mark
 from digest.notes.requests import note_request
 from digest.runtime.context import RunContext
@@ -106,12 +107,18 @@ class NotesStage:
     asked: int = 0  # texts the model was asked about in this run
     budget_spent: bool = False  # llm.budget_usd stopped the model for the run, on purpose
     by_model: int = 0  # of them, noted by the model
+    outcomes: Outcomes = field(default_factory=Outcomes)  # the run's notes, by whom and why
+    unfit: str | None = None  # why the model is asked no more this run: its answers were refused
     _deadline: float | None = None  # the event loop's time when the stage stops calling
     _writer: Summarizer | None = None  # the run's summariser, made when first needed
+    prompt_problems: list[str] = field(default_factory=list)  # prompt files that failed
+    # texts asked about at once: a text waiting for its turn learns of the breaker's verdict
+    _turns: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(1))
 
     def start(self) -> None:
         """The stage begins: its deadline (llm.stage_timeout_s) runs from now."""
         self._deadline = asyncio.get_running_loop().time() + self.config.llm.stage_timeout_s
+        self._turns = asyncio.Semaphore(self.config.llm.concurrency)
 
     # -- notes -------------------------------------------------------------
 
@@ -173,16 +180,31 @@ class NotesStage:
     ) -> None:
         """One note for items with the same text, from the cache or one exchange with the
         model (its cost recorded once, on the first); an extractive stand-in where the model
-        fails or may not be asked; nothing (they stay pending) once the LLM is stopped."""
-        if self.stopped:
-            return
+        fails, may not be asked or is unfit; nothing (they stay pending) once the LLM is
+        stopped otherwise."""
+        async with self._turns:
+            await self._note_same_text(summarizer, items, known_tags, report)
+
+    async def _note_same_text(
+        self,
+        summarizer: Summarizer,
+        items: Sequence[Item],
+        known_tags: Sequence[str],
+        report: StageReport,
+    ) -> None:
         request = note_request(items[0], known_tags)
+        if self.stopped:
+            if self.unfit:  # the model answers, badly: the offline notes stand this run
+                self.outcomes.not_asked(UNFIT, len(items))
+                await self._stand_in([item for item in items if item.note is None], request, report)
+            return
         key = note_cache_key(request.text, summarizer)
         if (cached := self.store.cached_note(key)) is not None:
             self._attach(items, key, cached, report)
             return
         calls = self.calls_left(key, self.clock())
         if calls == 0:
+            self.outcomes.not_asked("attempts used up", len(items))
             await self._stand_in([item for item in items if item.note is None], request, report)
             return
         self.asked += 1
@@ -205,6 +227,9 @@ class NotesStage:
         except SummarizeError as exc:
             sends = self._record_failure(items, key, str(exc))
             report.failures.append(f"{exc}; {self._what_stands_in(sends)}")
+            refused = isinstance(exc, UnusableAnswer)
+            self.outcomes.failed(str(exc), len(items), refused=refused)
+            self._check_fit(summarizer.model)
             await self._stand_in(
                 [item for item in items if item.note is None or item.note.extractive],
                 request,
@@ -215,6 +240,23 @@ class NotesStage:
             _sends, usage = self._calls.pop(items[0].id, (0, Usage()))
         self._attach(items, key, note, report, usage)
         self.by_model += note.by_model
+        if note.by_model:
+            self.outcomes.kept(len(items))
+        else:
+            self.outcomes.not_asked("your rules", len(items))
+
+    def _check_fit(self, model: str) -> None:
+        """After a refused answer: stop asking a model most of whose first answers were."""
+        if self.stopped or not self.outcomes.unfit():
+            return
+        first = self.outcomes.first
+        refused = sum(kind is not None for kind in first)
+        self.unfit = self.unreachable = (
+            f"the model {model!r} is unfit for notes: {refused} of its first {len(first)} answers"
+            f" were refused ({self.outcomes.refusals()}); no more asked this run, the offline"
+            " notes stand; the next run asks again"
+        )
+        self.stopped = self.unfit
 
     def _attach(
         self,
@@ -286,9 +328,14 @@ class NotesStage:
             self.unreachable = self.unreachable or str(exc)
 
     def finish(self, report: StageReport) -> None:
-        if self.stopped:
-            report.failures.append(f"{self.stopped}; items not noted stay pending for the next run")
+        self.took_problems(report.failures)
         llm = self.config.llm
+        if llm.provider != "offline" and (line := self.outcomes.line(llm.model)):
+            report.info.append(line)
+        if self.unfit:
+            report.failures.append(self.unfit)
+        elif self.stopped:
+            report.failures.append(f"{self.stopped}; items not noted stay pending for the next run")
         if llm.provider == "offline" or self.by_model or self.unreachable or self.budget_spent:
             return
         if self.asked:
@@ -370,12 +417,13 @@ class NotesStage:
                 self.stopped = str(exc)
                 self._note_unreachable(exc)
             log.warning("%s; the week summary falls back to the offline one", exc)
-            self.week_usage = ModelUsage("offline", "", 1, Usage())
+            _sends, spent = self._calls.pop(None, (0, Usage()))  # the refused answer was paid for
+            self.week_usage = ModelUsage("offline", "", 1, spent)
             offline = await self.offline_summarizer().week_summary(period.label, noted)
             if isinstance(exc, UnusableAnswer):  # asked once for these notes: not again
                 saved = week_to_json(offline, "")
                 self.store.save_week_summary(
-                    key, period.label, saved, self.clock(), model=offline.model, usage=Usage()
+                    key, period.label, saved, self.clock(), model=offline.model, usage=spent
                 )
             return offline
         finally:
@@ -426,6 +474,14 @@ class NotesStage:
                 on_call=functools.partial(self.record_call, run_id=run.run_id)
             )
         return self._writer
+
+    def took_problems(self, failures: list[str]) -> None:
+        """The prompt files that failed since last asked, added to `failures` and to
+        `prompt_problems` (the built-in prompt stood in: the run needs attention)."""
+        if self._writer is not None:
+            problems = self._writer.take_problems()
+            self.prompt_problems += problems
+            failures.extend(problems)
 
     async def aclose(self) -> None:
         if self._writer is not None:

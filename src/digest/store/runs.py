@@ -15,7 +15,10 @@ _SUMS = ("calls", "tokens_in", "tokens_out", "cost_usd")
 
 class RunsStore(StoreBase):
     def start_run(self, command: str, now: datetime) -> int:
+        """A new run; the caller holds the run lock, so a run still 'running' died (a kill
+        -9, a power cut) and is recorded 'interrupted'."""
         with self.write() as conn:
+            conn.execute("UPDATE runs SET status = 'interrupted' WHERE status = 'running'")
             cursor = conn.execute(
                 "INSERT INTO runs (command, started_at) VALUES (?, ?)", (command, iso(now))
             )
@@ -83,8 +86,8 @@ class RunsStore(StoreBase):
         return _totals(row)
 
     def llm_usage_by(self, *, runs: int = 5) -> LLMUsageBy:
-        """Calls, tokens and cost per run (the last `runs` that called), per ISO week (UTC) and
-        per model, newest first."""
+        """Calls, tokens and cost per run (the last `runs` that called), per week the notes are
+        for (an item's ISO week, UTC; the week summary's period) and per model, newest first."""
         totals = (
             "count(*) AS calls, sum(tokens_in) AS tokens_in, sum(tokens_out) AS tokens_out,"
             " sum(cost_usd) AS cost_usd"
@@ -97,11 +100,19 @@ class RunsStore(StoreBase):
         by_model = self._query(
             f"SELECT model, {totals} FROM llm_calls GROUP BY model ORDER BY cost_usd DESC, model"
         )
-        by_day = self._query(f"SELECT date(at) AS day, {totals} FROM llm_calls GROUP BY day")
+        # the week the notes are for: a note's call by its item's saved date, a week summary's
+        # by its run's period, else the day of the call
+        by_day = self._query(
+            "SELECT CASE WHEN c.item_id IS NULL THEN json_extract(r.stats, '$.period') END"
+            " AS period, coalesce(date(i.saved_at), date(c.at)) AS day,"
+            f" {totals.replace('sum(', 'sum(c.')} FROM llm_calls c"
+            " LEFT JOIN items i ON i.id = c.item_id LEFT JOIN runs r ON r.id = c.run_id"
+            " GROUP BY period, day"
+        )
         weeks: dict[str, LLMTotals] = {}
         for row in by_day:
             year, week, _ = date.fromisoformat(row["day"]).isocalendar()
-            label = f"{year}-W{week:02d}"
+            label = row["period"] or f"{year}-W{week:02d}"
             total = weeks.get(label, LLMTotals(0, 0, 0, 0.0))
             weeks[label] = LLMTotals(
                 total.calls + row["calls"],
