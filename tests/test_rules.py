@@ -162,7 +162,7 @@ def test_each_action_shapes_the_digest(rig: Rig) -> None:
     assert result.exit_code == 0, result.output
     digest = rig.digest()
     assert "Sponsored" not in digest
-    assert "*1 muted by rules.*" in digest
+    assert "*6 items: 5 noted, 1 muted by rules.*" in digest
     assert "1 extractive summary (offline, no LLM)" in digest  # the gossip's; not the ad's
     assert "**Must read:** [Kernel fusion, a deep dive]" in digest
     sections = digest.split("\n## ")
@@ -201,7 +201,7 @@ def test_rules_test_shows_each_rules_matches_and_the_digest_without_it(rig: Rig)
     ads = out.split("rule 'ads'")[1].split("\nrule ")[0]
     assert "Sponsored: rent our GPU cloud today" in ads
     assert "+- **[Sponsored: rent our GPU cloud today]" in ads  # back in the digest without it
-    assert "-*1 muted by rules.*" in ads
+    assert "-*6 items: 5 noted, 1 muted by rules.*" in ads
     assert "rule 'infra' (tag infra): 2 items" in out
     assert "rule 'no model for gossip' (skip_notes): 1 item" in out
     gossip = out.split("rule 'no model for gossip'")[1]

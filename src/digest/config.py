@@ -54,6 +54,7 @@ class DigestSection(_Section):
     backlog_unread: int = Field(0, ge=0, le=50)  # "Still unread from earlier weeks"; 0: off
     one_year_ago: bool = False  # "One year ago": items saved in the same ISO week last year
     publish_empty: bool = False  # mail and put in the feed weeks with nothing saved
+    related: bool = True  # a line under an item that earlier saves connect to (a follow-up)
 
     @field_validator("timezone")
     @classmethod

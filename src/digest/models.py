@@ -291,6 +291,7 @@ class StageReport:
     # saves a source could not read this run (a folder that cannot be listed, a file that
     # cannot be read): the run needs attention (exit 3)
     left_behind: int = field(default=0, kw_only=True)
+    offline: bool = field(default=False, kw_only=True)  # no network: nothing could be fetched
 
     @property
     def failed(self) -> int:

@@ -172,6 +172,8 @@ def run(
             status = "partial" if result.failures else "ok"
             stats |= {report.name: report.done for report in result.reports}
             stats["failures"] = len(result.failures)
+            if any(report.offline for report in result.reports):
+                stats["offline"] = True  # the footer and `status` say so until a fetch works
         except RunCancelled:
             status = "cancelled"
             raise

@@ -17,7 +17,7 @@ from digest.cli.base import (
     locked,
     week_period,
 )
-from digest.errors import BadSearch, DigestError
+from digest.errors import BadSearch
 from digest.models import ItemKind, ItemState
 from digest.text import for_terminal
 
@@ -31,7 +31,8 @@ if TYPE_CHECKING:  # config pulls in pydantic: imported when a command needs it
 @common_options
 @locked
 def read(refs: tuple[str, ...]) -> None:
-    """Mark items read, by id or saved URL: they leave "Still unread from earlier weeks"."""
+    """Mark items read, by id or saved URL (any form: www., a trailing slash, no scheme):
+    they leave "Still unread from earlier weeks"."""
     from digest.clock import utc_now
     from digest.compose.backlog import mark_read
     from digest.store import open_store
@@ -66,11 +67,13 @@ def search(
     """Search everything saved (title, text, note, saved context, tags, host), best first.
 
     QUERY is FTS5 syntax: words (stemmed: 'serve' finds 'serving'), "a phrase", prefix*,
-    AND, OR, NOT, NEAR(a b), column:word (title, text, note, context, tags, host). Plain
-    words with punctuation that FTS5 refuses (c++, vllm.ai) are searched as phrases.
-    At most 1,000 characters and 64 terms; a search stops after 5 s."""
+    AND, OR, NOT, NEAR(a b), column:word (title, text, note, context, tags, host; section:
+    and topic: search tags, which hold the journal's headings and list topics; site: is host:,
+    as in host:fasterthanli.me). Plain words with punctuation that FTS5 refuses (c++,
+    vllm.ai) are searched as phrases. At most 1,000 characters and 64 terms; a search stops
+    after 5 s."""
     from digest.clock import utc_now
-    from digest.commands.search import query_problem, show_hits, write_json
+    from digest.commands.search import query_problem, show_hits, with_columns, write_json
     from digest.errors import SearchTooSlow
     from digest.store import SearchFilter, open_store
 
@@ -91,7 +94,7 @@ def search(
     with open_store(cfg.db_path) as store:
         _known_source(store, source)
         try:
-            hits = _search(store, query, narrow, limit)
+            hits = _search(store, with_columns(query), narrow, limit)
         except BadSearch as exc:
             hint = (
                 ""
@@ -152,25 +155,39 @@ def _known_source(store: Store, source: str | None) -> None:
 
 
 @cli.command()
-@click.argument("ids", nargs=-1, required=True, type=int, metavar="ID...")
+@click.argument("refs", nargs=-1, metavar="ID|URL...")
 @click.option("--unstar", is_flag=True, help="Take the star off instead.")
+@click.option("--list", "list_stars", is_flag=True, help="List the starred items, newest first.")
 @common_options
 @locked
-def star(ids: tuple[int, ...], unstar: bool) -> None:
-    """Star items (by id, as `digest search` shows them): the ranking learns from them."""
+def star(refs: tuple[str, ...], unstar: bool, list_stars: bool) -> None:
+    """Star items by id or saved URL (any form: www., a trailing slash, no scheme): the
+    ranking learns from them. --list shows them."""
     from digest.clock import utc_now
-    from digest.lifecycle import ItemStarred
+    from digest.compose.backlog import list_stars as starred_lines
+    from digest.compose.backlog import mark_starred
+    from digest.store import open_store
+
+    if list_stars == bool(refs):
+        raise click.UsageError("give ids or URLs to star, or --list (not both)")
+    with open_store(config().db_path) as store:
+        lines = starred_lines(store) if list_stars else mark_starred(store, refs, utc_now(), unstar)
+        for line in lines:
+            click.echo(for_terminal(line))
+
+
+@cli.command()
+@click.argument("refs", nargs=-1, required=True, metavar="ID|URL...")
+@common_options
+@locked
+def unread(refs: tuple[str, ...]) -> None:
+    """Take back the read mark of items, by id or saved URL."""
+    from digest.compose.backlog import mark_unread
     from digest.store import open_store
 
     with open_store(config().db_path) as store:
-        unknown = [
-            i for i in ids if not store.apply_star(ItemStarred(i, utc_now(), starred=not unstar))
-        ]
-    for item_id in ids:
-        if item_id not in unknown:
-            click.echo(f"{'unstarred' if unstar else 'starred'}: {item_id}")
-    if unknown:
-        raise DigestError(f"no saved item with id {', '.join(map(str, unknown))}")
+        for line in mark_unread(store, refs):
+            click.echo(for_terminal(line))
 
 
 @cli.group()

@@ -35,11 +35,12 @@ FIELDS = [
     "read_at",
     "note_by",
     "note_error",
+    "starred",
     "reading_minutes",
 ]  # documented in docs/export.md
 
 
-def export_row(item: Item) -> dict[str, Any]:
+def export_row(item: Item, starred: bool = False) -> dict[str, Any]:
     return {
         "id": item.id,
         "url": item.url and for_display(item.url),  # no password or token of a URL printed
@@ -60,6 +61,7 @@ def export_row(item: Item) -> dict[str, Any]:
         "read_at": item.read_at.isoformat() if item.read_at else None,
         "note_by": note_by(item),
         "note_error": item.note_error and for_display(item.note_error),
+        "starred": starred,
         "reading_minutes": item_minutes(item) or None,  # None: its page was not read
     }
 
@@ -73,7 +75,8 @@ def note_by(item: Item) -> str | None:
 
 def write_export(store: Store, period: Period | None, fmt: str, out: TextIO) -> None:
     items = store.items_saved_between(period.start, period.end) if period else store.all_items()
-    rows = (export_row(item) for item in items)
+    stars = store.starred_ids()
+    rows = (export_row(item, item.id in stars) for item in items)
     if fmt == "jsonl":
         for row in rows:
             out.write(json.dumps(row, ensure_ascii=False) + "\n")

@@ -17,6 +17,7 @@ from zoneinfo import ZoneInfo
 from rich.console import Console
 from rich.text import Text
 
+from digest.compose.linktitles import link_title
 from digest.store import SearchHit
 from digest.store.search import MARK_END, MARK_START
 from digest.text import for_terminal
@@ -46,6 +47,28 @@ def query_problem(query: str) -> str | None:
     return None
 
 
+# `column:value` of the index, and names a reader may use for them
+_COLUMNS = {"title", "text", "note", "context", "tags", "host"}
+_ALIASES = {"section": "tags", "topic": "tags", "heading": "tags", "tag": "tags", "site": "host"}
+_FIELDED = re.compile(r'(?<![\w"])(?P<column>[A-Za-z]+):(?P<value>"[^"]*"|[^\s()"]+)')
+
+
+def with_columns(query: str) -> str:
+    """`query` with the reader's column names made FTS5's (`section:Rust` -> `tags:Rust`) and
+    a value FTS5 would refuse quoted (`host:fasterthanli.me` -> `host:"fasterthanli.me"`)."""
+
+    def fielded(match: re.Match[str]) -> str:
+        column = _ALIASES.get(match["column"].casefold(), match["column"].casefold())
+        if column not in _COLUMNS:
+            return match[0]
+        value = match["value"]
+        if not value.startswith('"') and not re.fullmatch(r"\w+\*?", value):
+            value = '"' + value.removesuffix("/") + '"'
+        return f"{column}:{value}"
+
+    return _FIELDED.sub(fielded, query)
+
+
 def as_phrases(query: str) -> str | None:
     """`query`'s words as FTS5 phrases (`vllm.ai` -> `"vllm.ai"`, which FTS5 reads as the
     words vllm and ai in a row); None when it uses FTS5 syntax, which is left to FTS5."""
@@ -63,7 +86,7 @@ def hit_json(hit: SearchHit, zone: ZoneInfo) -> dict[str, object]:
     return {
         "id": hit.id,
         "saved_at": hit.saved_at.astimezone(zone).isoformat(),
-        "title": for_display(hit.title),
+        "title": for_display(hit_title(hit)),
         "url": for_display(hit.url) if hit.url else None,
         "host": hit.host,
         "kind": hit.kind.value,
@@ -86,12 +109,17 @@ def show_hits(hits: Sequence[SearchHit], zone: ZoneInfo, console: Console) -> No
         day = hit.saved_at.astimezone(zone).date().isoformat()
         host = f"  ({hit.host})" if hit.host else ""
         head = Text(f"{hit.id:>6}  {day}  ")
-        head.append(_shown(hit.title), style="bold")
+        head.append(_shown(hit_title(hit)), style="bold")
         head.append(host, style="dim")
         console.print(head, soft_wrap=True, crop=False)
         console.print(
             _snippet(_shown(hit.snippet), console.is_terminal), soft_wrap=True, crop=False
         )
+
+
+def hit_title(hit: SearchHit) -> str:
+    """The hit's title; a link saved without one is named by the words of its address."""
+    return link_title(hit.url) if hit.url and hit.title == hit.url else hit.title
 
 
 def _shown(text: str) -> str:

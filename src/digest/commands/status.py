@@ -70,6 +70,7 @@ def gather_status(store: Store, query: StatusQuery = StatusQuery()) -> dict[str,
         "filters": {"source": query.source, "failed_only": query.failed_only},
         "sources": [_source(row) for row in sources],
         "items": _item_totals(store.item_counts(query.source)),
+        "network": _network(store, query.source),
         "items_to_look_at": {
             "total": total,
             "listed": len(rows),
@@ -99,6 +100,22 @@ def _run(run: RunRecord, live_since: datetime | None) -> dict[str, Any]:
         alive = live_since is not None and started >= live_since - timedelta(seconds=2)
         shown["status"] = "running" if alive else "interrupted"
     return shown
+
+
+def _network(store: Store, source: str | None) -> dict[str, Any]:
+    """Whether the last fetch had a network, and the pages no run has fetched yet."""
+    offline_at = store.last_fetch_offline()
+    waiting = store.pages_not_fetched(source)
+    what: str | None = None
+    if offline_at is not None and waiting:
+        what = "`digest now --retry` fetches them once you are online"
+    elif waiting:
+        what = "the next run fetches them"
+    return {
+        "offline_at": offline_at.isoformat() if offline_at else None,
+        "pages_not_fetched": waiting,
+        "what_to_do": what,
+    }
 
 
 def _source(row: SourceListing) -> dict[str, Any]:
@@ -163,6 +180,8 @@ def render_status(data: dict[str, Any], *, as_json: bool, console: Console | Non
     columns = ["name", "kind", "status", "items", "last_checked_at", "last_error", "location"]
     console.print(_table("Sources", data["sources"], columns, console.width))
     console.print(_items_line(data["items"]))
+    if line := _network_line(data["network"]):
+        console.print(line)
     _print_items_to_look_at(console, data["items_to_look_at"])
     if deliveries := data["deliveries_needing_attention"]:
         columns = ["period", "channel", "status", "attempts", "error"]
@@ -182,6 +201,17 @@ def _items_line(items: dict[str, Any]) -> str:
         verdicts = ", ".join(f"{count} {verdict}" for verdict, count in items["by_quality"].items())
         line += f"; no article: {verdicts}"
     return line + f"; {items['read']} read, {items['unread']} unread"
+
+
+def _network_line(network: dict[str, Any]) -> str | None:
+    waiting = network["pages_not_fetched"]
+    if not waiting:
+        return None
+    pages = f"{waiting} page{'' if waiting == 1 else 's'} not fetched yet"
+    if network["offline_at"]:
+        at = _one_line(network["offline_at"])
+        return f"No network at the last fetch ({at}): {pages}; {network['what_to_do']}"
+    return f"{pages.capitalize()}: {network['what_to_do']}"
 
 
 def _print_items_to_look_at(console: Console, block: dict[str, Any]) -> None:

@@ -289,6 +289,7 @@ class FetchStage:
             "(`digest now --retry` tries them at once)"
         ]
         self.report.failed_units = tried + self._left
+        self.report.offline = True
 
     def _report_unread_links(self) -> None:
         """One line for the posts whose links could not be read: they are not failed items
@@ -441,4 +442,7 @@ class FetchAndExtract:
             run.store.fetch_candidates(), run.clock(), retry=self.retry
         )
         stage = FetchStage(run.store, run.config.fetch, run.clock, run.progress, run.waits)
-        return [await stage.run(due, run.store.posts_to_follow())]
+        report = await stage.run(due, run.store.posts_to_follow())
+        if run.run_id is not None:
+            run.store.record_fetch(run.run_id, report.done, offline=report.offline)
+        return [report]

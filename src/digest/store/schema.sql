@@ -124,6 +124,8 @@ CREATE TABLE llm_formats (
         ) WITHOUT ROWID
         ;
 
+CREATE TABLE logged_texts (period TEXT PRIMARY KEY, markdown TEXT NOT NULL, logged_at TEXT NOT NULL);
+
 CREATE TABLE notes (
             id INTEGER PRIMARY KEY,
             cache_key TEXT NOT NULL UNIQUE,
@@ -173,8 +175,8 @@ CREATE VIEW item_search AS SELECT
         || coalesce((SELECT group_concat(value, ' ') FROM json_each(n.key_points)), '')) END
         AS note,
     i.context AS context,
-    CASE WHEN n.id IS NOT NULL THEN (SELECT group_concat(value, ' ') FROM json_each(n.tags))
-        END AS tags,
+    nullif(trim(coalesce(i.topic, '') || ' ' || coalesce(CASE WHEN n.id IS NOT NULL
+        THEN (SELECT group_concat(value, ' ') FROM json_each(n.tags)) END, '')), '') AS tags,
     substr(i.url, instr(i.url, '://') + 3,
         instr(substr(i.url, instr(i.url, '://') + 3) || '/', '/') - 1) AS host
 FROM items i LEFT JOIN notes n ON n.id = i.note_id;
@@ -202,9 +204,9 @@ CREATE INDEX llm_calls_at ON llm_calls(at)
 
 CREATE TRIGGER item_index_delete BEFORE DELETE ON items WHEN old.id < coalesce((SELECT min(first_new) FROM item_index_deferred), old.id + 1) BEGIN INSERT INTO item_index (item_index, rowid, title, text, note, context, tags, host) SELECT 'delete', id, title, text, note, context, tags, host FROM item_search WHERE id = old.id; END;
 
-CREATE TRIGGER item_index_forget BEFORE UPDATE OF url, title, extracted_title, text, linked_text, context, note_id ON items WHEN (old.url IS NOT new.url OR old.title IS NOT new.title OR old.extracted_title IS NOT new.extracted_title OR old.text IS NOT new.text OR old.linked_text IS NOT new.linked_text OR old.context IS NOT new.context OR old.note_id IS NOT new.note_id) AND old.id < coalesce((SELECT min(first_new) FROM item_index_deferred), old.id + 1) BEGIN INSERT INTO item_index (item_index, rowid, title, text, note, context, tags, host) SELECT 'delete', id, title, text, note, context, tags, host FROM item_search WHERE id = old.id; END;
+CREATE TRIGGER item_index_forget BEFORE UPDATE OF url, title, extracted_title, text, linked_text, context, note_id, topic ON items WHEN (old.url IS NOT new.url OR old.title IS NOT new.title OR old.extracted_title IS NOT new.extracted_title OR old.text IS NOT new.text OR old.linked_text IS NOT new.linked_text OR old.context IS NOT new.context OR old.note_id IS NOT new.note_id OR old.topic IS NOT new.topic) AND old.id < coalesce((SELECT min(first_new) FROM item_index_deferred), old.id + 1) BEGIN INSERT INTO item_index (item_index, rowid, title, text, note, context, tags, host) SELECT 'delete', id, title, text, note, context, tags, host FROM item_search WHERE id = old.id; END;
 
 CREATE TRIGGER item_index_insert AFTER INSERT ON items WHEN NOT EXISTS (SELECT 1 FROM item_index_deferred) BEGIN INSERT INTO item_index (rowid, title, text, note, context, tags, host) SELECT id, title, text, note, context, tags, host FROM item_search WHERE id = new.id; END;
 
-CREATE TRIGGER item_index_renew AFTER UPDATE OF url, title, extracted_title, text, linked_text, context, note_id ON items WHEN (old.url IS NOT new.url OR old.title IS NOT new.title OR old.extracted_title IS NOT new.extracted_title OR old.text IS NOT new.text OR old.linked_text IS NOT new.linked_text OR old.context IS NOT new.context OR old.note_id IS NOT new.note_id) AND old.id < coalesce((SELECT min(first_new) FROM item_index_deferred), old.id + 1) BEGIN INSERT INTO item_index (rowid, title, text, note, context, tags, host) SELECT id, title, text, note, context, tags, host FROM item_search WHERE id = new.id; END;
+CREATE TRIGGER item_index_renew AFTER UPDATE OF url, title, extracted_title, text, linked_text, context, note_id, topic ON items WHEN (old.url IS NOT new.url OR old.title IS NOT new.title OR old.extracted_title IS NOT new.extracted_title OR old.text IS NOT new.text OR old.linked_text IS NOT new.linked_text OR old.context IS NOT new.context OR old.note_id IS NOT new.note_id OR old.topic IS NOT new.topic) AND old.id < coalesce((SELECT min(first_new) FROM item_index_deferred), old.id + 1) BEGIN INSERT INTO item_index (rowid, title, text, note, context, tags, host) SELECT id, title, text, note, context, tags, host FROM item_search WHERE id = new.id; END;
 

@@ -111,6 +111,9 @@ class SearchStore(ItemsStore):
             text_chars=text_chars,
         )
 
+    def starred_ids(self) -> set[int]:
+        return {int(row[0]) for row in self._query("SELECT item_id FROM item_stars")}
+
     def read_items(self, limit: int, *, text_chars: int) -> list[Item]:
         """The items marked read, most recently read first (the openings of their pages)."""
         return self._items(

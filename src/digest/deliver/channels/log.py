@@ -8,6 +8,7 @@ from pathlib import Path
 
 from digest.atomic import fsync_dir, open_append
 from digest.deliver.channel import DeliveryOutcome, Job, begun, ended, failed, sent_before
+from digest.deliver.logdiff import changes_entry, last_full_text
 from digest.models import DeliveryStatus
 
 
@@ -68,9 +69,28 @@ class LogChannel:
         record = begun(job, self.name, key)
         log_path = job.config.log_path
         try:
-            append_log(log_path, log_entry(label, revision, digest_hash, job.markdown))
+            append_log(log_path, _log_block(job, revision))
         except OSError as exc:
             failed(job, outcome, record, f"cannot append to log {log_path}: {exc.strerror or exc}")
             return
+        job.store.save_logged_text(label, job.markdown, job.now)
         ended(job, record, DeliveryStatus.SENT)
         outcome.delivered.append(self.name)
+
+
+def _log_block(job: Job, revision: int) -> str:
+    """The week's text when the log has none of it yet, else what changed since (dated by
+    the revision's record, so that a run retrying a torn append writes the same block)."""
+    label, digest_hash = job.period.label, job.digest_hash
+    whole = log_entry(label, revision, digest_hash, job.markdown)
+    before = job.store.logged_text(label)
+    if before is None and job.config.log_path.exists():  # a log from before, or a lost store
+        earlier = job.config.log_path.read_text(encoding="utf-8", errors="replace")
+        if whole.lstrip("\n") in earlier:  # appended by a run that died before recording it
+            return whole
+        before = last_full_text(earlier, label)
+    if before is None:
+        return whole
+    digest = job.store.digest_record(label, digest_hash)
+    at = (digest.created_at if digest else job.now).astimezone(job.config.digest.zone)
+    return changes_entry(label, revision, digest_hash, before, job.markdown, at)
