@@ -136,9 +136,12 @@ class BearerAuth(_Secret):
 SourceAuth = Annotated[BasicAuth | BearerAuth, Field(discriminator="type")]
 
 
+MAIL_KINDS = ("imap", "maildir", "mbox")
+
+
 class SourceConfig(_Section):
     name: str
-    kind: Literal["feed", "file"]
+    kind: Literal["feed", "file", "imap", "maildir", "mbox"]
     url: str | None = None
     path: Path | None = None
     format: str | None = None  # force an importer for a file source
@@ -151,6 +154,19 @@ class SourceConfig(_Section):
     cookies: dict[str, str] = Field(default_factory=dict)  # values may be "env:NAME"
     user_agent: str | None = None  # instead of [fetch] user_agent, for this feed
     paused: bool = False  # not collected (`digest sources pause|resume`); its items stay
+    # newsletters: kind "imap" (host, user, password_env or password_file, folder), or
+    # "maildir" / "mbox" (path); each letter read once, a roundup split into its stories
+    host: str | None = None
+    port: int | None = Field(None, ge=1, le=65535)  # default 993 for "ssl", else 143
+    security: Literal["ssl", "starttls", "none"] = "ssl"
+    user: str | None = None
+    password_env: str | None = None
+    password_file: Path | None = None
+    folder: str = "INBOX"
+    senders: list[str] = Field(default_factory=list)  # only from these addresses or domains
+    lists: list[str] = Field(default_factory=list)  # only on these lists (part of List-Id)
+    mark_seen: bool = False  # imap: flag each letter read as seen; never, unless set
+    move_to: str | None = None  # imap: move each letter read to this folder
 
     @field_validator("headers", "cookies")
     @classmethod
@@ -175,6 +191,14 @@ class SourceConfig(_Section):
     def is_private(self) -> bool:
         return bool(self.auth or self.headers or self.cookies)
 
+    @property
+    def imap_location(self) -> str | None:
+        """Where an imap source reads, as `digest sources` and `status` show it."""
+        if self.kind != "imap":
+            return None
+        port = self.port or (993 if self.security == "ssl" else 143)
+        return f"imap://{self.host}:{port}/{self.folder}"
+
     @field_validator("url")
     @classmethod
     def _web_url(cls, value: str | None) -> str | None:
@@ -186,8 +210,18 @@ class SourceConfig(_Section):
             raise ValueError("a feed source needs url")
         if self.kind == "file" and not self.path:
             raise ValueError("a file source needs path")
-        if self.kind == "file" and (self.is_private or self.user_agent):
+        if self.kind != "feed" and (self.is_private or self.user_agent):
             raise ValueError("auth, headers, cookies and user_agent are for feed sources")
+        if self.kind in ("maildir", "mbox") and not self.path:
+            raise ValueError(f"a {self.kind} source needs path")
+        imap_keys = (self.host, self.user, self.password_env, self.password_file, self.move_to)
+        if self.kind != "imap" and any(key is not None for key in imap_keys):
+            raise ValueError("host, user, password_env, password_file and move_to are for imap")
+        if self.kind == "imap":
+            if not self.host or not self.user:
+                raise ValueError("an imap source needs host and user")
+            if (self.password_env is None) == (self.password_file is None):
+                raise ValueError("give password_env (an environment variable) or password_file")
         return self
 
 
@@ -209,6 +243,9 @@ class FetchConfig(_Section):
     max_attempts: int = Field(8, ge=1, le=100)  # transient failures; permanent ones stop after 3
     # links to these hosts are resolved at fetch time and the item re-keyed to where they lead
     shortener_hosts: list[str] = Field(default_factory=lambda: sorted(SHORTENER_HOSTS))
+    # a saved YouTube video is read by its transcript in the first of these that it has
+    # (manual captions first, then generated ones), English last; else its description
+    transcript_languages: list[str] = Field(default_factory=lambda: ["en"])
 
     @field_validator("allow_private_addresses")
     @classmethod
@@ -467,7 +504,7 @@ class RuleConfig(_Section):
     name: str
     host: list[str] = Field(default_factory=list)  # example.com matches its subdomains too
     source: list[str] = Field(default_factory=list)
-    kind: list[Literal["link", "note", "post"]] = Field(default_factory=list)
+    kind: list[Literal["link", "note", "post", "newsletter"]] = Field(default_factory=list)
     tags: list[str] = Field(default_factory=list)  # the note's tags or the item's topic
     words: list[str] = Field(default_factory=list)  # whole words or phrases, in title or text
     regex: str | None = None  # searched in the title and text (RE2: digest.patterns)
@@ -750,6 +787,8 @@ def _check_prompt_files(config: Config) -> None:
 
 def _resolve_source_paths(source: SourceConfig, resolve: Callable[[Path], Path]) -> SourceConfig:
     update: dict[str, object] = {"path": resolve(source.path)} if source.path else {}
+    if source.password_file:
+        update["password_file"] = resolve(source.password_file)
     auth = source.auth
     if isinstance(auth, BasicAuth) and auth.password_file:
         update["auth"] = auth.model_copy(update={"password_file": resolve(auth.password_file)})

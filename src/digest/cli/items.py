@@ -17,7 +17,7 @@ from digest.cli.base import (
     locked,
     week_period,
 )
-from digest.errors import BadSearch
+from digest.errors import BadSearch, DigestError
 from digest.models import ItemKind, ItemState
 from digest.text import for_terminal
 
@@ -188,6 +188,31 @@ def unread(refs: tuple[str, ...]) -> None:
     with open_store(config().db_path) as store:
         for line in mark_unread(store, refs):
             click.echo(for_terminal(line))
+
+
+@cli.group()
+@common_options
+def highlight() -> None:
+    """Highlights imported from Kindle clippings or a Readwise export."""
+
+
+@highlight.command("done")
+@click.argument("ids", nargs=-1, required=True, type=int)
+@common_options
+@locked
+def highlight_done(ids: tuple[int, ...]) -> None:
+    """Retire highlights (by the id "From your highlights" shows): never brought back again."""
+    from digest.clock import utc_now
+    from digest.store import open_store
+    from digest.text import shorten
+
+    with open_store(config().db_path) as store:
+        retired = {i: store.retire_highlight(i, utc_now()) for i in ids}
+    for highlight_id, text in retired.items():
+        if text is not None:
+            click.echo(for_terminal(f"done: {highlight_id} {shorten(text, 70)}"))
+    if unknown := [str(i) for i, text in retired.items() if text is None]:
+        raise DigestError(f"no highlight with id {', '.join(unknown)}")
 
 
 @cli.group()

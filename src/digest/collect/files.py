@@ -31,6 +31,7 @@ from digest.collect.filesave import (
     save,
 )
 from digest.collect.filetext import file_size, good_text, read_bytes, read_head, unreadable
+from digest.collect.highlights import HighlightsReport, highlights_format, import_highlights
 from digest.collect.importers.common import url_problem
 from digest.collect.importers.posts import signals_of_posts
 from digest.config import IMPORT_SOURCE, MANUAL_SOURCE, SourceConfig
@@ -45,9 +46,9 @@ MAX_LISTED = 10  # problem lines shown per file; the rest are counted
 # -- reporting ------------------------------------------------------------------
 
 
-def describe(report: FileReport | FeedListReport | Unimported) -> list[str]:
+def describe(report: ImportOutcome) -> list[str]:
     """The lines `digest import` prints for one file: a summary, then what was not understood."""
-    if isinstance(report, FeedListReport | Unimported):
+    if isinstance(report, FeedListReport | HighlightsReport | Unimported):
         return report.describe()
     counts = [
         f"{report.new} new",
@@ -157,7 +158,7 @@ class Unimported:
         return [f"{self.path}: {self.reason}"]
 
 
-ImportOutcome = FileReport | FeedListReport | Unimported
+ImportOutcome = FileReport | FeedListReport | HighlightsReport | Unimported
 
 
 def import_files(
@@ -214,6 +215,8 @@ def _import_one(
         text, bad = good_text(read_bytes(path), path)
         if not text.strip():
             return Unimported(path, "an empty file, nothing to import", failed=False)
+        if (highlights := highlights_format(text, forced_format)) is not None:
+            return import_highlights(store, path, text, highlights, source_id, zone, now)
         planned = _plan(path, text, forced_format, recorded)
         if isinstance(planned, FeedList):
             return import_feed_list(store, planned, declared, now)

@@ -45,6 +45,7 @@ from digest.models import (
     ModelUsage,
     NoteBasis,
     Period,
+    StoredHighlight,
     Usage,
     WeekSummary,
 )
@@ -93,6 +94,8 @@ class Entry:
     unread_page: bool = False  # a link whose page has not been read: its note is not the page's
     minutes: int = 0  # the reading time of its page (digest/reading.py); 0: not read
     site: str | None = None  # the site's name, shown by a link whose page was not read
+    newsletters: tuple[str, ...] = ()  # the letters it came in (a letter: its sender)
+    highlights: tuple[str, ...] = ()  # what the reader highlighted in it
 
 
 @dataclass
@@ -112,6 +115,8 @@ class Backlog:
     unread: Sequence[Item] = ()  # not marked read, from earlier weeks, oldest first
     year_ago: Sequence[Item] = ()  # saved in the same ISO week a year earlier
     unread_limit: int | None = None  # "Still unread" shows this many (not counting year_ago)
+    highlights: Sequence[StoredHighlight] = ()  # "From your highlights": due this week
+    highlighted: Mapping[int, Sequence[str]] = field(default_factory=dict)  # item id -> its own
 
 
 @dataclass(frozen=True)
@@ -212,7 +217,9 @@ def digest_context(
     brief = sections is not None and week_summary.model == "offline"
     sections, ranking = sections or {}, ranking or Ranking()
     entries, also = _one_entry_per_story(unique)
-    topics = group_by_topic(ranking.ordered(entries), also, sections, ranking.why, related)
+    topics = group_by_topic(
+        ranking.ordered(entries), also, sections, ranking.why, related, backlog.highlighted
+    )
     must_read = [*ranking.pinned, *(week_summary.must_read or ranking.must_read)]
     week_summary = replace(week_summary, must_read=tuple(dict.fromkeys(must_read)))
     ranked = [item for i in ranking.must_read for item in unique if item.id == i]
@@ -229,6 +236,7 @@ def digest_context(
         "minutes": sum(topic.minutes for topic in topics),
         "unread": [_backlog_entry(item, zone) for item in unread],
         "year_ago": [_backlog_entry(item, zone) for item in year_ago],
+        "highlights": [_highlight_entry(highlight, zone) for highlight in backlog.highlights],
         "footer": footer_lines(_without_week(provenance, brief), unique) if provenance else [],
     }
 
@@ -241,6 +249,28 @@ def _without_week(provenance: Provenance, brief: bool) -> Provenance:
 def _backlog_entry(item: Item, zone: ZoneInfo) -> BacklogEntry:
     saved = item.saved_at.astimezone(zone).date()
     return BacklogEntry(_title(item), item.url, f"{_day(saved)} {saved.year}")
+
+
+@dataclass(frozen=True)
+class HighlightEntry:
+    id: int
+    text: str
+    note: str | None
+    source: str
+    url: str | None
+    saved: str  # "3 November 2025"
+
+
+def _highlight_entry(highlight: StoredHighlight, zone: ZoneInfo) -> HighlightEntry:
+    saved = highlight.highlighted_at.astimezone(zone).date()
+    return HighlightEntry(
+        highlight.id,
+        " ".join(highlight.text.split()),
+        highlight.note and " ".join(highlight.note.split()),
+        highlight.source,
+        highlight.url,
+        f"{_day(saved)} {saved.year}",
+    )
 
 
 def content_hash(markdown: str) -> str:
@@ -294,6 +324,7 @@ def group_by_topic(
     sections: Mapping[int, str] | None = None,
     why: Mapping[int, str] | None = None,
     related: Mapping[int, str] | None = None,
+    highlighted: Mapping[int, Sequence[str]] | None = None,
 ) -> list[Topic]:
     """Topics by size (largest first) then name; Other, the catch-all, comes last. A tag
     names a section only when two or more items share it (as a tag or as their topic): one
@@ -314,6 +345,8 @@ def group_by_topic(
             links=links,
             why=(why or {}).get(item.id),
             related=(related or {}).get(item.id),
+            newsletters=item.newsletters,
+            highlights=tuple((highlighted or {}).get(item.id, ())),
             minutes=minutes,
         )
         groups.setdefault(name.casefold(), Topic(name)).entries.append(entry)
@@ -345,6 +378,8 @@ def _entry(item: Item) -> Entry:
     note = item.note
     if item.kind is ItemKind.POST and not item.url:
         return _post_entry(item)
+    if item.kind is ItemKind.NEWSLETTER:
+        return _letter_entry(item)
     if not item.url:
         return _note_entry(item)
     title = _title(item)
@@ -380,6 +415,16 @@ def _post_entry(item: Item) -> Entry:
     summary = without_lead(model_text(item.note.summary), title, title_opens_text=True)
     points = tuple(p for p in item.note.key_points if _comparable(p) not in _comparable(title))
     return Entry(title, None, summary or None, None, points)
+
+
+def _letter_entry(item: Item) -> Entry:
+    """A letter kept whole: its subject, then its note, or its opening words before one."""
+    title = _collapse(item.title or "") or "(no subject)"
+    if item.note is None:
+        return Entry(title, None, shorten(item.text or "", SHORT_NOTE_CHARS) or None, None, ())
+    summary = without_lead(model_text(item.note.summary), title, title_opens_text=True) or None
+    points = tuple(point for point in map(model_text, item.note.key_points) if point)
+    return Entry(title, None, summary, _note_marker(item), points)
 
 
 def _title(item: Item) -> str:
@@ -601,7 +646,8 @@ def _shows_summary(item: Item) -> bool:
 
 def _shown_as_written(item: Item) -> bool:
     """A short note without a link: shown as the user wrote it, nothing to summarise."""
-    return not item.url and len(_collapse(item.context or "")) <= SHORT_NOTE_CHARS
+    short = len(_collapse(item.context or "")) <= SHORT_NOTE_CHARS
+    return not item.url and item.kind is not ItemKind.NEWSLETTER and short
 
 
 def _stands_in_for_model(item: Item) -> bool:

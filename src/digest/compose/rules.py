@@ -61,7 +61,7 @@ def matches(rule: RuleConfig, item: Item) -> bool:
     conditions = (
         not rule.host or _on_host(item, rule.host),
         not rule.source or bool(set(rule.source) & set(item.sources)),
-        not rule.kind or item.kind.value in rule.kind,
+        not rule.kind or _of_kind(item, rule.kind),
         not rule.tags or bool(_folded(rule.tags) & _folded(_tags_and_topic(item))),
         not rule.words or bool(_words_pattern(tuple(rule.words)).search(_text(item))),
         rule.regex is None or pattern_found(rule.regex, _text(item)),
@@ -72,6 +72,11 @@ def matches(rule: RuleConfig, item: Item) -> bool:
         rule.max_minutes is None or word_count(item) / WORDS_PER_MINUTE <= rule.max_minutes,
     )
     return all(conditions)
+
+
+def _of_kind(item: Item, kinds: Sequence[str]) -> bool:
+    """Of one of `kinds`; "newsletter" takes in the stories a roundup brought, too."""
+    return item.kind.value in kinds or ("newsletter" in kinds and bool(item.newsletters))
 
 
 def word_count(item: Item) -> int:

@@ -94,7 +94,7 @@ async def compose_digest(
         muted=len(muted),
         offline_at=store.last_fetch_offline(),
     )
-    backlog = backlog_for(store, config, period)
+    backlog = backlog_for(store, config, period, items)
     history = reader_history(store)
     archive = archive_before(store, config, period)
     context = week_context(

@@ -230,7 +230,9 @@ class ItemsStore(StoreBase):
         rows = self._query(
             f"SELECT {_item_columns(text_chars)}, n.summary, n.key_points, n.tags, n.basis, n.model, n.prompt_version,"
             " (SELECT group_concat(s.name, char(31)) FROM item_sources x"
-            "  JOIN sources s ON s.id = x.source_id WHERE x.item_id = i.id) AS source_names"
+            "  JOIN sources s ON s.id = x.source_id WHERE x.item_id = i.id) AS source_names,"
+            " (SELECT group_concat(newsletter, char(31)) FROM item_newsletters"
+            "  WHERE item_id = i.id) AS newsletters"
             f" FROM items i LEFT JOIN notes n ON n.id = i.note_id {where}",
             params,
         )
@@ -460,6 +462,7 @@ def _item_from_row(row: sqlite3.Row) -> Item:
         note_error=row["note_error"],
         note_next_attempt_at=from_iso(row["note_next_attempt_at"]),
         language=row["language"],
+        newsletters=tuple(row["newsletters"].split("\x1f")) if row["newsletters"] else (),
         words=row["words"],
     )
 

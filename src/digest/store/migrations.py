@@ -572,3 +572,61 @@ def m031b_i31_search_topics(db: Database) -> None:
         _INDEX_ROW,
     ):
         db.execute(statement)
+
+
+@migrations(name="m035_newsletters")
+def m035_newsletters(db: Database) -> None:
+    # Mail sources (collect/mail): each letter read once per source, by its Message-ID; an
+    # IMAP folder's UIDVALIDITY and the last UID read in it, so a collect asks only for
+    # newer letters (a new UIDVALIDITY: the folder is read again, the Message-IDs keep it
+    # right); and the newsletters an item came in ("also in: Changelog Weekly").
+    _execute_each(
+        db,
+        """
+        CREATE TABLE mail_letters (
+            source_id INTEGER NOT NULL REFERENCES sources(id),
+            letter_key TEXT NOT NULL,
+            newsletter TEXT NOT NULL,
+            items INTEGER NOT NULL,
+            read_at TEXT NOT NULL,
+            PRIMARY KEY (source_id, letter_key)
+        ) WITHOUT ROWID;
+        CREATE TABLE mail_folders (
+            source_id INTEGER NOT NULL REFERENCES sources(id),
+            folder TEXT NOT NULL,
+            uidvalidity INTEGER NOT NULL,
+            last_uid INTEGER NOT NULL,
+            PRIMARY KEY (source_id, folder)
+        ) WITHOUT ROWID;
+        CREATE TABLE item_newsletters (
+            item_id INTEGER NOT NULL REFERENCES items(id),
+            newsletter TEXT NOT NULL,
+            PRIMARY KEY (item_id, newsletter)
+        ) WITHOUT ROWID
+        """,
+    )
+
+
+@migrations(name="m035b_highlights")
+def m035b_highlights(db: Database) -> None:
+    # Highlights (`digest import` of Kindle clippings, Readwise CSV): each once by its item
+    # and text, with the note written beside it; `shown_week` is the last week "From your
+    # highlights" brought it back in, `done_at` when `digest highlight done` retired it.
+    _execute_each(
+        db,
+        """
+        CREATE TABLE highlights (
+            id INTEGER PRIMARY KEY,
+            key TEXT NOT NULL UNIQUE,
+            item_id INTEGER NOT NULL REFERENCES items(id),
+            text TEXT NOT NULL,
+            note TEXT,
+            location TEXT,
+            highlighted_at TEXT NOT NULL,
+            shown_week TEXT,
+            shown_at TEXT,
+            done_at TEXT
+        );
+        CREATE INDEX highlights_item ON highlights(item_id)
+        """,
+    )

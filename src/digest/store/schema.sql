@@ -58,6 +58,19 @@ CREATE TABLE file_states (
             updated_at TEXT NOT NULL
         , inode INTEGER, device INTEGER, checked_ns INTEGER NOT NULL DEFAULT 0, held INTEGER NOT NULL DEFAULT 0);
 
+CREATE TABLE highlights (
+            id INTEGER PRIMARY KEY,
+            key TEXT NOT NULL UNIQUE,
+            item_id INTEGER NOT NULL REFERENCES items(id),
+            text TEXT NOT NULL,
+            note TEXT,
+            location TEXT,
+            highlighted_at TEXT NOT NULL,
+            shown_week TEXT,
+            shown_at TEXT,
+            done_at TEXT
+        );
+
 CREATE TABLE item_aliases (key TEXT PRIMARY KEY, item_id INTEGER NOT NULL REFERENCES items(id)) WITHOUT ROWID;
 
 CREATE TABLE item_features (item_id INTEGER PRIMARY KEY REFERENCES items(id) ON DELETE CASCADE, text_hash TEXT NOT NULL, tokens INTEGER NOT NULL, vector BLOB NOT NULL, terms BLOB NOT NULL, counts BLOB NOT NULL, phrases BLOB NOT NULL);
@@ -65,6 +78,13 @@ CREATE TABLE item_features (item_id INTEGER PRIMARY KEY REFERENCES items(id) ON 
 CREATE VIRTUAL TABLE item_index USING fts5(title, text, note, context, tags, host, content = 'item_search', content_rowid = 'id', tokenize = 'porter unicode61 remove_diacritics 2');
 
 CREATE TABLE item_index_deferred (first_new INTEGER NOT NULL);
+
+CREATE TABLE item_newsletters (
+            item_id INTEGER NOT NULL REFERENCES items(id),
+            newsletter TEXT NOT NULL,
+            PRIMARY KEY (item_id, newsletter)
+        ) WITHOUT ROWID
+        ;
 
 CREATE TABLE item_sources (
             item_id INTEGER NOT NULL REFERENCES items(id),
@@ -126,6 +146,23 @@ CREATE TABLE llm_formats (
 
 CREATE TABLE logged_texts (period TEXT PRIMARY KEY, markdown TEXT NOT NULL, logged_at TEXT NOT NULL);
 
+CREATE TABLE mail_folders (
+            source_id INTEGER NOT NULL REFERENCES sources(id),
+            folder TEXT NOT NULL,
+            uidvalidity INTEGER NOT NULL,
+            last_uid INTEGER NOT NULL,
+            PRIMARY KEY (source_id, folder)
+        ) WITHOUT ROWID;
+
+CREATE TABLE mail_letters (
+            source_id INTEGER NOT NULL REFERENCES sources(id),
+            letter_key TEXT NOT NULL,
+            newsletter TEXT NOT NULL,
+            items INTEGER NOT NULL,
+            read_at TEXT NOT NULL,
+            PRIMARY KEY (source_id, letter_key)
+        ) WITHOUT ROWID;
+
 CREATE TABLE notes (
             id INTEGER PRIMARY KEY,
             cache_key TEXT NOT NULL UNIQUE,
@@ -182,6 +219,9 @@ CREATE VIEW item_search AS SELECT
 FROM items i LEFT JOIN notes n ON n.id = i.note_id;
 
 CREATE INDEX file_items_item ON file_items(item_id);
+
+CREATE INDEX highlights_item ON highlights(item_id)
+        ;
 
 CREATE UNIQUE INDEX "idx__sqlite_migrations_migration_set_name"
     ON "_sqlite_migrations" ("migration_set", "name");

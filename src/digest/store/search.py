@@ -137,7 +137,14 @@ def _narrowing(narrow: SearchFilter) -> tuple[str, list[Any]]:
                 [narrow.source],
             )
         )
-    if narrow.kind is not None:
+    if narrow.kind is ItemKind.NEWSLETTER:  # the letters, and the stories they brought
+        clauses.append(
+            (
+                "(i.kind = ? OR EXISTS (SELECT 1 FROM item_newsletters n WHERE n.item_id = i.id))",
+                [narrow.kind.value],
+            )
+        )
+    elif narrow.kind is not None:
         clauses.append(("i.kind = ?", [narrow.kind.value]))
     if narrow.state is not None:
         clauses.append(("i.state = ?", [narrow.state.value]))
