@@ -36,6 +36,7 @@ ACCEPTED = {
 EXCEPTIONS = {
     "lameenc": "LGPL: the LAME encoder, an unmodified library in its own wheel (audio's MP3)",
     "chardet": "LGPL: an unmodified library; readability-lxml requires chardet<6",
+    "ebooklib": "AGPL: the test extra only (tests/test_epub.py opens the EPUB); digest never imports it",
 }
 # How packages spell licences outside SPDX expressions (classifiers' last part, License
 # fields), as SPDX ids.

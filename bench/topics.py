@@ -10,6 +10,9 @@ with their short descriptions (what feed entries without full text look like).
 
     python bench/topics.py ../shared/bench-data/topics/agnews-dev.csv --half all --items 80
 
+Once a rule is chosen on AG News too, that set is split the same way (issue 31's follow-up:
+`--half tune` to choose, `--half held` to report).
+
 --direct calls offline_sections on the articles as noted items of one feed (no server, no
 fetch: seconds instead of minutes) and adds what a reader of the headings sees: the share of items left
 under "Also saved", the share of a heading's words found in its items' texts, and stability:

@@ -40,7 +40,7 @@ def assert_reads_well(markdown: str) -> None:
     link is its address or title, no section is "Section N"."""
     title = ""
     for line in markdown.splitlines():
-        if found := re.match(r"- \*\*\[?(.+?)(?:\]\((.+?)\))?\*\*$", line):
+        if found := re.match(r"- \*\*\[?(.+?)(?:\]\((.+?)\))?\*\*(?: · \d+ min read)?$", line):
             title, url = found[1], found[2] or ""
             continue
         note = line.strip()

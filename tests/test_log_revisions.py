@@ -9,8 +9,9 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from digest.compose.digest import content_hash
+from digest.deliver.channels.log import log_entry
 from digest.deliver.logdiff import changes, last_full_text, shown_items
-from digest.deliver.outbox import deliver_digest, log_entry
+from digest.deliver.outbox import deliver_digest
 from digest.periods import parse_week
 from digest.store import Store
 from mailrig import make_config

@@ -133,7 +133,8 @@ def test_a_long_week_is_cut_below_gmails_clipping_limit_with_a_link_to_the_whole
     html = part(message, "text/html")
     assert "Item 0<" in html and "Item 399<" not in html
     assert 'href="https://me.example/digests/2026-W47.md"' in html
-    assert part(message, "text/plain") == markdown_to_text(markdown)  # the text part stays whole
+    view_online = "View online <https://me.example/digests/2026-W47.md>\n\n"
+    assert part(message, "text/plain") == view_online + markdown_to_text(markdown)  # whole
 
 
 def test_without_a_public_url_a_cut_email_names_the_digest_file(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from digest.atomic import create_private, write_atomic
 from digest.cli import cli
 from digest.config import LogConfig
-from digest.deliver.outbox import append_log
+from digest.deliver.channels.log import append_log
 from digest.errors import LinkRefused
 from digest.runtime.lock import run_lock
 from digest.runtime.logs import configure_logging

@@ -192,3 +192,30 @@ def test_a_unit_of_time_or_a_word_common_in_the_week_names_no_section() -> None:
         names = set(offline_sections(week).values())
         assert names != {ALSO_SAVED}
         assert not any(re.search(r"\bminutes?\b|\bmodel\b", name, re.I) for name in names)
+
+
+def test_two_items_on_one_named_subject_are_joined_and_a_common_word_joins_none() -> None:
+    tunnel = "A tunnel hides your traffic inside DNS queries. Every firewall has to allow DNS. "
+    resolvers = "Resolvers hold their answers for days, so he stored a file in them. "
+    items, _ = articles("en", per_subject=1)
+    items += [
+        item(4, "firewalls can't stop this", tunnel * 3),
+        item(5, "A developer noticed something about DNS resolvers", resolvers),
+        item(6, "How matmul kernels work", "Tiles, shared memory and tensor cores."),
+        item(7, "How containers work in Modal", "Images are lazily loaded from a cache."),
+        item(8, "Notes on Rust traits", "Traits, generics and dispatch."),
+    ]
+    sections = offline_sections(items)
+    assert sections[4] == sections[5] == "DNS"  # one says it in its title, the other often
+    # "work" is in both titles but not as a name; "Rust" is a name only one item has
+    assert {sections[n] for n in (6, 7, 8)} == {ALSO_SAVED}
+
+
+def test_a_subject_word_that_other_items_of_the_week_use_too_joins_no_pair() -> None:
+    items = [
+        item(1, "Notes on Postgres vacuum", "Vacuum reclaims dead rows."),
+        item(2, "Tuning Postgres for writes", "Checkpoints and the write-ahead log."),
+        item(3, "A talk on indexes", "B-trees in Postgres and elsewhere."),
+        item(4, "Why queues fill up", "Backpressure, again in Postgres."),
+    ]
+    assert set(offline_sections(items).values()) == {ALSO_SAVED}

@@ -362,6 +362,16 @@ class EmailConfig(_Section):
     ca_file: Path | None = None  # trust this certificate (self-signed servers)
     retries: int = Field(3, ge=0, le=10)  # a 4xx reply is retried this often within a run
     retry_backoff_s: float = Field(5, ge=0, le=600)  # the first pause; it doubles
+    unsubscribe: str = ""  # "mailto:…" or "https://…": the List-Unsubscribe header
+
+    @field_validator("unsubscribe")
+    @classmethod
+    def _unsubscribe(cls, value: str) -> str:
+        if value and not (value.startswith("mailto:") or value.startswith("https://")):
+            raise ValueError("must be a mailto: address or an https:// URL")
+        if value.startswith("https://"):
+            web_url(value)
+        return value
 
     @field_validator("subject")
     @classmethod
@@ -417,6 +427,40 @@ class AudioConfig(_Section):
     timeout_s: float = Field(900, gt=0, le=86_400)  # one chapter's synthesis is stopped past this
 
 
+class NotifyConfig(_Section):
+    """Push a short message of each week through Apprise (https://github.com/caronc/apprise)."""
+
+    # Apprise URLs (tgram://, ntfy://, json://…); "env:NAME" reads one from the environment
+    urls: list[str] = Field(default_factory=list)
+    retries: int = Field(2, ge=0, le=10)  # a failed send is retried this often within a run
+    retry_backoff_s: float = Field(5, ge=0, le=600)  # the first pause; it doubles
+    timeout_s: float = Field(15, gt=0, le=300)
+
+    @field_validator("urls")
+    @classmethod
+    def _urls(cls, urls: list[str]) -> list[str]:
+        for number, url in enumerate(urls, 1):
+            if not url.startswith(ENV_PREFIX) and "://" not in url:
+                raise ValueError(
+                    f"URL {number} is neither an Apprise URL (scheme://…) nor env:NAME"
+                )
+        return urls
+
+
+class EpubConfig(_Section):
+    """The week as an EPUB book: digests/YYYY-Www.epub, mailed to an e-reader if asked."""
+
+    enabled: bool = False
+    send_to: str = ""  # mailed here as an attachment through [email]'s server, once per revision
+
+
+class SiteConfig(_Section):
+    """The archive site: every week, a page per section, full-text search (Pagefind)."""
+
+    enabled: bool = False  # rebuilt after each revision
+    out: Path | None = None  # None: <data_dir>/site
+
+
 class LogConfig(_Section):
     file: Path | None = None  # None: stderr (journald); else a rotating file
     max_bytes: int = Field(1_000_000, ge=10_000, le=1_000_000_000)
@@ -447,6 +491,8 @@ _MATCHERS = (
     "language",
     "min_words",
     "max_words",
+    "min_minutes",
+    "max_minutes",
 )
 _ACTIONS = ("mute", "skip_notes", "pin", "tag", "section")
 
@@ -465,6 +511,9 @@ class RuleConfig(_Section):
     language: list[str] = Field(default_factory=list)  # the page's language: "en", "de"…
     min_words: int | None = Field(None, ge=0, le=10_000_000)
     max_words: int | None = Field(None, ge=0, le=10_000_000)
+    # reading time at digest.reading.WORDS_PER_MINUTE (230) of the page, else of what was saved
+    min_minutes: float | None = Field(None, ge=0, le=100_000)
+    max_minutes: float | None = Field(None, ge=0, le=100_000)
     mute: bool = False  # kept and searchable, left out of the digest (and noted offline)
     skip_notes: bool = False  # noted offline: no model call is spent on it
     pin: bool = False  # first in its section, and in "Must read"
@@ -509,6 +558,9 @@ class Config(_Section):
     schedule: ScheduleConfig = ScheduleConfig()
     output: OutputConfig = OutputConfig()
     audio: AudioConfig = AudioConfig()
+    notify: NotifyConfig = NotifyConfig()
+    epub: EpubConfig = EpubConfig()
+    site: SiteConfig = SiteConfig()
     log: LogConfig = LogConfig()
     _path: Path | None = PrivateAttr(None)  # the file it came from, if any
 
@@ -554,6 +606,10 @@ class Config(_Section):
     @property
     def db_path(self) -> Path:
         return self.data_dir / "digest.db"
+
+    @property
+    def site_dir(self) -> Path:
+        return self.site.out or self.digest.data_dir / "site"
 
     @property
     def digests_dir(self) -> Path:
@@ -675,6 +731,9 @@ def _resolve_paths(config: Config, base: Path) -> Config:
     llm = config.llm.model_copy(update=files)
     if audio.voice:
         audio = audio.model_copy(update={"voice": resolve(audio.voice)})
+    site = config.site
+    if site.out:
+        site = site.model_copy(update={"out": resolve(site.out)})
     return config.model_copy(
         update={
             "digest": digest,
@@ -684,6 +743,7 @@ def _resolve_paths(config: Config, base: Path) -> Config:
             "log": log,
             "llm": llm,
             "audio": audio,
+            "site": site,
         }
     )
 

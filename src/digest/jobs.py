@@ -12,7 +12,8 @@ from digest.clock import REAL_WAITS, Clock, Progress, Waits, utc_now
 from digest.compose.backlog import backlog_for, linkable_urls
 from digest.config import Config
 from digest.daemon import Jobs
-from digest.deliver.outbox import DeliveryOutcome, Sleep, resend_email
+from digest.deliver.channel import DeliveryOutcome, Sleep
+from digest.deliver.outbox import resend_email
 from digest.errors import RunCancelled
 from digest.models import Period, Stage
 from digest.periods import period_containing, previous_period

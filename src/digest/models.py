@@ -243,6 +243,7 @@ class Item:
     error_status: int | None = None  # its HTTP status
     features: TextFeatures | None = None  # of compose.features.feature_text(item), when stored
     newsletters: tuple[str, ...] = ()  # the letters it came in: "Changelog Weekly"
+    words: int | None = None  # of the whole page's text (the store counts them); None: no text
 
     @property
     def gave_up(self) -> bool:

@@ -19,7 +19,7 @@ from digest.clock import REAL_WAITS, Clock, Progress, Waits, no_progress, utc_no
 from digest.collect.stage import CollectStage
 from digest.compose.rules import notes_skipped
 from digest.config import Config
-from digest.deliver.outbox import DeliveryOutcome, Sleep
+from digest.deliver.channel import DeliveryOutcome, Sleep
 from digest.deliver.stage import ComposeStage
 from digest.errors import RunCancelled
 from digest.fetch.stage import EarlyStart, FetchAndExtract, stop_fork_server

@@ -1,10 +1,11 @@
-"""The commands that run the pipeline: `now`, its stages one by one, the daemon, `resend`."""
+"""The commands that run the pipeline: `now`, its stages one by one, the daemon, `resend`, `site`."""
 
 from __future__ import annotations
 
 import logging
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import click
 
@@ -19,7 +20,7 @@ from digest.cli.base import (
     print_reports,
     week_period,
 )
-from digest.errors import DeliveryError
+from digest.errors import DeliveryError, DigestError
 from digest.models import Stage
 from digest.text import for_terminal
 
@@ -277,4 +278,31 @@ def resend(week: str, to: tuple[str, ...]) -> None:
     )
     if outcome.failures:  # some recipients refused it
         click.echo(for_terminal(f"digest: {outcome.failures[0]}"), err=True)
+        sys.exit(EXIT_WRITTEN_NOT_DELIVERED)
+
+
+@cli.command()
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="The site's folder (default: [site] out, else <data_dir>/site).",
+)
+@common_options
+def site(out: Path | None) -> None:
+    """Write the archive site: every week, a page per section, full-text search; only the
+    weeks that changed are written again. Serve the folder from any static host."""
+    from digest.deliver.channels.site import week_links
+    from digest.deliver.site import build_site
+    from digest.store import open_store
+
+    cfg = config()
+    folder = out or cfg.site_dir
+    with open_store(cfg.db_path) as store:
+        try:
+            build = build_site(folder, cfg.digests_dir, cfg.digest.zone, week_links(store, cfg))
+        except OSError as exc:
+            raise DigestError(f"site: cannot write in {folder}: {exc.strerror or exc}") from exc
+    click.echo(for_terminal(f"site in {folder}: {len(build.written)} pages written"))
+    if build.problem:
+        click.echo(for_terminal(f"digest: {build.problem}"), err=True)
         sys.exit(EXIT_WRITTEN_NOT_DELIVERED)

@@ -9,6 +9,7 @@ from typing import Any, TextIO
 
 from digest.compose.unread import pretend_note
 from digest.models import OFFLINE_MODEL, Item, Period
+from digest.reading import item_minutes
 from digest.store import Store
 from digest.text import clean
 from digest.urls import for_display
@@ -38,6 +39,7 @@ FIELDS = [
     "starred",
     "newsletters",
     "highlights",
+    "reading_minutes",
 ]  # documented in docs/export.md
 
 
@@ -65,6 +67,7 @@ def export_row(item: Item, starred: bool = False, highlights: Sequence[str] = ()
         "starred": starred,
         "newsletters": list(item.newsletters),  # the letters it came in
         "highlights": list(highlights),  # what the reader highlighted in it
+        "reading_minutes": item_minutes(item) or None,  # None: its page was not read
     }
 
 

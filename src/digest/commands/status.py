@@ -40,6 +40,12 @@ HINTS = {
 }
 
 
+def _hint(channel: str, status: str, period: str) -> str:
+    if channel != "email" and status == "unknown":  # `digest resend` sends the mail only
+        return "may or may not have arrived; not sent again on its own"
+    return HINTS[status].format(period=period)
+
+
 @dataclass(frozen=True)
 class StatusQuery:
     list_all: bool = False  # every item to look at, not the first LISTED_BY_DEFAULT
@@ -77,7 +83,7 @@ def gather_status(store: Store, query: StatusQuery = StatusQuery()) -> dict[str,
                 "status": delivery.status,
                 "attempts": delivery.attempts,
                 "error": delivery.error,
-                "what_to_do": HINTS[delivery.status].format(period=delivery.period),
+                "what_to_do": _hint(delivery.channel, delivery.status, delivery.period),
             }
             for delivery in store.deliveries(ATTENTION)
         ],

@@ -50,6 +50,7 @@ from digest.models import (
     Usage,
     WeekSummary,
 )
+from digest.reading import item_minutes
 from digest.text import sentences, shorten, without_links
 from digest.urls import without_userinfo
 
@@ -92,6 +93,7 @@ class Entry:
     why: str | None = None  # why the ranking put it where it is: "matches your interest 'x'"
     related: str | None = None  # what earlier saves it connects to: "follow-up to *T* (W41)"
     unread_page: bool = False  # a link whose page has not been read: its note is not the page's
+    minutes: int = 0  # the reading time of its page (digest/reading.py); 0: not read
     site: str | None = None  # the site's name, shown by a link whose page was not read
     newsletters: tuple[str, ...] = ()  # the letters it came in (a letter: its sender)
     highlights: tuple[str, ...] = ()  # what the reader highlighted in it
@@ -101,6 +103,10 @@ class Entry:
 class Topic:
     name: str
     entries: list[Entry] = field(default_factory=list)
+
+    @property
+    def minutes(self) -> int:
+        return sum(entry.minutes for entry in self.entries)
 
 
 @dataclass(frozen=True)
@@ -228,6 +234,7 @@ def digest_context(
         if brief and unique
         else _week_text(week_summary, unique, topics),
         "topics": topics,
+        "minutes": sum(topic.minutes for topic in topics),
         "unread": [_backlog_entry(item, zone) for item in unread],
         "year_ago": [_backlog_entry(item, zone) for item in year_ago],
         "highlights": [_highlight_entry(highlight, zone) for highlight in backlog.highlights],
@@ -331,14 +338,17 @@ def group_by_topic(
         others = (also or {}).get(item.key, ())
         sources = tuple((_site(other.url), other.url) for other in others if other.url)
         links = labelled_links(item, post_links(item))
+        entry = _entry(item)
+        minutes = 0 if entry.unread_page else item_minutes(item)
         entry = replace(
-            _entry(item),
+            entry,
             also=sources,
             links=links,
             why=(why or {}).get(item.id),
             related=(related or {}).get(item.id),
             newsletters=item.newsletters,
             highlights=tuple((highlighted or {}).get(item.id, ())),
+            minutes=minutes,
         )
         groups.setdefault(name.casefold(), Topic(name)).entries.append(entry)
     return sorted(

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 from digest.config import RuleConfig
 from digest.models import Item
 from digest.patterns import pattern_found
+from digest.reading import WORDS_PER_MINUTE
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,8 @@ def notes_skipped(rules: Sequence[RuleConfig], item: Item) -> bool:
 
 def needs_whole_text(rules: Sequence[RuleConfig]) -> bool:
     """A rule counts words: the whole page is needed, not its opening."""
-    return any(rule.min_words is not None or rule.max_words is not None for rule in rules)
+    counted = ("min_words", "max_words", "min_minutes", "max_minutes")
+    return any(getattr(rule, key) is not None for rule in rules for key in counted)
 
 
 def matches(rule: RuleConfig, item: Item) -> bool:
@@ -66,6 +68,8 @@ def matches(rule: RuleConfig, item: Item) -> bool:
         not rule.language or _in_language(item, rule.language),
         rule.min_words is None or word_count(item) >= rule.min_words,
         rule.max_words is None or word_count(item) <= rule.max_words,
+        rule.min_minutes is None or word_count(item) / WORDS_PER_MINUTE >= rule.min_minutes,
+        rule.max_minutes is None or word_count(item) / WORDS_PER_MINUTE <= rule.max_minutes,
     )
     return all(conditions)
 

@@ -11,8 +11,9 @@ threshold, not a count of sections: one more item cannot reshuffle the week), an
 kept only when a phrase found in most of its items names it (class-based TF-IDF, as BERTopic
 does, then the candidate closest to the group's centre, as KeyBERT does); at least MIN_GROUP
 members and NAME_SHARE of them contain that phrase. A name is never a count, a unit of time or a single
-word that much of the rest of the week also has ("model"). Items of a feed
-that joined no group go under the feed's name; the others under ALSO_SAVED. Deterministic.
+word that much of the rest of the week also has ("model"). Two items no group took join
+when they are parts of one series or share a subject word written as a name in a title
+("DNS"; `subject_pairs`). Items of a feed that joined no group go under the feed's name; the others under ALSO_SAVED. Deterministic.
 """
 
 from __future__ import annotations
@@ -39,13 +40,14 @@ from digest.compose.features import (
 )
 from digest.compose.related import series_key
 from digest.models import Item, TextFeatures
-from digest.text import STOPWORDS
+from digest.text import STOPWORDS, words
 
 ALSO_SAVED = "Also saved"
 _PART_WORDS = "day days part week episode chapter lesson no number vol volume"
 _NUMBERS = frozenset(_PART_WORDS.split())  # "Day 83 of …": what counts the parts, not the subject
 JOIN_SIMILARITY = 0.1  # mean feature cosine under which two groups are not joined
-MIN_GROUP = 3  # fewer items are no section of their own
+MIN_GROUP = 3  # fewer items are no section of their own ...
+SUBJECT_SAYINGS = 3  # ... unless they say a word rare in the week this often (subject_pairs)
 # An item left out of every group joins the one whose centre it is this close to (chosen on
 # the even rows of bbc-dev, reported on the odd ones and on AG News: bench/topics.py) ...
 ATTACH_SIMILARITY: float | None = 0.1
@@ -73,6 +75,7 @@ def offline_sections(items: Sequence[Item], feeds: Collection[str] = ()) -> dict
             for n in members:
                 named[telling[n].id] = name
     named |= series_sections([item for item in loose if item.id not in named])
+    named |= subject_pairs([item for item in loose if item.id not in named], items)
     for item in loose:
         feed = next((source for source in item.sources if source in feeds), None)
         named.setdefault(item.id, feed or ALSO_SAVED)
@@ -92,6 +95,43 @@ def series_sections(items: Sequence[Item]) -> dict[int, str]:
         if len(members) >= 2 and name:
             named |= {item.id: name for item in members}
     return named
+
+
+def subject_pairs(items: Sequence[Item], week: Sequence[Item]) -> dict[int, str]:
+    """Items no group took that share a subject word ("DNS"): each has it in its own title
+    (not its address) or says it SUBJECT_SAYINGS times, a title writes it as a name, and
+    fewer of the week's other items use it than these: a section named by the word, as they
+    write it. The rarest words first; an item joins one such section."""
+    used = {item.id: set(words(feature_text(item))) for item in week}
+    having: dict[str, list[Item]] = {}
+    for item in items:
+        said = Counter(words(story_text(item)))
+        titled = set(words(_own_title(item)))
+        for word in titled | {w for w, times in said.items() if times >= SUBJECT_SAYINGS}:
+            if len(word) >= 3 and word not in _NUMBERS:
+                having.setdefault(word, []).append(item)
+    named: dict[int, str] = {}
+    for word, members in sorted(having.items(), key=lambda pair: (len(pair[1]), pair[0])):
+        members = [item for item in members if item.id not in named]
+        ids = {item.id for item in members}
+        elsewhere = sum(word in found for n, found in used.items() if n not in ids)
+        named_so = any(word in _written_as_names(_own_title(item)) for item in members)
+        if len(members) >= 2 and named_so and elsewhere < len(members):
+            name = _as_written(word, [feature_text(item) for item in members])
+            named |= {item.id: name for item in members}
+    return named
+
+
+def _written_as_names(title: str) -> set[str]:
+    """The title's words written with a capital past its first word ("about DNS resolvers",
+    "in Rust"), lower-cased: names, not words of any subject ("how it works")."""
+    found = re.findall(r"[\w'’-]+", title)[1:]
+    return {w.casefold() for w in found if w[:1].isupper()}
+
+
+def _own_title(item: Item) -> str:
+    """The title the item was saved or read with; "" for a link named by its address."""
+    return item.title or item.page_title or ""
 
 
 def _series_name(title: str) -> str:

@@ -234,6 +234,7 @@ def render_email(
     except ValueError as exc:  # an address from the config that does not parse
         raise DeliveryError(f"email: bad address in config: {exc}") from exc
     message["MIME-Version"] = "1.0"
+    _list_headers(message, config)
     if small:
         notice = f"This digest was too large for the mail server; the full digest: {full_copy}"
         message.set_content(f"{notice}\n\n{markdown_to_text(markdown)}", cte="quoted-printable")
@@ -247,6 +248,17 @@ def render_email(
         cte="quoted-printable",
     )
     return message
+
+
+def _list_headers(message: EmailMessage, config: EmailConfig) -> None:
+    """List-Id always (mail filters and clients group by it, RFC 2919); List-Unsubscribe
+    (RFC 2369), with one-click List-Unsubscribe-Post for a URL (RFC 8058), when configured."""
+    domain = email.utils.parseaddr(config.sender)[1].rpartition("@")[2] or "localhost"
+    message["List-Id"] = f"Weekly digest <digest.{clean_header(domain).replace(' ', '')}>"
+    if config.unsubscribe:
+        message["List-Unsubscribe"] = f"<{clean_header(config.unsubscribe)}>"
+        if config.unsubscribe.startswith("https://"):
+            message["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
 
 
 PageMaker = Callable[[str, str, Iterable[str]], str]  # (markdown, title, allowed) -> page
@@ -330,6 +342,23 @@ def markdown_to_text(markdown: str) -> str:
     for token in _renderer().parse(markdown):
         _plain_block(out, token)
     return "\n".join(out.lines).strip("\n") + "\n"
+
+
+def short_text(markdown: str) -> list[str]:
+    """Markdown as short plain lines (a push message, an e-book's cover): one a paragraph or
+    list item, links as their text alone."""
+    text = _LINK_TARGET.sub("", markdown_to_text(markdown))
+    lines: list[str] = []
+    for line in text.splitlines():
+        line = line.strip()
+        if lines and line and lines[-1] and not line.startswith("- "):
+            lines[-1] += " " + line  # a paragraph's next line
+        else:
+            lines.append(line.removeprefix("- "))
+    return [line for line in lines if line]
+
+
+_LINK_TARGET = re.compile(r" <[a-z][a-z0-9+.-]*:[^>\s]*>")
 
 
 def _plain_block(out: _PlainText, token: Token) -> None:

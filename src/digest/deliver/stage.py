@@ -22,7 +22,8 @@ from digest.compose.digest import (
 )
 from digest.compose.week import archive_before, reader_history, ruled_week, week_context
 from digest.config import Config
-from digest.deliver.outbox import DeliveryOutcome, Sleep, deliver_digest, write_draft
+from digest.deliver.channel import DeliveryOutcome, Edition, Sleep
+from digest.deliver.outbox import deliver_digest, write_draft
 from digest.models import Item, Period, Stage, StageReport
 from digest.notes import Summarizer
 from digest.notes.stage import NotesStage
@@ -42,6 +43,7 @@ class Composed:
     backlog: Backlog
     reader_view: str
     topics: list[Topic]  # its sections as listed, for the audio edition
+    brief: str  # the week in brief, markdown
     problems: list[str] = field(default_factory=list)  # a template of yours that failed
 
 
@@ -102,7 +104,15 @@ async def compose_digest(
     markdown = for_display(rendered.text)  # the digest goes everywhere: no secrets
     problems = [rendered.problem] if rendered.problem else []
     notes.took_problems(problems)  # the week summary's prompt file
-    return Composed(markdown, items, backlog, reader_view(context), context["topics"], problems)
+    return Composed(
+        markdown,
+        items,
+        backlog,
+        reader_view(context),
+        context["topics"],
+        context["week_summary"],
+        problems,
+    )
 
 
 def deliver_composed(
@@ -121,6 +131,7 @@ def deliver_composed(
         reader_view=composed.reader_view,
         audio=_script(config, period, composed.topics) if config.audio.enabled else None,
         items=items,
+        edition=Edition(format_period(period, config.digest.zone), composed.brief, composed.topics),
     )
     outcome.failures.extend(composed.problems)
     return outcome

@@ -440,15 +440,25 @@ def _item_columns(text_chars: int | None) -> str:
     """What _item_from_row reads: every column, or with only the first `text_chars` characters
     of the page's text (tens of kilobytes an item) and none of what its links led to."""
     if text_chars is None:
-        return "i.*"
+        return f"i.*, {_WORDS} AS words"
     text = f"substr(i.text, 1, {int(text_chars)})" if text_chars > 0 else "NULL"
     return (
+        f"{_WORDS} AS words, "
         "i.id, i.key, i.url, i.title, i.kind, i.saved_at, i.topic, i.context, i.state,"
         f" i.attempts, i.failures, i.error, i.error_kind, i.error_status, i.next_attempt_at,"
         f" {text} AS text,"
         " i.extracted_title, i.links, NULL AS linked_text, i.quality, i.read_at, i.note_key,"
         " i.note_attempts, i.note_failures, i.note_error, i.note_next_attempt_at, i.language"
     )
+
+
+# The words of the whole page, counted in SQLite (its text stays there): the spaces and
+# line breaks between them (a blank line between paragraphs once), plus one.
+_WORDS = (
+    "CASE WHEN trim(i.text) = '' THEN NULL ELSE 1 + length(i.text)"
+    " - length(replace(replace(i.text, ' ', ''), char(10), ''))"
+    " - (length(i.text) - length(replace(i.text, char(10, 10), ''))) / 2 END"
+)
 
 
 def _item_from_row(row: sqlite3.Row) -> Item:
@@ -484,6 +494,7 @@ def _item_from_row(row: sqlite3.Row) -> Item:
         note_next_attempt_at=from_iso(row["note_next_attempt_at"]),
         language=row["language"],
         newsletters=tuple(row["newsletters"].split("\x1f")) if row["newsletters"] else (),
+        words=row["words"],
     )
 
 
