@@ -2,8 +2,8 @@
 
     python bench/render.py OUT_FOLDER
 
-Runs a real offline week (tests/sampleweek.py: a feed with categories, a learning list with
-topic lines and pasted posts, through collect, fetch from a loopback server, offline notes
+Runs a real offline week (tests/sampleweek.py: a journal with headings and pages that could
+not be read, a feed with categories, a learning list with topic lines and pasted posts, through collect, fetch from a loopback server, offline notes
 and compose; nothing written by hand), renders the HTML mail and the markdown as a CommonMark
 renderer shows it, and writes full-page PNG screenshots at 390 px (a phone) and 800 px (a laptop) wide with
 Debian's headless chromium (selenium; `apt-get install chromium chromium-driver`). Then
@@ -24,7 +24,7 @@ from markdown_it import MarkdownIt
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from browser import available, chromium  # noqa: E402
+from browser import available, chromium, viewport  # noqa: E402
 from digest.compose.digest import compose  # noqa: E402
 from digest.deliver.html import MAX_HTML_PART_BYTES, markdown_to_html  # noqa: E402
 from digest.models import (  # noqa: E402
@@ -163,7 +163,7 @@ def pages(markdown: str, mail: str) -> dict[str, str]:
 def offline_week() -> dict[str, str]:
     """The sample week's markdown and mail from a real offline run."""
     with tempfile.TemporaryDirectory() as folder, serving() as server:
-        week = run_week(Path(folder), server, ("feed", "list", "posts"))
+        week = run_week(Path(folder), server, ("journal", "feed", "list", "posts"))
         return pages(week.markdown, week.mail)
 
 
@@ -173,7 +173,8 @@ def screenshots(folder: Path) -> list[Path]:
         source = folder / f"digest-{name}.html"
         source.write_text(page, encoding="utf-8")
         for width in (390, 800):
-            with chromium(width) as driver:
+            with chromium() as driver:
+                viewport(driver, width)
                 driver.get(source.as_uri())
                 height = driver.execute_script("return document.documentElement.scrollHeight")
                 driver.execute_cdp_cmd(

@@ -24,9 +24,12 @@ from hypothesis import strategies as st
 from digest.collect.feeds import parse_feed
 from digest.collect.filetext import decode
 from digest.collect.formats import REGISTRY, ImportResult
+from digest.collect.highlights import HIGHLIGHT_FORMATS, read_highlights
 from digest.collect.importers import find_importer, supported_formats
 from digest.collect.importers.common import storable
 from digest.collect.importers.journal import _MAX_JOINED_LINES as _JOINED_LINES
+from digest.collect.mail.letters import read_letter
+from digest.collect.mail.roundup import read_body
 from digest.compose.digest import compose
 from digest.config import parse_config
 from digest.deliver.atom import xml_text
@@ -565,6 +568,55 @@ def check_digest(items: list[Item]) -> None:
 # -- the registry ------------------------------------------------------------------------------
 
 
+_LETTER_PARTS = [
+    b"From: =?utf-8?q?A=C3=A9?= <a@b.example>\r\n",
+    b"Subject: =?bogus?q?x?=\r\n",
+    b"Message-ID: <m@x>\r\n",
+    b"Content-Type: text/html; charset=klingon\r\n",
+    b"Content-Type: multipart/alternative; boundary=b\r\n",
+    b"\r\n--b\r\nContent-Type: text/html\r\n\r\n",
+    b"<p><a href='https://t.example/r?url=https%3A%2F%2Fs.example%2F'>A title of a story</a> blurb",
+    b"<h2>Sponsor</h2>",
+    b"<div style='display:none'>",
+    b"Unsubscribe",
+    b"\xff\xfe\x00",
+    b"\r\n",
+]
+letters = st.lists(st.sampled_from(_LETTER_PARTS) | st.binary(max_size=40), max_size=30).map(
+    b"".join
+)
+_CLIPPING_PARTS = [
+    "Book (Author)\n",
+    "- Your Highlight on page 1 | Location 10-12 | Added on Monday, 2 November 2026 21:03:15\n",
+    "- Your Note on Location 12 | Added on nonsense\n",
+    "- Your Bookmark on page 3\n",
+    "==========\n",
+    "Highlight,Book Title,Book Author,Note,Highlighted at\n",
+    '"a ""quoted"" passage",T,A,n,2026-13-45\n',
+    "\n",
+]
+highlight_texts = st.lists(
+    st.sampled_from(_CLIPPING_PARTS) | st.text(max_size=30), max_size=30
+).map("".join)
+
+
+def check_letter(raw: bytes) -> None:
+    """A letter always reads: its stories have a web URL and a title."""
+    letter = read_letter(raw)
+    body = read_body(letter.html, letter.plain)
+    assert letter.key and letter.sender and letter.subject
+    for story in body.stories:
+        assert story.url.startswith(("https://", "http://")) and story.title
+
+
+def check_highlights(text: str) -> None:
+    """Highlights always read: each has text and an item; what is not one is named."""
+    for format in HIGHLIGHT_FORMATS:
+        found = read_highlights(text, format, ZoneInfo("UTC"))
+        assert all(h.text.strip() and (h.item.key or h.item.url) for h in found.found)
+        assert all(r.reason for r in found.rejected)
+
+
 def targets() -> dict[str, tuple[st.SearchStrategy[Any], Callable[[Any], None]]]:
     """Each target's inputs and its check, by name."""
     return {
@@ -574,4 +626,6 @@ def targets() -> dict[str, tuple[st.SearchStrategy[Any], Callable[[Any], None]]]
         "feed collector": (feed_inputs, check_feed),
         "config loader": (config_texts, check_config),
         "digest renderers": (digest_items, check_digest),
+        "letters": (letters, check_letter),
+        "highlights": (highlight_texts, check_highlights),
     }

@@ -171,7 +171,7 @@ def test_a_page_not_read_says_why_and_when_instead_of_a_pretend_note() -> None:
         " to be tried again later)*\n"
     ) in markdown
     assert "extractive summar" not in markdown
-    assert "*Not summarised: 1 item not read (host unreachable).*" in markdown
+    assert "*1 item: 1 not read (host unreachable).*" in markdown
 
 
 def test_import_reports_the_dates_and_weeks_it_touched(tmp_path: Path) -> None:

@@ -141,9 +141,11 @@ def sections(markdown: str) -> list[tuple[str, str]]:
     ]
 
 
-def entry(title: str, url: str, *blocks: str) -> str:
-    """One item as the composer lays it out: the linked title, then each block as a paragraph."""
-    return "".join([f"- **[{title}]({url})**\n", *(f"\n  {block}\n" for block in blocks)])
+def entry(title: str, url: str, *blocks: str, site: str | None = None) -> str:
+    """One item as the composer lays it out: the linked title (with the site's name after a
+    link whose page was not read), then each block as a paragraph."""
+    named = f" · {site}" if site else ""
+    return "".join([f"- **[{title}]({url})**{named}\n", *(f"\n  {block}\n" for block in blocks)])
 
 
 @pytest.mark.parametrize("case", sorted(p.name for p in GOLDEN.iterdir() if p.is_dir()))
@@ -191,7 +193,9 @@ def test_items_are_grouped_by_topic_then_first_tag_then_other() -> None:
         ),
         (
             "Other",
-            entry("C", "https://c.example/", "note c") + "\n" + entry("D", "https://d.example/"),
+            entry("C", "https://c.example/", "note c")
+            + "\n"
+            + entry("D", "https://d.example/", "*(not read yet)*", site="d.example"),
         ),
     ]
 
@@ -360,7 +364,7 @@ def test_the_footer_says_who_wrote_what_at_what_cost_and_what_was_skipped() -> N
         "*Notes: 1 note by m, prompt chat-2:English (1,200 tokens in, 80 out, $0.0012).*\n\n"
         "*Week summary: m, prompt chat-2:English (300 tokens in, 50 out, $0.0004).*\n\n"
         "*LLM total: 1,500 tokens in, 130 out, $0.0016.*\n\n"
-        "*Not summarised: 1 item not fetched yet.*\n"
+        "*2 items: 1 noted, 1 not read (not fetched yet).*\n"
     )
 
 
@@ -427,8 +431,11 @@ def test_an_unread_link_with_only_its_address_gets_no_pretend_note() -> None:
 
     quiet = "*(page not read yet: host unreachable; not tried again)*"
     assert entry("youtube.com/watch?v=33y9FMIvcWY", url, quiet) in markdown
-    assert entry("Bees", "https://b.example/x", quiet) in markdown
-    assert entry("Cells", "https://c.example/y", f"A clear tour of membranes. {quiet}") in markdown
+    assert entry("Bees", "https://b.example/x", quiet, site="b.example") in markdown
+    cells = entry(
+        "Cells", "https://c.example/y", f"A clear tour of membranes. {quiet}", site="c.example"
+    )
+    assert cells in markdown
     assert [pretend_note(item) for item in items] == [True, True, False]
 
 
@@ -451,7 +458,7 @@ def test_notes_without_a_link_are_notes_in_the_footer_never_pages_not_fetched() 
     footer = markdown.split("\n---\n\n")[1]
     assert footer == (
         "*Notes: 1 extractive summary (offline, no LLM).*\n\n"
-        "*Not summarised: 1 item not fetched yet.*\n"
+        "*3 items: 1 noted, 1 shown as saved, 1 not read (not fetched yet).*\n"
     )
 
 

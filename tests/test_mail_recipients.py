@@ -145,3 +145,35 @@ def test_resend_with_a_refused_recipient_exits_3(
     assert result.exit_code == 3, result.output
     assert f"mailed 2026-W47 revision 1 to {BAD}, {GOOD}" in result.output
     assert f"refused for {BAD}" in result.output
+
+
+def test_two_addresses_in_one_string_are_both_mailed(
+    tmp_path: Path, store: Store, picky: tuple[PickySink, int]
+) -> None:
+    handler, port = picky
+    config = make_config(tmp_path, port, to=[f"{GOOD}, Other One <other@example.org>"])
+
+    outcome = deliver_digest(store, config, PERIOD, DIGEST, NOW)
+
+    assert outcome.failures == [] and "email" in outcome.delivered
+    assert [envelope.rcpt_tos for envelope in handler.envelopes] == [[GOOD, "other@example.org"]]
+
+
+@pytest.mark.parametrize(
+    ("to", "why"),
+    [
+        ('["a@example.org b@example.org"]', "is not an email address"),
+        ('["me@example.org, garbage"]', "'garbage' is not an email address"),
+        ('["me@example.org\\nBcc: evil@example.org"]', "is not an email address"),
+    ],
+)
+def test_a_recipient_that_is_not_an_address_is_a_config_error_with_key_and_line(
+    tmp_path: Path, to: str, why: str
+) -> None:
+    (tmp_path / "digest.toml").write_text(f"[email]\nenabled = true\nto = {to}\n")
+
+    result = CliRunner().invoke(cli, ["config", "path", "--config", str(tmp_path / "digest.toml")])
+
+    assert result.exit_code == 1
+    assert f"config error: {tmp_path / 'digest.toml'}:3: email.to: " in result.stderr
+    assert why in result.stderr

@@ -361,3 +361,20 @@ def test_a_note_left_alone_fails_the_notes_channel_until_it_is_resolved(
     ] * 2
     assert resolved.failures == [] and "notes" in resolved.delivered
     assert record is not None and (record.status, record.attempts) == ("sent", 3)
+
+
+def test_the_week_in_progress_is_published_at_its_first_revision_never_in_the_future(
+    tmp_path: Path, store: Store
+) -> None:
+    config = config_for(tmp_path)
+    midweek = W47.start + timedelta(days=2, hours=9)
+    deliver_digest(store, config, W47, digest("2026-W47", "One."), midweek)
+    deliver_digest(store, config, W47, digest("2026-W47", "Two."), midweek + timedelta(days=1))
+
+    [entry] = feedparser.parse(feed_path(config).read_bytes()).entries
+    assert entry.published == "2026-11-18T09:00:00Z"  # the first revision, not the week's end
+    assert entry.updated == "2026-11-19T09:00:00Z"
+    deliver_digest(store, config, W47, digest("2026-W47", "Three."), W47.end + timedelta(days=1))
+    [entry] = feedparser.parse(feed_path(config).read_bytes()).entries
+    assert entry.published == "2026-11-18T09:00:00Z"  # kept from its first writing
+    assert_atom(feed_path(config).read_bytes())

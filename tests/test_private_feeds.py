@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import os
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -215,6 +217,12 @@ def test_a_public_source_sends_only_its_user_agent(tmp_path: Path) -> None:
         ('headers = { "Bad Name" = "x" }', "'Bad Name' is not a valid header or cookie name"),
         ('headers = { Host = "x" }', "'Host' is set by digest itself"),
         ('user_agent = "a\\nb"', "holds a line break"),
+        (
+            'headers = { X-Api-Key = "clé☃" }',
+            "sources[1].headers: the value of 'X-Api-Key' holds 'é'",
+        ),
+        ('cookies = { session = "ü" }', "which HTTP headers cannot carry: only visible ASCII"),
+        ('user_agent = "bot ☃"', "holds '☃', which HTTP headers cannot carry"),
     ],
 )
 def test_bad_access_settings_are_config_errors(tmp_path: Path, settings: str, message: str) -> None:
@@ -267,3 +275,42 @@ def test_a_feed_that_sets_a_cookie_on_a_redirect_gets_it_back(
 
     assert (report.done, report.failures) == (1, [])
     assert [("cookie" in hit.headers) for hit in server.hits("/feed")] == [False, True]
+
+
+def test_a_token_file_that_is_a_fifo_fails_that_feed_at_once(
+    server: LoopbackServer, store: Store, tmp_path: Path
+) -> None:
+    os.mkfifo(tmp_path / "token.fifo")
+    server.routes["/feed"] = wanting("authorization", f"Bearer {TOKEN}")  # type: ignore[assignment]
+    auth = 'auth = { type = "bearer", token_file = "token.fifo" }'
+
+    started = time.monotonic()
+    report = collect(store, source(tmp_path, server.url("/feed"), auth))
+
+    assert time.monotonic() - started < 10
+    (failure,) = report.failures
+    assert "auth.token: " in failure and "token.fifo is not a regular file (a FIFO" in failure
+    assert not server.requests
+
+
+def test_a_token_file_too_large_to_be_a_secret_is_refused(
+    server: LoopbackServer, store: Store, tmp_path: Path
+) -> None:
+    (tmp_path / "token.txt").write_text("x" * 100_000)
+    auth = 'auth = { type = "bearer", token_file = "token.txt" }'
+
+    report = collect(store, source(tmp_path, server.url("/feed"), auth))
+
+    assert "token.txt is over 64 KB: not a secret" in report.failures[0]
+
+
+def test_a_header_from_the_environment_that_is_not_ascii_fails_that_feed_in_one_line(
+    server: LoopbackServer, store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FEED_KEY", "clé☃")
+
+    report = collect(
+        store, source(tmp_path, server.url("/feed"), 'headers = { X-Key = "env:FEED_KEY" }')
+    )
+
+    assert "$FEED_KEY holds characters HTTP headers cannot carry" in report.failures[0]

@@ -3,6 +3,8 @@ scripted OpenAI-compatible server."""
 
 from __future__ import annotations
 
+import json
+import time
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -175,3 +177,52 @@ def test_the_exported_prompts_load_as_prompt_files(tmp_path: Path) -> None:
         tmp_path / "digest.toml",
     )
     assert config.llm.prompt_file == tmp_path / "mine" / "note.md.j2"
+
+
+SECRET = "sw0rdfish-SECRET-30"
+
+
+@pytest.mark.parametrize(
+    ("prompt", "line", "why"),
+    [
+        ("Note it.\n{{ title.__class__.__mro__[1].__subclasses__() }}", 2, "unsafe"),
+        ("Note it.\n\n{{ 1 / 0 }}", 3, "division by zero"),
+        ("{{ known_tags[0] }}\n{{ text }}", 1, "no element 0"),
+        ("{% for i in range(10**12) %}{{ i }}{% endfor %}", 1, "range() of more than"),
+        (
+            "{% for a in range(99999) %}{% for b in range(99999) %}{% endfor %}{% endfor %}",
+            1,
+            "a loop too long?",
+        ),  # fmt: skip
+    ],
+)
+def test_a_hostile_note_prompt_falls_back_to_the_built_in_for_the_run_with_one_line(
+    rig: Rig, monkeypatch: pytest.MonkeyPatch, prompt: str, line: int, why: str
+) -> None:
+    monkeypatch.setenv("DIGEST_SMTP_PASSWORD", SECRET)
+    rig.prompt.write_text(prompt)
+
+    started = time.monotonic()
+    result = rig.run("now", "--week", rig.week)
+
+    assert time.monotonic() - started < 20
+    assert result.exit_code == 3, result.output
+    (reported,) = [text for text in result.stderr.splitlines() if "prompt error" in text]
+    assert reported.startswith(f"  ! prompt error: {rig.prompt}:{line}: ")
+    assert why in reported and reported.endswith("the built-in prompt is used")
+    assert "Traceback" not in result.output
+    (system, *_week) = rig.texts("system")
+    assert "Summarise the text in English" in system  # the built-in note prompt
+    assert SECRET not in json.dumps(rig.fake.requests)
+
+
+def test_a_failing_week_prompt_falls_back_and_the_digest_is_written(rig: Rig) -> None:
+    (rig.root / "prompts" / "week.md.j2").write_text("Week\n{{ notes }}\n{{ count / 0 }}")
+
+    result = rig.run("now", "--week", rig.week)
+
+    assert result.exit_code == 3, result.output
+    week_prompt = rig.root / "prompts" / "week.md.j2"
+    assert f"  ! prompt error: {week_prompt}:3: division by zero" in result.stderr
+    assert "2 to 5 short statements" in rig.texts("system")[-1]  # the built-in week prompt
+    assert (rig.root / "data" / "digests" / f"{rig.week}.md").is_file()

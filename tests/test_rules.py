@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -161,7 +162,7 @@ def test_each_action_shapes_the_digest(rig: Rig) -> None:
     assert result.exit_code == 0, result.output
     digest = rig.digest()
     assert "Sponsored" not in digest
-    assert "*1 muted by rules.*" in digest
+    assert "*6 items: 5 noted, 1 muted by rules.*" in digest
     assert "1 extractive summary (offline, no LLM)" in digest  # the gossip's; not the ad's
     assert "**Must read:** [Kernel fusion, a deep dive]" in digest
     sections = digest.split("\n## ")
@@ -200,7 +201,7 @@ def test_rules_test_shows_each_rules_matches_and_the_digest_without_it(rig: Rig)
     ads = out.split("rule 'ads'")[1].split("\nrule ")[0]
     assert "Sponsored: rent our GPU cloud today" in ads
     assert "+- **[Sponsored: rent our GPU cloud today]" in ads  # back in the digest without it
-    assert "-*1 muted by rules.*" in ads
+    assert "-*6 items: 5 noted, 1 muted by rules.*" in ads
     assert "rule 'infra' (tag infra): 2 items" in out
     assert "rule 'no model for gossip' (skip_notes): 1 item" in out
     gossip = out.split("rule 'no model for gossip'")[1]
@@ -208,16 +209,54 @@ def test_rules_test_shows_each_rules_matches_and_the_digest_without_it(rig: Rig)
     assert len(rig.llm.requests) == calls  # composed offline
 
 
-def test_a_regex_that_does_not_compile_is_a_config_error_with_key_and_line(
-    tmp_path: Path, fake_openai: FakeOpenAI, server: LoopbackServer
+@pytest.mark.parametrize(
+    ("regex", "why"),
+    [("a(b", "missing ): a(b"), ("(?<=a)b", "invalid perl operator: (?<="), ("(x)\\\\1", "\\1")],
+)
+def test_a_regex_the_engine_refuses_is_a_config_error_with_key_and_line(
+    tmp_path: Path, fake_openai: FakeOpenAI, server: LoopbackServer, regex: str, why: str
 ) -> None:
-    write_config(
-        tmp_path, server, fake_openai, '\n[[rules]]\nname = "bad"\nregex = "a(b"\nmute = true\n'
-    )
+    rule = f'\n[[rules]]\nname = "bad"\nregex = "{regex}"\nmute = true\n'
+    write_config(tmp_path, server, fake_openai, rule)
     result = CliRunner().invoke(cli, ["rules", "test", "--config", str(tmp_path / "digest.toml")])
     assert result.exit_code == 1
     (line,) = result.stderr.splitlines()
-    assert f"{tmp_path / 'digest.toml'}:28: rules[1].regex: regex does not compile" in line
+    assert f"{tmp_path / 'digest.toml'}:28: rules[1].regex: regex not accepted" in line
+    assert why in line
+
+
+STALLING = [
+    ("(?i)(\\\\w+\\\\s?)+sponsored", "/words"),
+    ("(a+)+$", "/aaaa"),
+    ("(x+x+)+y", "/xxxx"),
+]
+
+
+@pytest.mark.parametrize(("regex", "path"), STALLING)
+def test_a_catastrophic_regex_cannot_stall_rules_test_or_a_run(
+    collected: Rig, server: LoopbackServer, regex: str, path: str
+) -> None:
+    write_config(
+        collected.root,
+        server,
+        collected.llm,
+        f'[[rules]]\nname = "r"\nregex = "{regex}"\nmute = true\n',
+    )
+    server.routes["/news.xml"] = Response(
+        200, rss(server, {**NEWS, path: "Evil"}), content_type="application/rss+xml"
+    )
+    text = {"/words": " ".join(["word"] * 17), "/aaaa": "a" * 50_000 + "!", "/xxxx": "x" * 50_000}[
+        path
+    ]
+    server.routes[path] = Response(200, page(text))
+
+    started = time.monotonic()
+    ran = collected.run("now", "--week", WEEK)
+    tested = collected.run("rules", "test", "--week", WEEK)
+
+    assert time.monotonic() - started < 60
+    assert ran.exit_code in (0, 3) and tested.exit_code == 0, ran.output + tested.output
+    assert "rule 'r' (mute)" in tested.output
 
 
 def test_an_unknown_rule_field_is_named_with_a_suggestion(

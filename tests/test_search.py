@@ -271,11 +271,12 @@ def test_a_store_of_the_previous_schema_is_indexed_when_migrated(tmp_path: Path)
 
 def test_star_and_unstar_by_id_and_an_unknown_id_is_named(rig: Rig) -> None:
     (hit,) = rig.search('"paged attention"')
-    assert rig.run("star", str(hit["id"])).stdout == f"starred: {hit['id']}\n"
-    assert rig.run("star", "--unstar", str(hit["id"])).stdout == f"unstarred: {hit['id']}\n"
+    title = hit["title"]
+    assert rig.run("star", str(hit["id"])).stdout == f"starred: {hit['id']} {title}\n"
+    assert rig.run("star", "--unstar", str(hit["id"])).stdout == f"unstarred: {hit['id']} {title}\n"
     result = rig.run("star", "9999")
     assert result.exit_code == 1
-    assert result.stderr == "digest: no saved item with id 9999\n"
+    assert result.stderr.startswith("digest: no saved item with id or URL '9999';")
 
 
 def vocabulary(conn: sqlite3.Connection, table: str) -> list[tuple[str, int, int]]:
@@ -358,3 +359,49 @@ def test_a_terminal_shows_the_matched_words_in_bold_and_no_control_characters() 
     head, snippet = plain.file.getvalue().splitlines()  # type: ignore[attr-defined]
     assert head.endswith("words  (a.example)")  # a long line is not cut at the width
     assert snippet == "        about **paged** memory"
+
+
+def test_json_and_lines_mask_a_token_in_the_url_and_in_a_title_that_falls_back_to_it(
+    rig: Rig,
+) -> None:
+    secret = "s3cretTOKENvalue"
+    added = rig.run("add", f"https://leaky.example/p?token={secret}&x=1")
+    assert added.exit_code == 0, added.output
+
+    as_json = rig.run("search", "leaky", "--json")
+    as_lines = rig.run("search", "leaky")
+
+    (hit,) = [json.loads(line) for line in as_json.stdout.splitlines()]
+    assert hit["url"] == "https://leaky.example/p?token=***&x=1"
+    assert hit["title"].endswith("token=***&x=1")  # named by its address, masked the same
+    assert secret not in as_json.output and secret not in as_lines.output
+    assert "leaky.example/p?token=***" in as_lines.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "why"),
+    [
+        (["kernels", "--limit", "9223372036854775808"], "--limit"),
+        (["kernels", "--limit", "0"], "--limit"),
+        ([" OR ".join(f"w{n}" for n in range(3200))], "characters; at most 1,000"),
+        ([" OR ".join(f"w{n}" for n in range(100))], "terms; at most 64"),
+        (["x" * 1001], "characters; at most 1,000"),
+    ],
+)
+def test_a_query_or_limit_past_its_bounds_is_refused_before_sqlite(
+    rig: Rig, args: list[str], why: str
+) -> None:
+    result = rig.run("search", *args)
+
+    assert result.exit_code == 2 and why in result.stderr
+    assert "Traceback" not in result.output and result.stdout == ""
+
+
+def test_a_title_with_terminal_escapes_reaches_the_terminal_escaped(rig: Rig) -> None:
+    rig.run("add", "https://esc.example/a", "--title", "Evil \x1b]52;c;QUFB\x07 \u202egpj.exe\nrow")
+
+    result = rig.run("search", "evil")
+
+    head, _snippet = result.stdout.splitlines()
+    assert head.endswith("gpj.exe\\x0arow  (esc.example)")  # the newline forges no row
+    assert not set(result.output) & {"\x1b", "\x07", "\u202e"}

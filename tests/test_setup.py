@@ -188,7 +188,7 @@ def test_every_config_error_is_reported_at_once_in_our_words(tmp_path: Path) -> 
 
     assert str(raised.value).splitlines() == [
         f"config error: {path}:2: digest.timezon: unknown key; did you mean 'timezone'?",
-        f"config error: {path}:10: sources[1].kind: must be one of 'feed' or 'file', not 'blog'",
+        f"config error: {path}:10: sources[1].kind: must be one of 'feed', 'file', 'imap', 'maildir' or 'mbox', not 'blog'",
         f"config error: {path}:5: fetch.concurrency: must be a whole number, not 'many'",
         f"config error: {path}:6: fetch.timeout_s: must be more than 0 and at most 600, not 0",
         f"config error: {path}:12: emial: unknown key; did you mean 'email'?",

@@ -3,7 +3,10 @@ imported feeds, and OPML export that round-trips, through the real CLI."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +16,7 @@ from click.testing import CliRunner, Result
 
 from digest.cli import cli
 from digest.collect.importers.opml import Feed, parse_opml
+from digest.config import load_config
 from loopback import LoopbackServer, Response
 from stores import store_at
 
@@ -260,3 +264,108 @@ def test_a_polled_feed_gives_its_site_to_the_opml_export(rig: Rig) -> None:
 
     assert before[0] == Feed("Blog", rig.feed("blog"))
     assert after[0] == Feed("Blog", rig.feed("blog"), html_url=rig.server.url("/"))
+
+
+RULED = """[digest]
+data_dir = "data"
+
+# About the blog
+[[sources]]
+name = "Blog"
+kind = "feed"
+url = "{blog}"
+
+# My rules
+[[rules]]
+name = "ads"
+words = ["sponsored"]
+mute = true
+"""
+
+
+def test_removing_the_last_source_leaves_a_config_the_next_add_takes(rig: Rig) -> None:
+    rig.config.write_text(RULED.format(blog=rig.feed("blog")))
+
+    rig.run("sources", "remove", "Blog")
+    after_remove = rig.config.read_text()
+    rig.run("sources", "add", rig.feed("new"), "--name", "New")
+    rig.run("sources", "add", rig.feed("other"), "--name", "Other")
+
+    assert "sources = []" not in after_remove and "About the blog" not in after_remove
+    assert "# My rules\n[[rules]]" in after_remove
+    text = rig.config.read_text()
+    assert text.index('name = "New"') < text.index('name = "Other"')
+    assert "# My rules\n[[rules]]" in text
+    assert sorted(rig.listed()) == ["New", "Other"]
+
+
+def test_removing_a_source_keeps_the_comment_of_the_table_after_it(rig: Rig) -> None:
+    rig.config.write_text(RULED.format(blog=rig.feed("blog")).replace("# My rules", "#  My rules"))
+    rig.run("sources", "add", rig.feed("new"), "--name", "New")
+    assert rig.config.read_text().index('name = "New"') < rig.config.read_text().index("My rules")
+
+    rig.run("sources", "remove", "New")
+
+    text = rig.config.read_text()
+    assert "#  My rules\n[[rules]]" in text and 'name = "Blog"' in text and "New" not in text
+    assert "# About the blog\n[[sources]]" in text
+
+
+def test_a_config_the_user_cannot_write_is_refused_not_overwritten(rig: Rig) -> None:
+    before = rig.config.read_text()
+    rig.config.chmod(0o444)
+
+    result = rig.run("sources", "add", rig.feed("new"), ok=False)
+
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert f"config error: {rig.config}: cannot edit: the file is read-only" in result.output
+    assert rig.config.read_text() == before
+
+
+def test_an_edit_keeps_the_config_files_mode(rig: Rig) -> None:
+    rig.config.chmod(0o640)
+
+    rig.run("sources", "pause", "Blog")
+
+    assert rig.config.stat().st_mode & 0o777 == 0o640
+    assert "paused = true" in rig.config.read_text()
+
+
+@pytest.mark.slow
+def test_twenty_concurrent_adds_keep_all_twenty(rig: Rig) -> None:
+    adds = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "digest",
+                "sources",
+                "add",
+                f"https://feeds{n}.example/rss",
+                "--name",
+                f"feed {n}",
+                "--config",
+                str(rig.config),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )  # fmt: skip
+        for n in range(20)
+    ]
+    outputs = [add.communicate(timeout=120)[0] for add in adds]
+
+    assert [add.returncode for add in adds] == [0] * 20, outputs
+    names = {source.name for source in load_config(rig.config).sources}
+    assert {f"feed {n}" for n in range(20)} <= names
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can give a file to another user")
+def test_root_editing_a_users_config_leaves_it_the_users(rig: Rig) -> None:
+    os.chown(rig.config, 65534, 65534)
+
+    rig.run("sources", "rename", "Blog", "My blog")
+
+    owner = rig.config.stat()
+    assert (owner.st_uid, owner.st_gid) == (65534, 65534)
+    assert 'name = "My blog"' in rig.config.read_text()

@@ -5,6 +5,7 @@ change of look alone."""
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -168,7 +169,7 @@ def test_a_broken_mail_template_sends_the_built_in_and_says_so(
 
     assert "email" in outcome.delivered
     assert outcome.failures == [
-        f"template error: {path}:2: division by zero; the built-in mail.html.j2 was used"
+        f"template error: {path}:2: division by zero (ZeroDivisionError: guard it with an {{% if %}}); the built-in mail.html.j2 was used"
     ]
     assert ">Digest for 2026-W47</h1>" in part(handler.messages()[0], "text/html")
 
@@ -187,3 +188,39 @@ def test_without_a_mail_template_of_yours_the_built_in_html_is_unchanged(
         MARKDOWN, title="Your digest, 16–22 Nov 2026", allowed_urls={"https://kept.example/"}
     )
     assert html == built_in
+
+
+SECRET = "sw0rdfish-SECRET-29"
+HOSTILE_TEMPLATES = [
+    "{{ cycler.__init__.__globals__.os.environ.get('DIGEST_SMTP_PASSWORD') }}",
+    "{{ lipsum.__globals__['os'].popen('echo $DIGEST_SMTP_PASSWORD').read() }}",
+    "{{ label.__class__.__mro__[1].__subclasses__() }}",
+    "{{ self.__init__.__globals__ }}",
+    "{% for i in range(10**12) %}x{% endfor %}",
+    "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}",
+    "{% macro d(n) %}{% if n %}{{ d(n-1) }}{{ d(n-1) }}{% endif %}{% endmacro %}{{ d(60) }}",
+    "{{ 'a' * 10**10 }}",
+    "{{ label.ljust(10**10) }}",
+    "{{ ('%999999999s' % label) }}",
+    "{{ topics.append(1) }}",
+]
+
+
+@pytest.mark.parametrize("template", HOSTILE_TEMPLATES)
+def test_a_hostile_template_ends_in_seconds_with_one_line_and_no_secret(
+    rig: Rig, template: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DIGEST_SMTP_PASSWORD", SECRET)
+    (rig.templates / "digest.md.j2").write_text(f"# {{{{ label }}}}\n\n{template}\n")
+
+    started = time.monotonic()
+    result = rig.run("now", "--week", WEEK)
+
+    assert time.monotonic() - started < 20
+    assert result.exit_code == 3, result.output
+    (reported,) = [line for line in result.stderr.splitlines() if "template error" in line]
+    assert reported.startswith(f"  ! template error: {rig.templates / 'digest.md.j2'}:3: ")
+    assert "Traceback" not in result.output and SECRET not in result.output
+    assert rig.digest.read_text().startswith(f"# Digest for {WEEK}\n")
+    for path in (rig.root / "data").rglob("*"):
+        assert not path.is_file() or SECRET.encode() not in path.read_bytes(), path

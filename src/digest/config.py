@@ -54,6 +54,7 @@ class DigestSection(_Section):
     backlog_unread: int = Field(0, ge=0, le=50)  # "Still unread from earlier weeks"; 0: off
     one_year_ago: bool = False  # "One year ago": items saved in the same ISO week last year
     publish_empty: bool = False  # mail and put in the feed weeks with nothing saved
+    related: bool = True  # a line under an item that earlier saves connect to (a follow-up)
 
     @field_validator("timezone")
     @classmethod
@@ -87,8 +88,18 @@ def checked_template(value: str, fields: Collection[str]) -> str:
 
 ENV_PREFIX = "env:"  # a header or cookie value read from this environment variable
 _HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an HTTP token (RFC 9110)
-_NOT_HEADER_VALUE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+_NOT_HEADER_VALUE = re.compile(r"[^\t\x20-\x7e]")  # sendable: visible ASCII, space and tab
 _MANAGED_HEADERS = frozenset({"host", "content-length", "transfer-encoding", "connection"})
+
+
+def _unsendable(char: str) -> str:
+    """Why a header value cannot be sent as it is."""
+    if char.isprintable():
+        return (
+            f"holds {char!r}, which HTTP headers cannot carry: only visible ASCII"
+            " (percent-encode the rest, as the server expects it)"
+        )
+    return "holds a line break or control character"
 
 
 class _Secret(_Section):
@@ -125,9 +136,12 @@ class BearerAuth(_Secret):
 SourceAuth = Annotated[BasicAuth | BearerAuth, Field(discriminator="type")]
 
 
+MAIL_KINDS = ("imap", "maildir", "mbox")
+
+
 class SourceConfig(_Section):
     name: str
-    kind: Literal["feed", "file"]
+    kind: Literal["feed", "file", "imap", "maildir", "mbox"]
     url: str | None = None
     path: Path | None = None
     format: str | None = None  # force an importer for a file source
@@ -140,6 +154,19 @@ class SourceConfig(_Section):
     cookies: dict[str, str] = Field(default_factory=dict)  # values may be "env:NAME"
     user_agent: str | None = None  # instead of [fetch] user_agent, for this feed
     paused: bool = False  # not collected (`digest sources pause|resume`); its items stay
+    # newsletters: kind "imap" (host, user, password_env or password_file, folder), or
+    # "maildir" / "mbox" (path); each letter read once, a roundup split into its stories
+    host: str | None = None
+    port: int | None = Field(None, ge=1, le=65535)  # default 993 for "ssl", else 143
+    security: Literal["ssl", "starttls", "none"] = "ssl"
+    user: str | None = None
+    password_env: str | None = None
+    password_file: Path | None = None
+    folder: str = "INBOX"
+    senders: list[str] = Field(default_factory=list)  # only from these addresses or domains
+    lists: list[str] = Field(default_factory=list)  # only on these lists (part of List-Id)
+    mark_seen: bool = False  # imap: flag each letter read as seen; never, unless set
+    move_to: str | None = None  # imap: move each letter read to this folder
 
     @field_validator("headers", "cookies")
     @classmethod
@@ -149,20 +176,28 @@ class SourceConfig(_Section):
                 raise ValueError(f"{name!r} is not a valid header or cookie name")
             if name.lower() in _MANAGED_HEADERS:
                 raise ValueError(f"{name!r} is set by digest itself")
-            if _NOT_HEADER_VALUE.search(text):
-                raise ValueError(f"the value of {name!r} holds a line break or control character")
+            if (bad := _NOT_HEADER_VALUE.search(text)) is not None:
+                raise ValueError(f"the value of {name!r} {_unsendable(bad[0])}")
         return value
 
     @field_validator("user_agent")
     @classmethod
     def _one_line(cls, value: str | None) -> str | None:
-        if value is not None and _NOT_HEADER_VALUE.search(value):
-            raise ValueError("holds a line break or control character")
+        if value is not None and (bad := _NOT_HEADER_VALUE.search(value)) is not None:
+            raise ValueError(_unsendable(bad[0]))
         return value
 
     @property
     def is_private(self) -> bool:
         return bool(self.auth or self.headers or self.cookies)
+
+    @property
+    def imap_location(self) -> str | None:
+        """Where an imap source reads, as `digest sources` and `status` show it."""
+        if self.kind != "imap":
+            return None
+        port = self.port or (993 if self.security == "ssl" else 143)
+        return f"imap://{self.host}:{port}/{self.folder}"
 
     @field_validator("url")
     @classmethod
@@ -175,8 +210,18 @@ class SourceConfig(_Section):
             raise ValueError("a feed source needs url")
         if self.kind == "file" and not self.path:
             raise ValueError("a file source needs path")
-        if self.kind == "file" and (self.is_private or self.user_agent):
+        if self.kind != "feed" and (self.is_private or self.user_agent):
             raise ValueError("auth, headers, cookies and user_agent are for feed sources")
+        if self.kind in ("maildir", "mbox") and not self.path:
+            raise ValueError(f"a {self.kind} source needs path")
+        imap_keys = (self.host, self.user, self.password_env, self.password_file, self.move_to)
+        if self.kind != "imap" and any(key is not None for key in imap_keys):
+            raise ValueError("host, user, password_env, password_file and move_to are for imap")
+        if self.kind == "imap":
+            if not self.host or not self.user:
+                raise ValueError("an imap source needs host and user")
+            if (self.password_env is None) == (self.password_file is None):
+                raise ValueError("give password_env (an environment variable) or password_file")
         return self
 
 
@@ -198,6 +243,9 @@ class FetchConfig(_Section):
     max_attempts: int = Field(8, ge=1, le=100)  # transient failures; permanent ones stop after 3
     # links to these hosts are resolved at fetch time and the item re-keyed to where they lead
     shortener_hosts: list[str] = Field(default_factory=lambda: sorted(SHORTENER_HOSTS))
+    # a saved YouTube video is read by its transcript in the first of these that it has
+    # (manual captions first, then generated ones), English last; else its description
+    transcript_languages: list[str] = Field(default_factory=lambda: ["en"])
 
     @field_validator("allow_private_addresses")
     @classmethod
@@ -280,6 +328,21 @@ class OfflineConfig(_Section):
     note_sentences: int = Field(3, ge=1, le=10)
 
 
+_MAILBOX = re.compile(r"[^@\s<>(),;:\"\[\]\\]+@[^@\s<>(),;:\"\[\]\\]+")
+
+
+def mail_addresses(entry: str) -> list[str]:
+    """Every address `entry` holds ("a@x.org, B <b@y.org>": two), each as it is sent;
+    ValueError naming what is not an address: none is dropped in silence."""
+    from email.utils import formataddr, getaddresses
+
+    found = getaddresses([entry])
+    bad = [address or name or entry for name, address in found if not _MAILBOX.fullmatch(address)]
+    if bad or not found or any(ord(c) < 32 for c in entry):
+        raise ValueError(f"{entry!r}: {bad[0] if bad else entry!r} is not an email address")
+    return [formataddr((name, address)) for name, address in found]
+
+
 class EmailConfig(_Section):
     model_config = ConfigDict(
         extra="forbid", frozen=True, populate_by_name=True, allow_inf_nan=False
@@ -304,6 +367,18 @@ class EmailConfig(_Section):
     @classmethod
     def _plain_template(cls, value: str) -> str:
         return checked_template(value, SUBJECT_FIELDS)
+
+    @field_validator("to")
+    @classmethod
+    def _addresses(cls, value: list[str]) -> list[str]:
+        return [address for entry in value for address in mail_addresses(entry)]
+
+    @field_validator("sender")
+    @classmethod
+    def _one_address(cls, value: str) -> str:
+        if len(found := mail_addresses(value)) != 1:
+            raise ValueError(f"{value!r} is {len(found)} addresses: give one")
+        return found[0]
 
     @property
     def password(self) -> str | None:
@@ -383,10 +458,10 @@ class RuleConfig(_Section):
     name: str
     host: list[str] = Field(default_factory=list)  # example.com matches its subdomains too
     source: list[str] = Field(default_factory=list)
-    kind: list[Literal["link", "note", "post"]] = Field(default_factory=list)
+    kind: list[Literal["link", "note", "post", "newsletter"]] = Field(default_factory=list)
     tags: list[str] = Field(default_factory=list)  # the note's tags or the item's topic
     words: list[str] = Field(default_factory=list)  # whole words or phrases, in title or text
-    regex: str | None = None  # searched in the title and text (Python syntax; (?i) for case)
+    regex: str | None = None  # searched in the title and text (RE2: digest.patterns)
     language: list[str] = Field(default_factory=list)  # the page's language: "en", "de"…
     min_words: int | None = Field(None, ge=0, le=10_000_000)
     max_words: int | None = Field(None, ge=0, le=10_000_000)
@@ -405,10 +480,9 @@ class RuleConfig(_Section):
     @classmethod
     def _compiles(cls, value: str | None) -> str | None:
         if value is not None:
-            try:
-                re.compile(value)
-            except re.error as exc:
-                raise ValueError(f"regex does not compile: {exc}") from exc
+            from digest.patterns import compile_pattern
+
+            compile_pattern(value)  # ValueError: why RE2 takes it not
         return value
 
     @model_validator(mode="after")
@@ -653,6 +727,8 @@ def _check_prompt_files(config: Config) -> None:
 
 def _resolve_source_paths(source: SourceConfig, resolve: Callable[[Path], Path]) -> SourceConfig:
     update: dict[str, object] = {"path": resolve(source.path)} if source.path else {}
+    if source.password_file:
+        update["password_file"] = resolve(source.password_file)
     auth = source.auth
     if isinstance(auth, BasicAuth) and auth.password_file:
         update["auth"] = auth.model_copy(update={"password_file": resolve(auth.password_file)})

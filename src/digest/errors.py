@@ -13,6 +13,7 @@
     ├── SourceError             a feed or file source could not be read: record, next source
     ├── ImportFormatError       a file's format is unknown or forced wrongly: tell the user
     ├── BadSearch               a search query FTS5 cannot parse: wrong usage (exit 2)
+    │   └── SearchTooSlow       it ran past store.search.SEARCH_SECONDS: fewer words (exit 2)
     ├── FetchError              a page could not be fetched (url; permanent, retry_after):
     │   │                       record against the item, retry with backoff (lifecycle)
     │   ├── NoNetwork           no name resolves at all: stop fetching, nothing recorded
@@ -165,6 +166,10 @@ class ImportFormatError(DigestError):
 
 
 class BadSearch(DigestError):
+    pass
+
+
+class SearchTooSlow(BadSearch):
     pass
 
 

@@ -465,6 +465,36 @@ class SourceRemoved:
 SourceIntent = SourceChecked | SourceFailed | SourcePaused | SourceRenamed | SourceRemoved
 
 
+# -- letters ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LetterRead:
+    """A letter from a mail source, read once: the items it gave (its stories, or itself),
+    the newsletter they were in, and for a letter kept whole its text, which the letter's
+    item takes as a fetched page's (it is never fetched); then never read again."""
+
+    source_id: int
+    letter_key: str  # its Message-ID
+    newsletter: str
+    items: tuple[SavedItem, ...]
+    text: str | None  # the letter's own text, for its one item
+    at: datetime
+    state: ItemState  # of the letter's own item, its text in hand
+
+
+def letter_read(
+    source_id: int,
+    letter_key: str,
+    newsletter: str,
+    items: Iterable[SavedItem],
+    text: str | None,
+    now: datetime,
+) -> LetterRead:
+    state = next_state(ItemState.NEW, Event.FETCHED)
+    return LetterRead(source_id, letter_key, newsletter, tuple(items), text, now, state)
+
+
 # -- file readings -------------------------------------------------------------------
 
 
@@ -582,3 +612,24 @@ def why_no_note(item: Item, *, page_unread: bool = False, reason: str | None = N
     if item.state is ItemState.FAILED or page_unread:
         return f"not read ({reason or 'not fetched yet'})"
     return "waiting for a note (the LLM was unavailable or the budget spent)"
+
+
+# -- highlights ------------------------------------------------------------------------
+
+RESURFACE_WEEKS: Final = (1, 3, 8, 21, 55)  # after saving: a spaced schedule, as for recall
+RESURFACED_PER_WEEK: Final = 3
+
+
+def resurfacing_due(
+    highlighted_at: datetime, shown_at: datetime | None, read_at: datetime | None, now: datetime
+) -> datetime | None:
+    """When the highlight's latest step up to `now` came (RESURFACE_WEEKS after it was
+    saved), if it has not been shown since; None when it is not due, or when its item was
+    read after it was saved (it is fresh in mind)."""
+    if read_at is not None and read_at > highlighted_at:
+        return None
+    steps = [highlighted_at + timedelta(weeks=weeks) for weeks in RESURFACE_WEEKS]
+    reached = [step for step in steps if step <= now]
+    if not reached or (shown_at is not None and shown_at >= reached[-1]):
+        return None
+    return reached[-1]

@@ -17,6 +17,7 @@ class ItemKind(StrEnum):
     LINK = "link"  # a URL to fetch and summarise
     NOTE = "note"  # text the user saved without a URL
     POST = "post"  # a saved post: its text is the content, its links are context
+    NEWSLETTER = "newsletter"  # a letter from the mailbox: its text came with it, no fetch
 
 
 class ItemState(StrEnum):
@@ -62,6 +63,34 @@ class SavedItem:
     # The store's key when the URL cannot be one: a feed entry whose link other entries
     # of the feed share (a podcast's home page), keyed by its guid or enclosure.
     key: str | None = None
+
+
+@dataclass(frozen=True)
+class Highlight:
+    """A passage the user highlighted, with the note they wrote beside it (collect/highlights.py)."""
+
+    text: str
+    item: SavedItem  # the page or book it is from
+    note: str | None = None
+    location: str | None = None
+    highlighted_at: datetime | None = None
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class StoredHighlight:
+    """A highlight as stored, with what the digest says of its item."""
+
+    id: int
+    item_id: int
+    text: str
+    note: str | None
+    highlighted_at: datetime
+    source: str  # the item's title: the book or the page it is from
+    url: str | None
+    shown_week: str | None
+    shown_at: datetime | None
+    read_at: datetime | None  # the item's
 
 
 @dataclass(frozen=True)
@@ -208,6 +237,7 @@ class Item:
     error_kind: FailureKind | None = None  # what kind of failure `error` was (None: before m024)
     error_status: int | None = None  # its HTTP status
     features: TextFeatures | None = None  # of compose.features.feature_text(item), when stored
+    newsletters: tuple[str, ...] = ()  # the letters it came in: "Changelog Weekly"
 
     @property
     def gave_up(self) -> bool:
@@ -287,6 +317,10 @@ class StageReport:
     info: list[str] = field(default_factory=list)  # news worth a line: "feed X is gone (410)"
     # units that failed, when `failures` says it in fewer lines ("no network: 6 pages left")
     failed_units: int | None = field(default=None, kw_only=True)
+    # saves a source could not read this run (a folder that cannot be listed, a file that
+    # cannot be read): the run needs attention (exit 3)
+    left_behind: int = field(default=0, kw_only=True)
+    offline: bool = field(default=False, kw_only=True)  # no network: nothing could be fetched
 
     @property
     def failed(self) -> int:

@@ -39,15 +39,24 @@ class RunResult:
     reports: list[StageReport] = field(default_factory=list)
     delivery: DeliveryOutcome | None = None
     model_unreachable: str | None = None  # why the model wrote no notes this run
+    prompt_problems: list[str] = field(default_factory=list)  # the built-in prompt stood in
 
     @property
     def failures(self) -> list[str]:
         return [line for report in self.reports for line in report.failures]
 
     @property
+    def left_behind(self) -> int:
+        """Saves the sources could not read this run."""
+        return sum(report.left_behind for report in self.reports)
+
+    @property
     def needs_attention(self) -> bool:
-        """A configured delivery failed, or the model was unreachable for notes."""
-        return bool(self.delivery and self.delivery.failures) or bool(self.model_unreachable)
+        """A configured delivery failed, the model was unreachable for notes, a prompt file
+        failed, or saves were left behind."""
+        delivery_failed = bool(self.delivery and self.delivery.failures)
+        problems = self.model_unreachable or self.prompt_problems or self.left_behind
+        return delivery_failed or bool(problems)
 
 
 def notes_offline(config: Config) -> Callable[[Item], bool]:
@@ -128,6 +137,7 @@ async def _run_stages(
     finally:
         await notes.aclose()
         result.model_unreachable = notes.unreachable
+        result.prompt_problems = notes.prompt_problems
     for stage in planned:
         if isinstance(stage, ComposeStage):
             result.path, result.delivery = stage.path, stage.delivery
@@ -162,6 +172,8 @@ def run(
             status = "partial" if result.failures else "ok"
             stats |= {report.name: report.done for report in result.reports}
             stats["failures"] = len(result.failures)
+            if any(report.offline for report in result.reports):
+                stats["offline"] = True  # the footer and `status` say so until a fetch works
         except RunCancelled:
             status = "cancelled"
             raise

@@ -60,6 +60,27 @@ def clean(text: str) -> str:
     return text
 
 
+def for_terminal(text: str) -> str:
+    """`text` fit for one line of a terminal: no password or token of a URL in it
+    (urls.for_display), and every control, bidi and zero-width character, and every byte a
+    file name held that was not UTF-8, shown as an escape (`\\x1b`, `\\u202e`, `\\xe9`): a
+    file name, title or source name cannot move the cursor, write the clipboard, reorder
+    what is shown, or start a line of its own."""
+    return _UNSHOWABLE.sub(_escaped, for_display(text))
+
+
+_UNSHOWABLE = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ud800-\udfff]"
+)
+
+
+def _escaped(found: re.Match[str]) -> str:
+    code = ord(found[0])
+    if 0xDC80 <= code <= 0xDCFF:  # a byte that was not UTF-8 (surrogateescape)
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
 def for_reader(text: str) -> str:
     """Text as stored to be shown: no hidden characters (clean), and no password or token
     of a URL quoted in it (urls.for_display), so the database and every output agree."""

@@ -16,6 +16,7 @@ import click
 
 from digest.errors import DISK_ERRNOS, DigestError, disk_error
 from digest.models import Period, StageReport
+from digest.text import for_terminal
 from digest.urls import for_display
 
 if TYPE_CHECKING:  # config pulls in pydantic: imported when a command needs it
@@ -90,7 +91,7 @@ def _fail(ctx: click.Context, error: DigestError) -> None:
     if ctx.ensure_object(Settings).debug:
         click.echo(for_display(traceback.format_exc()), err=True, nl=False)
     for line in str(error).splitlines():
-        click.echo(for_display(f"digest: {line}"), err=True)
+        click.echo(for_terminal(f"digest: {line}"), err=True)
     ctx.exit(1)
 
 
@@ -164,7 +165,7 @@ def print_reports(reports: Sequence[StageReport]) -> None:
         click.echo(f"{report.name}: {report.done} done, {report.failed} failed", err=True)
         for lines, mark in ((report.info, "  "), (report.failures, "  ! ")):
             for line in lines[:SCREENFUL]:
-                click.echo(for_display(f"{mark}{line}"), err=True)
+                click.echo(for_terminal(f"{mark}{line}"), err=True)
             if len(lines) > SCREENFUL:
                 more = len(lines) - SCREENFUL
                 click.echo(f"{mark}… and {more:,} more, see `digest status`", err=True)

@@ -17,13 +17,13 @@ from digest.cli.base import (
     locked,
     week_period,
 )
-from digest.errors import DigestError
+from digest.errors import BadSearch, DigestError
 from digest.models import ItemKind, ItemState
-from digest.urls import for_display
+from digest.text import for_terminal
 
 if TYPE_CHECKING:  # config pulls in pydantic: imported when a command needs it
     from digest.config import Config
-    from digest.store import Store
+    from digest.store import SearchFilter, SearchHit, Store
 
 
 @cli.command()
@@ -31,14 +31,15 @@ if TYPE_CHECKING:  # config pulls in pydantic: imported when a command needs it
 @common_options
 @locked
 def read(refs: tuple[str, ...]) -> None:
-    """Mark items read, by id or saved URL: they leave "Still unread from earlier weeks"."""
+    """Mark items read, by id or saved URL (any form: www., a trailing slash, no scheme):
+    they leave "Still unread from earlier weeks"."""
     from digest.clock import utc_now
     from digest.compose.backlog import mark_read
     from digest.store import open_store
 
     with open_store(config().db_path) as store:
         for line in mark_read(store, refs, utc_now()):
-            click.echo(for_display(line))
+            click.echo(for_terminal(line))
 
 
 @cli.command()
@@ -49,7 +50,7 @@ def read(refs: tuple[str, ...]) -> None:
 @click.option("--kind", type=click.Choice([k.value for k in ItemKind]), help="Only this kind.")
 @click.option("--state", type=click.Choice([s.value for s in ItemState]), help="Only this state.")
 @click.option("--unread", is_flag=True, help="Only items not marked read.")
-@click.option("--limit", type=click.IntRange(1), default=20, show_default=True)
+@click.option("--limit", type=click.IntRange(1, 1_000), default=20, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per hit and line.")
 @common_options
 def search(
@@ -66,13 +67,18 @@ def search(
     """Search everything saved (title, text, note, saved context, tags, host), best first.
 
     QUERY is FTS5 syntax: words (stemmed: 'serve' finds 'serving'), "a phrase", prefix*,
-    AND, OR, NOT, NEAR(a b), column:word (title, text, note, context, tags, host). Plain
-    words with punctuation that FTS5 refuses (c++, vllm.ai) are searched as phrases."""
+    AND, OR, NOT, NEAR(a b), column:word (title, text, note, context, tags, host; section:
+    and topic: search tags, which hold the journal's headings and list topics; site: is host:,
+    as in host:fasterthanli.me). Plain words with punctuation that FTS5 refuses (c++,
+    vllm.ai) are searched as phrases. At most 1,000 characters and 64 terms; a search stops
+    after 5 s."""
     from digest.clock import utc_now
-    from digest.commands.search import as_phrases, show_hits, write_json
-    from digest.errors import BadSearch
+    from digest.commands.search import query_problem, show_hits, with_columns, write_json
+    from digest.errors import SearchTooSlow
     from digest.store import SearchFilter, open_store
 
+    if (problem := query_problem(query)) is not None:
+        raise click.BadParameter(problem, param_hint="QUERY")
     cfg = config()
     if week and since:
         raise click.UsageError("--week and --since cannot go together")
@@ -88,14 +94,15 @@ def search(
     with open_store(cfg.db_path) as store:
         _known_source(store, source)
         try:
-            hits = store.search(query, narrow, limit)
+            hits = _search(store, with_columns(query), narrow, limit)
         except BadSearch as exc:
-            if (phrases := as_phrases(query)) is None:
-                hint = '(words with punctuation go in "double quotes")'
-                click.echo(for_display(f"digest: {exc} {hint}"), err=True)
-                sys.exit(2)
-            click.echo(f"searched for {phrases} (plain words, not FTS5 syntax)", err=True)
-            hits = store.search(phrases, narrow, limit)
+            hint = (
+                ""
+                if isinstance(exc, SearchTooSlow)
+                else ' (words with punctuation go in "double quotes")'
+            )
+            click.echo(for_terminal(f"digest: {exc}{hint}"), err=True)
+            sys.exit(2)
     if as_json:
         write_json(hits, cfg.digest.zone, sys.stdout)
     else:
@@ -103,7 +110,23 @@ def search(
 
         show_hits(hits, cfg.digest.zone, Console(highlight=False))
     if not hits:
-        click.echo(f"nothing found for {query!r}", err=True)
+        click.echo(for_terminal(f"nothing found for {query!r}"), err=True)
+
+
+def _search(store: Store, query: str, narrow: SearchFilter, limit: int) -> list[SearchHit]:
+    """The hits of `query`, or of its words as phrases when FTS5 cannot parse it."""
+    from digest.commands.search import as_phrases
+    from digest.errors import SearchTooSlow
+
+    try:
+        return store.search(query, narrow, limit)
+    except SearchTooSlow:
+        raise
+    except BadSearch:
+        if (phrases := as_phrases(query)) is None:
+            raise
+    click.echo(for_terminal(f"searched for {phrases} (plain words, not FTS5 syntax)"), err=True)
+    return store.search(phrases, narrow, limit)
 
 
 def _since(cfg: Config, since: str | None) -> datetime | None:
@@ -132,25 +155,64 @@ def _known_source(store: Store, source: str | None) -> None:
 
 
 @cli.command()
-@click.argument("ids", nargs=-1, required=True, type=int, metavar="ID...")
+@click.argument("refs", nargs=-1, metavar="ID|URL...")
 @click.option("--unstar", is_flag=True, help="Take the star off instead.")
+@click.option("--list", "list_stars", is_flag=True, help="List the starred items, newest first.")
 @common_options
 @locked
-def star(ids: tuple[int, ...], unstar: bool) -> None:
-    """Star items (by id, as `digest search` shows them): the ranking learns from them."""
+def star(refs: tuple[str, ...], unstar: bool, list_stars: bool) -> None:
+    """Star items by id or saved URL (any form: www., a trailing slash, no scheme): the
+    ranking learns from them. --list shows them."""
     from digest.clock import utc_now
-    from digest.lifecycle import ItemStarred
+    from digest.compose.backlog import list_stars as starred_lines
+    from digest.compose.backlog import mark_starred
+    from digest.store import open_store
+
+    if list_stars == bool(refs):
+        raise click.UsageError("give ids or URLs to star, or --list (not both)")
+    with open_store(config().db_path) as store:
+        lines = starred_lines(store) if list_stars else mark_starred(store, refs, utc_now(), unstar)
+        for line in lines:
+            click.echo(for_terminal(line))
+
+
+@cli.command()
+@click.argument("refs", nargs=-1, required=True, metavar="ID|URL...")
+@common_options
+@locked
+def unread(refs: tuple[str, ...]) -> None:
+    """Take back the read mark of items, by id or saved URL."""
+    from digest.compose.backlog import mark_unread
     from digest.store import open_store
 
     with open_store(config().db_path) as store:
-        unknown = [
-            i for i in ids if not store.apply_star(ItemStarred(i, utc_now(), starred=not unstar))
-        ]
-    for item_id in ids:
-        if item_id not in unknown:
-            click.echo(f"{'unstarred' if unstar else 'starred'}: {item_id}")
-    if unknown:
-        raise DigestError(f"no saved item with id {', '.join(map(str, unknown))}")
+        for line in mark_unread(store, refs):
+            click.echo(for_terminal(line))
+
+
+@cli.group()
+@common_options
+def highlight() -> None:
+    """Highlights imported from Kindle clippings or a Readwise export."""
+
+
+@highlight.command("done")
+@click.argument("ids", nargs=-1, required=True, type=int)
+@common_options
+@locked
+def highlight_done(ids: tuple[int, ...]) -> None:
+    """Retire highlights (by the id "From your highlights" shows): never brought back again."""
+    from digest.clock import utc_now
+    from digest.store import open_store
+    from digest.text import shorten
+
+    with open_store(config().db_path) as store:
+        retired = {i: store.retire_highlight(i, utc_now()) for i in ids}
+    for highlight_id, text in retired.items():
+        if text is not None:
+            click.echo(for_terminal(f"done: {highlight_id} {shorten(text, 70)}"))
+    if unknown := [str(i) for i, text in retired.items() if text is None]:
+        raise DigestError(f"no highlight with id {', '.join(unknown)}")
 
 
 @cli.group()
@@ -170,7 +232,7 @@ def rules_test(week: str | None) -> None:
 
     cfg = config()
     for line in rules_report(cfg, week_period(cfg, week, utc_now())):
-        click.echo(for_display(line))
+        click.echo(for_terminal(line))
 
 
 @cli.command()
@@ -187,11 +249,14 @@ def status(as_json: bool, list_all: bool, failed_only: bool, source: str | None)
     """Sources and their health, items by state, items to look at and why, recent runs,
     LLM usage."""
     from digest.commands.status import StatusQuery, gather_status, render_status
+    from digest.runtime.lock import live_holder_started
     from digest.store import open_store
 
-    with open_store(config().db_path) as store:
+    cfg = config()
+    query = StatusQuery(list_all, failed_only, source, live_holder_started(cfg.data_dir))
+    with open_store(cfg.db_path) as store:
         _known_source(store, source)
-        data = gather_status(store, StatusQuery(list_all, failed_only, source))
+        data = gather_status(store, query)
     render_status(data, as_json=as_json)
 
 

@@ -21,7 +21,7 @@ from digest.cli.base import (
 )
 from digest.errors import DeliveryError
 from digest.models import Stage
-from digest.urls import for_display
+from digest.text import for_terminal
 
 
 def _run_stages(
@@ -55,7 +55,7 @@ def _run_stages(
     print_reports(result.reports)
     if result.path is not None:
         click.echo(str(result.path))
-    if result.path is not None and result.needs_attention:
+    if (result.path is not None and result.needs_attention) or result.left_behind:
         sys.exit(EXIT_WRITTEN_NOT_DELIVERED)
 
 
@@ -71,14 +71,26 @@ def _run_stages(
     "--since", metavar="YYYY-Www", help="Every week with items from this one to now (backfill)."
 )
 @click.option("--all", "every_week", is_flag=True, help="Every week that has items (backfill).")
+@click.option(
+    "--sample",
+    is_flag=True,
+    help="This week from a sample of saves written by us, in <data>/sample (offline, no key).",
+)
 @RETRY
 @common_options
 @locked
-def now(week: str | None, dry_run: bool, since: str | None, every_week: bool, retry: bool) -> None:
+def now(
+    week: str | None, dry_run: bool, since: str | None, every_week: bool, retry: bool, sample: bool
+) -> None:
     """Collect, fetch, note, compose and deliver the digest of one week; print its path last.
 
     With --since or --all, write every week that has items, one line each; past weeks are
-    not mailed."""
+    not mailed. With --sample, see what a week looks like before saving anything."""
+    if sample:
+        if week or dry_run or since or every_week or retry:
+            raise click.UsageError("--sample goes alone")
+        _sample()
+        return
     if since or every_week:
         if week or dry_run:
             raise click.UsageError("--since/--all cannot go with --week or --dry-run")
@@ -100,6 +112,23 @@ def now(week: str | None, dry_run: bool, since: str | None, every_week: bool, re
         retry_fetch=retry,
         retry_notes=retry,
     )
+
+
+def _sample() -> None:
+    from digest.clock import utc_now
+    from digest.commands.sample import run_sample
+
+    cfg = config()
+    result = run_sample(cfg, utc_now())
+    print_reports([report for report in result.reports if report.failures])
+    click.echo(
+        "digest: the sample week (saves written by us, in"
+        f" {cfg.data_dir / 'sample' / 'inbox'}); your own saves go in a file source's folder"
+        " (`digest config path` shows the config), then run `digest now`",
+        err=True,
+    )
+    if result.path is not None:
+        click.echo(str(result.path))
 
 
 def _backfill(since: str | None, retry: bool) -> None:
@@ -247,5 +276,5 @@ def resend(week: str, to: tuple[str, ...]) -> None:
         f"mailed {outcome.period} revision {outcome.revision} to {', '.join(to or cfg.email.to)}"
     )
     if outcome.failures:  # some recipients refused it
-        click.echo(for_display(f"digest: {outcome.failures[0]}"), err=True)
+        click.echo(for_terminal(f"digest: {outcome.failures[0]}"), err=True)
         sys.exit(EXIT_WRITTEN_NOT_DELIVERED)

@@ -15,7 +15,7 @@ from digest.cli.base import (
     config,
     locked,
 )
-from digest.urls import for_display
+from digest.text import for_terminal
 
 if TYPE_CHECKING:  # config pulls in pydantic: imported when a command needs it
     from digest.config import Config
@@ -60,7 +60,7 @@ def import_(files: tuple[Path, ...], forced_format: str | None) -> None:
         is_failure = isinstance(outcome, Unimported) and outcome.failed
         failed += is_failure
         for line in describe(outcome):
-            click.echo(for_display(f"digest: {line}" if is_failure else line), err=is_failure)
+            click.echo(for_terminal(f"digest: {line}" if is_failure else line), err=is_failure)
     if failed and failed == len(outcomes):
         click.get_current_context().exit(1)
 
@@ -82,7 +82,7 @@ def sources_list() -> None:
     with open_store(cfg.db_path) as store:
         rows = all_sources(store, cfg.sources)
     columns = ("name", "kind", "origin", "status", "items", "location")
-    table = [columns, *(tuple(for_display(str(row[c])) for c in columns) for row in rows)]
+    table = [columns, *(tuple(for_terminal(str(row[c])) for c in columns) for row in rows)]
     widths = [max(len(line[i]) for line in table) for i in range(len(columns) - 1)]
     for line in table:
         click.echo("  ".join([*(v.ljust(w) for v, w in zip(line, widths, strict=False)), line[-1]]))
@@ -169,11 +169,11 @@ def sources_rename(old: str, new: str) -> None:
 
 def _manage(change: Callable[[Config, Store], str]) -> None:
     """Run one `digest sources` change and print what it did."""
+    from digest.collect.manage import editing
     from digest.store import open_store
 
-    cfg = config()
-    with open_store(cfg.db_path) as store:
-        click.echo(for_display(change(cfg, store)))
+    with editing(config()) as cfg, open_store(cfg.db_path) as store:
+        click.echo(for_terminal(change(cfg, store)))
 
 
 @cli.command()
@@ -199,5 +199,5 @@ def add(url: str, title: str | None, note: str | None, saved_at: datetime | None
     )
     with open_store(cfg.db_path) as store:
         is_new = add_url(store, url, title=title, note=note, saved_at=when, now=utc_now())
-    shown = for_display(url)
+    shown = for_terminal(url)
     click.echo(f"saved {shown}" if is_new else f"already saved: {shown}")

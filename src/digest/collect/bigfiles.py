@@ -15,7 +15,14 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from digest.collect.filesave import FileReport, after_line_only, file_key, load, save_result
-from digest.collect.filetext import Opener, encoding_of, line_problem, open_binary, unreadable
+from digest.collect.filetext import (
+    Opener,
+    encoding_of,
+    line_problem,
+    open_binary,
+    unreadable,
+    without_controls,
+)
 from digest.collect.formats import (
     ImportResult,
     LineImporter,
@@ -146,7 +153,7 @@ class FileLines:
                 Rejected(self.ended, line[:200].replace("\x00", "\ufffd"), problem)
             )
             return ""
-        return line
+        return without_controls(line)
 
 
 def save_big(

@@ -184,7 +184,7 @@ def all_sources(store: Store, declared: Sequence[SourceConfig]) -> list[dict[str
     listed = []
     for source in declared:
         row = rows.pop(source.name, None)
-        location = source.url or str(source.path)
+        location = source.url or source.imap_location or str(source.path)
         entry = _listed(source.name, source.kind, "config", location, row)
         listed.append(entry | {"status": "paused"} if source.paused else entry)
     for row in rows.values():

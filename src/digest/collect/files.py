@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -31,6 +31,7 @@ from digest.collect.filesave import (
     save,
 )
 from digest.collect.filetext import file_size, good_text, read_bytes, read_head, unreadable
+from digest.collect.highlights import HighlightsReport, highlights_format, import_highlights
 from digest.collect.importers.common import url_problem
 from digest.collect.importers.posts import signals_of_posts
 from digest.config import IMPORT_SOURCE, MANUAL_SOURCE, SourceConfig
@@ -45,9 +46,9 @@ MAX_LISTED = 10  # problem lines shown per file; the rest are counted
 # -- reporting ------------------------------------------------------------------
 
 
-def describe(report: FileReport | FeedListReport | Unimported) -> list[str]:
+def describe(report: ImportOutcome) -> list[str]:
     """The lines `digest import` prints for one file: a summary, then what was not understood."""
-    if isinstance(report, FeedListReport | Unimported):
+    if isinstance(report, FeedListReport | HighlightsReport | Unimported):
         return report.describe()
     counts = [
         f"{report.new} new",
@@ -157,7 +158,7 @@ class Unimported:
         return [f"{self.path}: {self.reason}"]
 
 
-ImportOutcome = FileReport | FeedListReport | Unimported
+ImportOutcome = FileReport | FeedListReport | HighlightsReport | Unimported
 
 
 def import_files(
@@ -214,6 +215,8 @@ def _import_one(
         text, bad = good_text(read_bytes(path), path)
         if not text.strip():
             return Unimported(path, "an empty file, nothing to import", failed=False)
+        if (highlights := highlights_format(text, forced_format)) is not None:
+            return import_highlights(store, path, text, highlights, source_id, zone, now)
         planned = _plan(path, text, forced_format, recorded)
         if isinstance(planned, FeedList):
             return import_feed_list(store, planned, declared, now)
@@ -257,11 +260,34 @@ def files_under(root: Path | None, *, follow_symlinks: bool = False) -> Found:
             raise SourceError("no such file or folder", path=root)
         return _sorted(_regular([root], follow_symlinks=True))
     candidates: list[Path] = []
-    for folder, dirs, files in os.walk(root, onerror=_raise_source_error):
+    unread: list[Unimported] = []
+    for folder, dirs, files in os.walk(root, onerror=_unread_folder(root, unread)):
         dirs[:] = [name for name in dirs if not name.startswith(".")]
-        names = [*files, *(name for name in dirs if Path(folder, name).is_symlink())]
+        names = [*files, *(name for name in dirs if _is_link(Path(folder, name)))]
         candidates.extend(Path(folder, name) for name in names if not name.startswith("."))
-    return _sorted(_regular(candidates, follow_symlinks=follow_symlinks))
+    found = _regular(candidates, follow_symlinks=follow_symlinks)
+    found.left.extend(unread)
+    return _sorted(found)
+
+
+def _unread_folder(root: Path, unread: list[Unimported]) -> Callable[[OSError], None]:
+    """What os.walk does with a folder it cannot list: the source's own folder is a
+    SourceError; one below it is left behind (named, failed), the rest read."""
+
+    def left_behind(exc: OSError) -> None:
+        if Path(exc.filename) == root:
+            raise unreadable(exc.filename, exc, "list") from exc
+        why = f"a folder that cannot be read ({exc.strerror or exc}): its files are left behind"
+        unread.append(Unimported(Path(exc.filename), why))
+
+    return left_behind
+
+
+def _is_link(path: Path) -> bool:
+    try:
+        return path.is_symlink()
+    except OSError:
+        return False  # a folder os.walk then names as unreadable, a file _regular does
 
 
 def _sorted(found: Found) -> Found:
@@ -271,7 +297,7 @@ def _sorted(found: Found) -> Found:
 def _regular(paths: list[Path], *, follow_symlinks: bool) -> Found:
     found = Found()
     for path in paths:
-        if path.is_symlink() and not follow_symlinks:
+        if _is_link(path) and not follow_symlinks:
             found.left.append(
                 _left(
                     path,
@@ -336,10 +362,6 @@ def not_saves(path: Path, head: str) -> Unimported | None:
     else:
         return None
     return Unimported(path, f"not a saves file: {why}; skipped", failed=False)
-
-
-def _raise_source_error(exc: OSError) -> None:
-    raise unreadable(exc.filename, exc, "list") from exc
 
 
 def _plan(

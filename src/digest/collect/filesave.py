@@ -7,6 +7,7 @@ refused here (files.py adds its feeds as sources).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from pathlib import Path
@@ -106,8 +107,9 @@ def save(
 
 
 def file_key(path: Path) -> str:
-    """How the store names a file (its readings, its state as a source)."""
-    return str(path.absolute())
+    """How the store names a file (its readings, its state as a source): a name's bytes
+    that are not UTF-8 (surrogateescape) written as `\\xe9`, which SQLite can store."""
+    return os.fsencode(path.absolute()).decode("utf-8", "backslashreplace")
 
 
 def after_line_only(result: ImportResult, line: int) -> ImportResult:

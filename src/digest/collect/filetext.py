@@ -96,6 +96,7 @@ def encoding_of(data: bytes, path: Path) -> str:
 # reported, as is one holding bytes its encoding could not read.
 _CONTROL = re.compile("[\x00-\x08\x0e-\x1a\x1c-\x1f]")
 BINARY_SHARE = 0.3
+CONTROL_SHARE = 0.1  # of a line: binary junk, not a stray control character in a title
 SOME_CONTROLS = 0.05
 
 
@@ -111,13 +112,21 @@ def _mostly_binary(head: bytes) -> bool:
 
 
 def line_problem(line: str, *, undecodable: bool = True) -> str | None:
-    """Why a line of a text file is skipped: binary bytes, or (`undecodable`: the decoder
-    put U+FFFD there) bytes that are not text in the file's encoding; None for a good one."""
-    if _CONTROL.search(line):
+    """Why a line of a text file is skipped: binary bytes (a NUL, or control characters
+    that are CONTROL_SHARE of it: a few in a title are removed instead, see
+    without_bad_lines), or (`undecodable`: the decoder put U+FFFD there) bytes that are not
+    text in the file's encoding; None for a good one."""
+    controls = len(_CONTROL.findall(line))
+    if "\x00" in line or (controls and controls >= CONTROL_SHARE * len(line)):
         return "binary bytes (NUL or control characters); line skipped"
     if undecodable and "\ufffd" in line:
         return "bytes that are not text in the file's encoding; line skipped"
     return None
+
+
+def without_controls(line: str) -> str:
+    """A good line's few control characters removed (a BEL in a title): the save is kept."""
+    return _CONTROL.sub("", line)
 
 
 def without_bad_lines(text: str, *, undecodable: bool) -> tuple[str, list[Rejected]]:
@@ -131,6 +140,8 @@ def without_bad_lines(text: str, *, undecodable: bool) -> tuple[str, list[Reject
         if (problem := line_problem(line, undecodable=undecodable)) is not None:
             skipped.append(Rejected(index + 1, _CONTROL.sub("\ufffd", line)[:200], problem))
             lines[index] = ""
+        else:
+            lines[index] = without_controls(line)
     return "\n".join(lines), skipped
 
 

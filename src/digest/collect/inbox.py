@@ -48,7 +48,7 @@ from digest.collect.files import Found, Unimported, describe, files_under, not_s
 from digest.collect.filesave import FileReport, file_key, load, save
 from digest.collect.filetext import Opener, open_binary, read_bytes, read_head, unreadable
 from digest.config import SourceConfig
-from digest.errors import ImportFormatError, SourceError, unit_bug
+from digest.errors import ImportFormatError, SourceError, StoreError, unit_bug
 from digest.lifecycle import FileSeen, FilesGone, ReadingVoided, SourceChecked, SourceFailed
 from digest.models import FileReading, Rejected, Stage, StageReport
 from digest.store import Store
@@ -92,7 +92,9 @@ def collect_file_source(
         report.failures.append(f"{source.name}: {exc}")
         store.apply_source(SourceFailed(source_id, str(exc), now))
         return report
-    report.info.extend(line for left in found.left for line in left.describe())
+    for left in found.left:  # a folder that cannot be read has failed; the rest is news
+        (report.failures if left.failed else report.info).extend(left.describe())
+        report.left_behind += left.failed
     _forget_gone(store, source.path, found)
     paths = found.files
     file_errors: list[str] = []
@@ -102,7 +104,10 @@ def collect_file_source(
         except (SourceError, ImportFormatError) as exc:
             file_errors.append(str(exc))
             report.failures.append(str(exc))
+            report.left_behind += isinstance(exc, SourceError)
             continue
+        except StoreError:
+            raise  # the store cannot take saves (a full disk): the run stops, one line
         except Exception as exc:  # a bug: this file fails, the others go on
             file_errors.append(line := unit_bug(str(path), exc))
             report.failures.append(line)
@@ -141,7 +146,7 @@ def _collect_one(
 ) -> FileReport | Unimported | None:
     """Import what is new in `path`; None when nothing changed since it was last read, an
     Unimported when it is left alone (too big, no saves file, written to while read)."""
-    key = str(path.absolute())
+    key = file_key(path)
     state = store.file_state(key)
     checked_ns = time.time_ns()
     stat = _stat(path)  # before reading: a write racing the read is seen next time

@@ -3,31 +3,83 @@ the config file itself (tomlkit keeps its comments and layout), the others in th
 
 A removed source keeps its row in the store, so its items keep their source; it is no
 longer listed or polled. A renamed config source takes its store row (poll state, items)
-along. Every edit of the config file is read back as a config before it replaces the
-file: an edit never leaves a config that does not load.
+along.
+
+An edit of the config file is a transaction (`editing`): under a lock beside the file,
+the file is read again and checked as a config, changed through tomlkit, read back as a
+config, and written atomically with its mode and owner kept; a file its owner may not
+write (no write permission) is refused, as editors refuse it. So twenty `sources add` at
+once keep twenty sources, removing the last source leaves no `sources = []`, and a comment
+stays with the table it stands above.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import fcntl
+import os
+import re
+import stat
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import tomlkit
-from tomlkit.items import Table
+from tomlkit.items import AoT, Array, Comment, Table, Whitespace
 from tomlkit.toml_document import TOMLDocument
 
 from digest.atomic import write_atomic
 from digest.collect.feedlists import all_sources, feed_key
-from digest.config import RESERVED_SOURCE_NAMES, Config, SourceConfig, parse_config, web_url
+from digest.config import (
+    RESERVED_SOURCE_NAMES,
+    Config,
+    SourceConfig,
+    load_config,
+    parse_config,
+    web_url,
+)
 from digest.errors import ConfigError, SourceError
 from digest.lifecycle import SourcePaused, SourceRemoved, SourceRenamed
 from digest.store import Store
 from digest.store.records import ManagedSource
 
 CLI_ORIGIN = "cli"  # a feed `digest sources add` kept in the store: there was no config file
+_HEADER = re.compile(r"^\s*\[")
+_SOURCES_HEADER = re.compile(r"^\s*\[\[\s*sources\s*\]\]")
+_SOURCES_PART = re.compile(r"^\s*\[\[?\s*sources\s*\.")  # [sources.auth]: the same source
+
+
+@contextmanager
+def editing(config: Config) -> Iterator[Config]:
+    """The config as its file holds it now, under the lock of its edits (None path: as it
+    is, for the store alone); ConfigError if the file may not be written."""
+    if config.path is None:
+        yield config
+        return
+    path = config.path.resolve()
+    _check_writable(path)
+    lock = path.with_name(f".{path.name}.lock")
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield load_config(config.path)
+    finally:
+        os.close(fd)
+
+
+def _check_writable(path: Path) -> None:
+    """Refuse a config its owner made read-only, or one this user may not write."""
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:
+        raise ConfigError(f"config error: {path}: cannot edit: {exc.strerror or exc}") from exc
+    if not mode & stat.S_IWUSR or not os.access(path, os.W_OK):
+        raise ConfigError(
+            f"config error: {path}: cannot edit: the file is read-only;"
+            " make it writable (chmod u+w) or edit it by hand"
+        )
 
 
 def add_feed(
@@ -48,7 +100,7 @@ def add_feed(
         store.add_imported_feed(name, url, topic=category, origin=CLI_ORIGIN, now=now)
         return f"added feed {name!r} ({url}); no config file, so it is kept in the store"
     table = {"name": name, "kind": "feed", "url": url} | ({"topic": category} if category else {})
-    _edit(config.path, lambda doc: _append_source(doc, table))
+    _edit(config.path, _through_tomlkit(lambda doc: _append_source(doc, table)))
     return f"added feed {name!r} ({url}) to {config.path}"
 
 
@@ -57,7 +109,7 @@ def remove_source(config: Config, store: Store, name: str, now: datetime) -> str
     declared, row = _find(config, store, name)
     items = next((listing.items for listing in store.list_sources() if listing.name == name), 0)
     if declared is not None:
-        _edit(_file(config), lambda doc: _delete_source(doc, name))
+        _edit(_file(config), lambda text: _delete_source(text, name))
     if row is not None:
         store.apply_source(SourceRemoved(row.id, now))
     where = f" from {config.path}" if declared is not None else ""
@@ -68,7 +120,8 @@ def set_paused(config: Config, store: Store, name: str, paused: bool) -> str:
     """Pause (not collected until resumed) or resume a source."""
     declared, row = _find(config, store, name)
     if declared is not None:
-        _edit(_file(config), lambda doc: _set_key(_source_table(doc, name), "paused", paused))
+        pause = _through_tomlkit(lambda doc: _set_key(_source_table(doc, name), "paused", paused))
+        _edit(_file(config), pause)
     elif row is not None:
         store.apply_source(SourcePaused(row.id, paused))
     if paused:
@@ -81,7 +134,8 @@ def rename_source(config: Config, store: Store, old: str, new: str) -> str:
     declared, row = _find(config, store, old)
     _check_free(new, config, store)
     if declared is not None:
-        _edit(_file(config), lambda doc: _set_key(_source_table(doc, old), "name", new))
+        rename = _through_tomlkit(lambda doc: _set_key(_source_table(doc, old), "name", new))
+        _edit(_file(config), rename)
     if row is not None:
         store.apply_source(SourceRenamed(row.id, new))
     return f"renamed {old!r} to {new!r}"
@@ -141,20 +195,31 @@ def _file(config: Config) -> Path:
 # -- the config file -------------------------------------------------------------------
 
 
-def _edit(path: Path, change: Callable[[TOMLDocument], None]) -> None:
-    """Change the config file in place (its comments kept), if the result still loads."""
+def _edit(path: Path, change: Callable[[str], str]) -> None:
+    """Change the config file's text (its comments kept) if the result still loads; the
+    caller holds `editing`."""
     path = path.resolve()  # a symlinked config stays a symlink
     try:
-        document = tomlkit.parse(path.read_text(encoding="utf-8"))
+        before = path.stat()
+        text = change(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomlkit.exceptions.ParseError) as exc:
         raise ConfigError(f"config error: {path}: cannot edit: {exc}") from exc
-    change(document)
-    text = tomlkit.dumps(document)
     parse_config(text, path)  # ConfigError, with the file and line, if it no longer loads
     try:
         write_atomic(path, text)
+        if (before.st_uid, before.st_gid) != (path.stat().st_uid, path.stat().st_gid):
+            os.chown(path, before.st_uid, before.st_gid)  # root edited a user's file
     except OSError as exc:
         raise ConfigError(f"config error: {path}: cannot write: {exc.strerror or exc}") from exc
+
+
+def _through_tomlkit(change: Callable[[TOMLDocument], None]) -> Callable[[str], str]:
+    def edit(text: str) -> str:
+        document = tomlkit.parse(text)
+        change(document)
+        return tomlkit.dumps(document)
+
+    return edit
 
 
 def _sources(document: TOMLDocument) -> Sequence[Any]:
@@ -170,19 +235,71 @@ def _source_table(document: TOMLDocument, name: str) -> Any:
 
 
 def _append_source(document: TOMLDocument, values: dict[str, str]) -> None:
+    sources = document.get("sources")
+    if isinstance(sources, AoT) and len(sources):
+        table = tomlkit.table()
+        table.update(values)
+        # the comments that end the last source stand above what follows: after the new one
+        table.value.body.extend([(None, tomlkit.ws("\n")), *_trailing(sources[-1].value.body)])
+        sources.append(table)
+        return
+    if isinstance(sources, Array) and len(sources):  # sources = [{ ... }]
+        sources.append(tomlkit.inline_table() | values)
+        return
+    if sources is not None:  # sources = []
+        del document["sources"]
     table = tomlkit.table()
     table.update(values)
     table.add(tomlkit.nl())
-    if "sources" in document:
-        document["sources"].append(table)
-    else:
-        document.append("sources", tomlkit.aot())
-        document["sources"].append(table)
+    if not document.as_string().endswith("\n\n"):
+        document.add(tomlkit.nl())
+    document.append("sources", tomlkit.aot())
+    document["sources"].append(table)
 
 
-def _delete_source(document: TOMLDocument, name: str) -> None:
-    sources = document["sources"]
-    del sources[sources.index(_source_table(document, name))]
+def _trailing(body: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
+    """Take the comments that end a table's body (from the first after its last key)."""
+    keep = len(body)
+    while (
+        keep and body[keep - 1][0] is None and isinstance(body[keep - 1][1], Comment | Whitespace)
+    ):
+        keep -= 1
+    while keep < len(body) and not isinstance(body[keep][1], Comment):
+        keep += 1  # the blank lines after the keys stay
+    taken = body[keep:]
+    del body[keep:]
+    return taken
+
+
+def _delete_source(text: str, name: str) -> str:
+    """The text without the [[sources]] table named `name` and the comment lines right
+    above it; the comments that end it (about what follows) are kept."""
+    document = tomlkit.parse(text)
+    sources = document.get("sources")
+    index = _sources(document).index(_source_table(document, name))
+    if not isinstance(sources, AoT):  # sources = [{ ... }]: no comments between tables
+        del sources[index]  # type: ignore[union-attr]
+        return tomlkit.dumps(document)
+    lines = text.splitlines(keepends=True)
+    headers = [n for n, line in enumerate(lines) if _SOURCES_HEADER.match(line)]
+    start = headers[index]
+    end = next(
+        (
+            n
+            for n in range(start + 1, len(lines))
+            if _HEADER.match(lines[n]) and not _SOURCES_PART.match(lines[n])
+        ),
+        len(lines),
+    )
+    while end > start + 1 and _is_comment_or_blank(lines[end - 1]):
+        end -= 1  # the comments that end the table stand above what follows: kept
+    while start > 0 and lines[start - 1].lstrip().startswith("#"):
+        start -= 1  # the comments right above the table are its own
+    return "".join(lines[:start] + lines[end:])
+
+
+def _is_comment_or_blank(line: str) -> bool:
+    return not line.strip() or line.lstrip().startswith("#")
 
 
 def _set_key(table: Any, key: str, value: object) -> None:

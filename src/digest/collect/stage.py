@@ -1,4 +1,4 @@
-"""The collect stage: every source of the config (files, feeds) and the feeds imported into
+"""The collect stage: every source of the config (files, mailboxes, feeds) and the feeds imported into
 the store (OPML), and a line for new items that belong to weeks before the run's."""
 
 from __future__ import annotations
@@ -8,7 +8,8 @@ from dataclasses import dataclass, replace
 from digest.collect.feedlists import imported_feed_sources
 from digest.collect.feeds import collect_feeds
 from digest.collect.inbox import collect_file_source
-from digest.config import SourceConfig
+from digest.collect.mail.stage import collect_mail_source
+from digest.config import MAIL_KINDS, SourceConfig
 from digest.fetch.client import Fetcher
 from digest.models import Period, Stage, StageReport
 from digest.periods import period_containing
@@ -34,7 +35,7 @@ def source_ids(run: RunContext) -> list[tuple[int, SourceConfig]]:
             run.store.ensure_source(
                 source.name,
                 source.kind,
-                url=source.url,
+                url=source.url or source.imap_location,
                 path=str(source.path) if source.path else None,
                 now=run.clock(),
             ),
@@ -55,6 +56,9 @@ async def collect(run: RunContext) -> list[StageReport]:
     for sid, source in sources:
         if source.kind == "file":
             reports.append(collect_file_source(run.store, source, sid, run.config.digest.zone, now))
+            run.progress(Stage.COLLECT, len(reports), len(sources))
+        elif source.kind in MAIL_KINDS:
+            reports.append(collect_mail_source(run.store, source, sid, now))
             run.progress(Stage.COLLECT, len(reports), len(sources))
     if feeds:
         async with Fetcher(run.config.fetch, run.waits) as fetcher:

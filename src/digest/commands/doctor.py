@@ -2,7 +2,7 @@
 
 Checks the config, the data folder, the database, the sources, the voice of the audio
 edition when it is enabled, the network (DNS for
-every feed host, and one feed), the LLM endpoint and the SMTP server, each with our
+every feed host, and one feed), a login to each IMAP source, the LLM endpoint and the SMTP server, each with our
 own timeouts. It writes nothing: the data folder is checked with access(2), the
 database is opened read-only (never created or migrated), no mail is sent. The config
 comes first: without it nothing else can be checked.
@@ -26,9 +26,10 @@ import openai
 
 from digest.audio.voices import NoVoice, voice_for
 from digest.clock import utc_now
-from digest.config import Config, SourceConfig, load_config, user_config_path
+from digest.collect.mail.boxes import imap_reachable
+from digest.config import MAIL_KINDS, Config, SourceConfig, load_config, user_config_path
 from digest.deliver.mail import UNREACHABLE, check_server
-from digest.errors import DeliveryError, DigestError, FetchError
+from digest.errors import DeliveryError, DigestError, FetchError, SourceError
 from digest.store import open_store_read_only, schema_differences
 from digest.urls import holds_secret
 
@@ -80,6 +81,7 @@ def run_checks(
     if local:
         return
     yield from check_network(config, feeds, resolve)
+    yield from check_mailboxes(config)
     yield _checked("llm", check_llm, config)
     yield _checked("smtp", check_smtp, config)
 
@@ -174,13 +176,30 @@ def _feed_sources(config: Config) -> list[SourceConfig]:
 def check_sources(config: Config, feeds: list[SourceConfig]) -> Iterator[Check]:
     """A line per file source that cannot be read and per feed URL that does not parse."""
     problems = [
-        *(_file_source_problem(source) for source in config.sources if source.kind == "file"),
+        *(
+            _file_source_problem(source)
+            for source in config.sources
+            if source.kind in ("file", "maildir", "mbox")
+        ),
         *(_feed_url_problem(source) for source in feeds),
     ]
     yield from filter(None, problems)
     if not any(problems):
         files = sum(source.kind == "file" for source in config.sources)
-        yield Check("sources", True, f"feeds: {len(feeds)}, file sources: {files}")
+        mail = sum(source.kind in MAIL_KINDS for source in config.sources)
+        mailboxes = f", mailboxes: {mail}" if mail else ""
+        yield Check("sources", True, f"feeds: {len(feeds)}, file sources: {files}{mailboxes}")
+
+
+def check_mailboxes(config: Config) -> Iterator[Check]:
+    """A line per IMAP source: logged in, or why not (a refused login names the source)."""
+    for source in config.sources:
+        if source.kind == "imap" and not source.paused:
+            try:
+                yield Check(f"source {source.name!r}", True, imap_reachable(source))
+            except SourceError as exc:
+                fix = "check host, port, security, user and the password it names"
+                yield Check(f"source {source.name!r}", False, str(exc), fix)
 
 
 def _file_source_problem(source: SourceConfig) -> Check | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Sequence
 from typing import Any, TextIO
 
 from digest.compose.unread import pretend_note
@@ -34,10 +35,13 @@ FIELDS = [
     "read_at",
     "note_by",
     "note_error",
+    "starred",
+    "newsletters",
+    "highlights",
 ]  # documented in docs/export.md
 
 
-def export_row(item: Item) -> dict[str, Any]:
+def export_row(item: Item, starred: bool = False, highlights: Sequence[str] = ()) -> dict[str, Any]:
     return {
         "id": item.id,
         "url": item.url and for_display(item.url),  # no password or token of a URL printed
@@ -58,6 +62,9 @@ def export_row(item: Item) -> dict[str, Any]:
         "read_at": item.read_at.isoformat() if item.read_at else None,
         "note_by": note_by(item),
         "note_error": item.note_error and for_display(item.note_error),
+        "starred": starred,
+        "newsletters": list(item.newsletters),  # the letters it came in
+        "highlights": list(highlights),  # what the reader highlighted in it
     }
 
 
@@ -70,7 +77,9 @@ def note_by(item: Item) -> str | None:
 
 def write_export(store: Store, period: Period | None, fmt: str, out: TextIO) -> None:
     items = store.items_saved_between(period.start, period.end) if period else store.all_items()
-    rows = (export_row(item) for item in items)
+    stars = store.starred_ids()
+    highlighted = store.highlights_of([item.id for item in items])
+    rows = (export_row(item, item.id in stars, highlighted.get(item.id, ())) for item in items)
     if fmt == "jsonl":
         for row in rows:
             out.write(json.dumps(row, ensure_ascii=False) + "\n")
@@ -78,7 +87,12 @@ def write_export(store: Store, period: Period | None, fmt: str, out: TextIO) -> 
     writer = csv.DictWriter(out, fieldnames=FIELDS)
     writer.writeheader()
     for row in rows:
-        joined = row | {"tags": ";".join(row["tags"]), "links": " ".join(row["links"])}
+        joined = row | {
+            "tags": ";".join(row["tags"]),
+            "links": " ".join(row["links"]),
+            "newsletters": ";".join(row["newsletters"]),
+            "highlights": "\n".join(row["highlights"]),
+        }
         writer.writerow({name: csv_cell(value) for name, value in joined.items()})
 
 

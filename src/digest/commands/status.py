@@ -11,7 +11,7 @@ import json
 import re
 import sys
 from dataclasses import asdict, dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from rich import box
@@ -21,7 +21,8 @@ from rich.table import Table
 from digest.compose.unread import QUALITY_REASONS, fetch_reason
 from digest.errors import FailureKind
 from digest.store import Store
-from digest.store.records import ItemToLookAt, LLMTotals, LLMUsageBy, SourceListing
+from digest.store.records import ItemToLookAt, LLMTotals, LLMUsageBy, RunRecord, SourceListing
+from digest.text import for_terminal
 from digest.urls import for_display
 
 SCHEMA = "digest-status"
@@ -44,6 +45,9 @@ class StatusQuery:
     list_all: bool = False  # every item to look at, not the first LISTED_BY_DEFAULT
     failed_only: bool = False  # failed items only, not those kept with a quality verdict
     source: str | None = None  # only this source and its items
+    # when the live holder of the run lock took it (runtime.lock.live_holder_started): a
+    # run still 'running' that started before is shown 'interrupted'; None: none runs now
+    live_run_since: datetime | None = None
 
 
 def gather_status(store: Store, query: StatusQuery = StatusQuery()) -> dict[str, Any]:
@@ -60,6 +64,7 @@ def gather_status(store: Store, query: StatusQuery = StatusQuery()) -> dict[str,
         "filters": {"source": query.source, "failed_only": query.failed_only},
         "sources": [_source(row) for row in sources],
         "items": _item_totals(store.item_counts(query.source)),
+        "network": _network(store, query.source),
         "items_to_look_at": {
             "total": total,
             "listed": len(rows),
@@ -76,8 +81,34 @@ def gather_status(store: Store, query: StatusQuery = StatusQuery()) -> dict[str,
             }
             for delivery in store.deliveries(ATTENTION)
         ],
-        "runs": [asdict(run) for run in store.recent_runs()],
+        "runs": [_run(run, query.live_run_since) for run in store.recent_runs()],
         "llm": _llm(store.llm_usage(), store.llm_usage_by()),
+    }
+
+
+def _run(run: RunRecord, live_since: datetime | None) -> dict[str, Any]:
+    """A run as status shows it: one still 'running' with no live process behind it died."""
+    shown = asdict(run)
+    if run.status == "running":
+        started = datetime.fromisoformat(run.started_at)
+        alive = live_since is not None and started >= live_since - timedelta(seconds=2)
+        shown["status"] = "running" if alive else "interrupted"
+    return shown
+
+
+def _network(store: Store, source: str | None) -> dict[str, Any]:
+    """Whether the last fetch had a network, and the pages no run has fetched yet."""
+    offline_at = store.last_fetch_offline()
+    waiting = store.pages_not_fetched(source)
+    what: str | None = None
+    if offline_at is not None and waiting:
+        what = "`digest now --retry` fetches them once you are online"
+    elif waiting:
+        what = "the next run fetches them"
+    return {
+        "offline_at": offline_at.isoformat() if offline_at else None,
+        "pages_not_fetched": waiting,
+        "what_to_do": what,
     }
 
 
@@ -143,6 +174,8 @@ def render_status(data: dict[str, Any], *, as_json: bool, console: Console | Non
     columns = ["name", "kind", "status", "items", "last_checked_at", "last_error", "location"]
     console.print(_table("Sources", data["sources"], columns, console.width))
     console.print(_items_line(data["items"]))
+    if line := _network_line(data["network"]):
+        console.print(line)
     _print_items_to_look_at(console, data["items_to_look_at"])
     if deliveries := data["deliveries_needing_attention"]:
         columns = ["period", "channel", "status", "attempts", "error"]
@@ -162,6 +195,17 @@ def _items_line(items: dict[str, Any]) -> str:
         verdicts = ", ".join(f"{count} {verdict}" for verdict, count in items["by_quality"].items())
         line += f"; no article: {verdicts}"
     return line + f"; {items['read']} read, {items['unread']} unread"
+
+
+def _network_line(network: dict[str, Any]) -> str | None:
+    waiting = network["pages_not_fetched"]
+    if not waiting:
+        return None
+    pages = f"{waiting} page{'' if waiting == 1 else 's'} not fetched yet"
+    if network["offline_at"]:
+        at = _one_line(network["offline_at"])
+        return f"No network at the last fetch ({at}): {pages}; {network['what_to_do']}"
+    return f"{pages.capitalize()}: {network['what_to_do']}"
 
 
 def _print_items_to_look_at(console: Console, block: dict[str, Any]) -> None:
@@ -275,7 +319,7 @@ def _level(widths: list[int], least: list[int], group: list[int], room: int) -> 
 
 
 def _one_line(value: object) -> str:
-    text = " ".join(for_display(str(value)).split())
+    text = for_terminal(" ".join(str(value).split()))
     if _TIMESTAMP.match(text):  # stored as ISO 8601 UTC; to the minute is enough to read
         return datetime.fromisoformat(text).strftime("%Y-%m-%d %H:%M")
     return text

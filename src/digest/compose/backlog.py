@@ -2,22 +2,28 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 
 from digest.compose.digest import Backlog, post_links
+from digest.compose.linktitles import link_title
 from digest.config import Config
 from digest.errors import DigestError
-from digest.lifecycle import item_read
-from digest.models import Item, Period
+from digest.lifecycle import RESURFACED_PER_WEEK, ItemRead, ItemStarred, resurfacing_due
+from digest.models import Item, Period, StoredHighlight
 from digest.periods import year_earlier
 from digest.store import Store
 from digest.urls import without_userinfo
 
+STARS_LISTED = 1000  # `digest star --list`: the most recent stars, at most
 
-def backlog_for(store: Store, config: Config, period: Period) -> Backlog:
+
+def backlog_for(
+    store: Store, config: Config, period: Period, items: Sequence[Item] = ()
+) -> Backlog:
     """The unread items from before `period` (oldest first, a few) and last year's same week,
-    each only when the config asks for it."""
+    each only when the config asks for it; the highlights due to come back this week (so
+    marked: the next week moves on to others), and those of the week's `items`."""
     settings = config.digest
     year_ago: list[Item] = []
     if settings.one_year_ago:
@@ -26,7 +32,34 @@ def backlog_for(store: Store, config: Config, period: Period) -> Backlog:
     wanted = settings.backlog_unread
     # items also shown under "One year ago" are left out of "Still unread": fetch that many more
     unread = store.unread_saved_before(period.start, wanted + len(year_ago)) if wanted else []
-    return Backlog(unread=unread, year_ago=year_ago, unread_limit=wanted or None)
+    return Backlog(
+        unread=unread,
+        year_ago=year_ago,
+        unread_limit=wanted or None,
+        highlights=tuple(resurfaced(store, period)),
+        highlighted=store.highlights_of([item.id for item in items]),
+    )
+
+
+def resurfaced(store: Store, period: Period) -> list[StoredHighlight]:
+    """A few highlights due by the end of `period` (lifecycle.resurfacing_due), longest
+    waiting first; those it brought back already stay on a later revision of it."""
+    due = []
+    for highlight in store.highlight_candidates():
+        step = resurfacing_due(
+            highlight.highlighted_at, highlight.shown_at, highlight.read_at, period.end
+        )
+        read_since = highlight.read_at is not None and highlight.read_at > highlight.highlighted_at
+        if highlight.shown_week == period.label and not read_since:
+            due.append((period.start, highlight))
+        elif step is not None and (highlight.shown_week or "") < period.label:
+            due.append((step, highlight))
+    chosen = [highlight for _, highlight in sorted(due, key=lambda pair: pair[0])]
+    chosen = chosen[:RESURFACED_PER_WEEK]
+    fresh = [highlight.id for highlight in chosen if highlight.shown_week != period.label]
+    if fresh:
+        store.highlights_shown(fresh, period.label, period.end)
+    return chosen
 
 
 def linkable_urls(items: Iterable[Item], backlog: Backlog) -> set[str]:
@@ -35,23 +68,65 @@ def linkable_urls(items: Iterable[Item], backlog: Backlog) -> set[str]:
     items = list(items)
     posts = {url for item in items for url in post_links(item)}
     stored = {item.url for item in (*items, *backlog.unread, *backlog.year_ago) if item.url}
+    stored |= {highlight.url for highlight in backlog.highlights if highlight.url}
     return {without_userinfo(url) for url in posts | stored}
 
 
 def mark_read(store: Store, refs: Iterable[str], now: datetime) -> Iterator[str]:
     """`digest read`: a line per item marked, then DigestError naming refs that match none."""
-    unknown = []
+    unknown: list[str] = []
+    for _, item in _found(store, refs, unknown):
+        store.apply_read(ItemRead(item.id, now))
+        yield f"read: {item.id} {item.display_title}"
+    _none_found(unknown)
+
+
+def mark_unread(store: Store, refs: Iterable[str]) -> Iterator[str]:
+    """`digest unread`: the read mark taken back, a line per item."""
+    unknown: list[str] = []
+    for _, item in _found(store, refs, unknown):
+        store.apply_unread(item.id)
+        yield f"unread: {item.id} {item.display_title}"
+    _none_found(unknown)
+
+
+def mark_starred(store: Store, refs: Iterable[str], now: datetime, unstar: bool) -> Iterator[str]:
+    """`digest star`: a line per item starred (or unstarred)."""
+    unknown: list[str] = []
+    for _, item in _found(store, refs, unknown):
+        store.apply_star(ItemStarred(item.id, now, starred=not unstar))
+        yield f"{'unstarred' if unstar else 'starred'}: {item.id} {item.display_title}"
+    _none_found(unknown)
+
+
+def list_stars(store: Store) -> Iterator[str]:
+    """`digest star --list`: the starred items, most recently starred first."""
+    stars = store.starred_items(STARS_LISTED, text_chars=0)
+    if not stars:
+        yield "no starred items (`digest star ID|URL` stars one)"
+    for item in stars:
+        if item.url is None:
+            yield f"{item.id}  {item.display_title}"
+        else:
+            title = item.display_title if item.display_title != item.url else link_title(item.url)
+            yield f"{item.id}  {title}  {item.url}"
+
+
+def _found(store: Store, refs: Iterable[str], unknown: list[str]) -> Iterator[tuple[str, Item]]:
     for ref in refs:
         try:
-            item = store.apply_read(item_read(ref, now))
+            item = store.item_by_ref(int(ref) if ref.isdigit() else ref)
         except ValueError:
             item = None
         if item is None:
             unknown.append(ref)
         else:
-            yield f"read: {item.id} {item.display_title}"
+            yield ref, item
+
+
+def _none_found(unknown: list[str]) -> None:
     if unknown:
         raise DigestError(
             f"no saved item with id or URL {', '.join(map(repr, unknown))};"
-            " ids are in `digest export`"
+            " ids are in `digest search` and `digest export`"
         )

@@ -12,7 +12,7 @@ import re
 from collections import Counter
 from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,8 @@ from digest.compose.brief import (
     Noted,
     week_in_brief,
 )
+from digest.compose.linktitles import link_title
+from digest.compose.postnotes import post_reading
 from digest.compose.posts import is_list_post, labelled_links, post_title
 from digest.compose.ranking import Ranking
 from digest.compose.stories import same_stories
@@ -43,16 +45,17 @@ from digest.models import (
     ModelUsage,
     NoteBasis,
     Period,
+    StoredHighlight,
     Usage,
     WeekSummary,
 )
-from digest.text import is_list_line, list_item, sentences, shorten, url_title, without_links
+from digest.text import sentences, shorten, without_links
 from digest.urls import without_userinfo
 
 OTHER = "Other"
 CATCH_ALL = (OTHER, ALSO_SAVED)  # the sections of what has no section of its own: last
 SAVED_CONTEXT_MARKER = "(from saved context — the page could not be read)"
-NOT_READ_MARKER = "(page not read yet; fetched on the next run)"
+NOT_READ_MARKER = "(not read yet)"  # the footer says why and what to run
 EXTRACTIVE_MARKER = "(extractive summary)"
 EXCERPT_MARKER = "(from the central passages of a long page)"
 EMPTY_WEEK = "Nothing was saved this week."
@@ -86,7 +89,11 @@ class Entry:
     also: tuple[tuple[str, str], ...] = ()  # (site, url) of the same story elsewhere
     links: tuple[tuple[str, str], ...] = ()  # (name, url) of the links in a post's text
     why: str | None = None  # why the ranking put it where it is: "matches your interest 'x'"
+    related: str | None = None  # what earlier saves it connects to: "follow-up to *T* (W41)"
     unread_page: bool = False  # a link whose page has not been read: its note is not the page's
+    site: str | None = None  # the site's name, shown by a link whose page was not read
+    newsletters: tuple[str, ...] = ()  # the letters it came in (a letter: its sender)
+    highlights: tuple[str, ...] = ()  # what the reader highlighted in it
 
 
 @dataclass
@@ -102,6 +109,8 @@ class Backlog:
     unread: Sequence[Item] = ()  # not marked read, from earlier weeks, oldest first
     year_ago: Sequence[Item] = ()  # saved in the same ISO week a year earlier
     unread_limit: int | None = None  # "Still unread" shows this many (not counting year_ago)
+    highlights: Sequence[StoredHighlight] = ()  # "From your highlights": due this week
+    highlighted: Mapping[int, Sequence[str]] = field(default_factory=dict)  # item id -> its own
 
 
 @dataclass(frozen=True)
@@ -115,6 +124,7 @@ class Provenance:
     # counts them; None: the notes' own usage
     note_calls: Usage | None = None
     muted: int = 0  # items the reader's rules left out
+    offline_at: datetime | None = None  # the last fetch found no network, then
 
 
 @dataclass(frozen=True)
@@ -134,6 +144,7 @@ def compose(
     provenance: Provenance | None = None,
     sections: Mapping[int, str] | None = None,
     ranking: Ranking | None = None,
+    related: Mapping[int, str] | None = None,
 ) -> str:
     """The digest of `period` as markdown: see digest_context."""
     context = digest_context(
@@ -145,6 +156,7 @@ def compose(
         provenance=provenance,
         sections=sections,
         ranking=ranking,
+        related=related,
     )
     return render_digest(context).text
 
@@ -183,6 +195,7 @@ def digest_context(
     provenance: Provenance | None = None,
     sections: Mapping[int, str] | None = None,
     ranking: Ranking | None = None,
+    related: Mapping[int, str] | None = None,
 ) -> dict[str, Any]:
     """What the digest template renders: heading, the week's summary, the items grouped by
     topic, then the backlog sections that have items, then the provenance footer if given.
@@ -192,12 +205,15 @@ def digest_context(
     become links to the items' own URLs. `sections` names the section of items without a
     topic (most central first within a section); given it, an offline week summary is
     replaced by the week in brief (compose/brief.py), which covers every section. `ranking`
-    orders the items within each section, says why, and names the must-reads first."""
+    orders the items within each section, says why, and names the must-reads first;
+    `related` gives an item a line on the earlier saves it connects to (compose/related.py)."""
     unique = _unique(items)
     brief = sections is not None and week_summary.model == "offline"
     sections, ranking = sections or {}, ranking or Ranking()
     entries, also = _one_entry_per_story(unique)
-    topics = group_by_topic(ranking.ordered(entries), also, sections, ranking.why)
+    topics = group_by_topic(
+        ranking.ordered(entries), also, sections, ranking.why, related, backlog.highlighted
+    )
     must_read = [*ranking.pinned, *(week_summary.must_read or ranking.must_read)]
     week_summary = replace(week_summary, must_read=tuple(dict.fromkeys(must_read)))
     ranked = [item for i in ranking.must_read for item in unique if item.id == i]
@@ -213,6 +229,7 @@ def digest_context(
         "topics": topics,
         "unread": [_backlog_entry(item, zone) for item in unread],
         "year_ago": [_backlog_entry(item, zone) for item in year_ago],
+        "highlights": [_highlight_entry(highlight, zone) for highlight in backlog.highlights],
         "footer": footer_lines(_without_week(provenance, brief), unique) if provenance else [],
     }
 
@@ -225,6 +242,28 @@ def _without_week(provenance: Provenance, brief: bool) -> Provenance:
 def _backlog_entry(item: Item, zone: ZoneInfo) -> BacklogEntry:
     saved = item.saved_at.astimezone(zone).date()
     return BacklogEntry(_title(item), item.url, f"{_day(saved)} {saved.year}")
+
+
+@dataclass(frozen=True)
+class HighlightEntry:
+    id: int
+    text: str
+    note: str | None
+    source: str
+    url: str | None
+    saved: str  # "3 November 2025"
+
+
+def _highlight_entry(highlight: StoredHighlight, zone: ZoneInfo) -> HighlightEntry:
+    saved = highlight.highlighted_at.astimezone(zone).date()
+    return HighlightEntry(
+        highlight.id,
+        " ".join(highlight.text.split()),
+        highlight.note and " ".join(highlight.note.split()),
+        highlight.source,
+        highlight.url,
+        f"{_day(saved)} {saved.year}",
+    )
 
 
 def content_hash(markdown: str) -> str:
@@ -277,6 +316,8 @@ def group_by_topic(
     also: Mapping[str, Sequence[Item]] | None = None,
     sections: Mapping[int, str] | None = None,
     why: Mapping[int, str] | None = None,
+    related: Mapping[int, str] | None = None,
+    highlighted: Mapping[int, Sequence[str]] | None = None,
 ) -> list[Topic]:
     """Topics by size (largest first) then name; Other, the catch-all, comes last. A tag
     names a section only when two or more items share it (as a tag or as their topic): one
@@ -289,7 +330,15 @@ def group_by_topic(
         others = (also or {}).get(item.key, ())
         sources = tuple((_site(other.url), other.url) for other in others if other.url)
         links = labelled_links(item, post_links(item))
-        entry = replace(_entry(item), also=sources, links=links, why=(why or {}).get(item.id))
+        entry = replace(
+            _entry(item),
+            also=sources,
+            links=links,
+            why=(why or {}).get(item.id),
+            related=(related or {}).get(item.id),
+            newsletters=item.newsletters,
+            highlights=tuple((highlighted or {}).get(item.id, ())),
+        )
         groups.setdefault(name.casefold(), Topic(name)).entries.append(entry)
     return sorted(
         groups.values(),
@@ -319,6 +368,8 @@ def _entry(item: Item) -> Entry:
     note = item.note
     if item.kind is ItemKind.POST and not item.url:
         return _post_entry(item)
+    if item.kind is ItemKind.NEWSLETTER:
+        return _letter_entry(item)
     if not item.url:
         return _note_entry(item)
     title = _title(item)
@@ -331,7 +382,8 @@ def _entry(item: Item) -> Entry:
         )
         context = without_lead(saved, title, title_opens_text=True) or None
         marker = _unread_entry_marker(item, context)
-        return Entry(title, item.url, context, marker, (), unread_page=True)
+        site = None if title.startswith(_site(item.url)) else _site(item.url)
+        return Entry(title, item.url, context, marker, (), unread_page=True, site=site)
     summary = without_lead(model_text(note.summary), title) or None
     points = tuple(point for point in map(model_text, note.key_points) if point)
     unread = note.basis is NoteBasis.SAVED_CONTEXT
@@ -339,45 +391,39 @@ def _entry(item: Item) -> Entry:
 
 
 def _post_entry(item: Item) -> Entry:
-    """A post: its first sentence as title, the note from the next sentence on; a reading
-    list's labelled links stand for its note."""
+    """A post: its first line or sentence as title, then what it gives (postnotes.py) in
+    place of an offline note; a model's note as the model wrote it; a reading list's
+    labelled links stand for its note."""
     title = _title(item)
     if is_list_post(item):
         return Entry(title, None, None, None, ())
-    context = model_text(item.context or "")  # its links are listed, labelled, below it
-    if len(context) <= SHORT_NOTE_CHARS:  # shown whole, less the title
-        rest, listed = _prose_and_list(item.context or "")
-        return Entry(
-            title, None, without_lead(rest, title, title_opens_text=True) or None, None, listed
-        )
-    summary = (
-        without_lead(model_text(item.note.summary), title, title_opens_text=True)
-        if item.note
-        else None
-    )
-    points = (
-        ()
-        if item.note is None
-        else tuple(p for p in item.note.key_points if _comparable(p) not in _comparable(title))
-    )
-    return Entry(title, None, summary, None, points)
+    context = item.context or ""
+    if item.note is None or not item.note.by_model:
+        whole = len(model_text(context)) <= SHORT_NOTE_CHARS
+        reading = post_reading(context, title, whole=whole)
+        return Entry(title, None, reading.prose, None, reading.points)
+    summary = without_lead(model_text(item.note.summary), title, title_opens_text=True)
+    points = tuple(p for p in item.note.key_points if _comparable(p) not in _comparable(title))
+    return Entry(title, None, summary or None, None, points)
 
 
-def _prose_and_list(text: str) -> tuple[str, tuple[str, ...]]:
-    """A short post's prose on one line, and its list lines as a list without their markers
-    ("-x", "1)", emoji bullets; a "Links ↓" trailer left out), never glued into the prose."""
-    lines = [line for line in text.splitlines() if model_text(line)]
-    prose = " ".join(model_text(line) for line in lines if not is_list_line(line))
-    listed = (model_text(list_item(line)) for line in lines if is_list_line(line))
-    return prose, tuple(item for item in listed if item)
+def _letter_entry(item: Item) -> Entry:
+    """A letter kept whole: its subject, then its note, or its opening words before one."""
+    title = _collapse(item.title or "") or "(no subject)"
+    if item.note is None:
+        return Entry(title, None, shorten(item.text or "", SHORT_NOTE_CHARS) or None, None, ())
+    summary = without_lead(model_text(item.note.summary), title, title_opens_text=True) or None
+    points = tuple(point for point in map(model_text, item.note.key_points) if point)
+    return Entry(title, None, summary, _note_marker(item), points)
 
 
 def _title(item: Item) -> str:
-    """The saved title, else the page's own (never a wall's), else the link's address."""
+    """The saved title, else the page's own from any fetch (never a wall's), else the words
+    of the link's address ("I want off Mr Golang's wild ride"), else its host and path."""
     named = _collapse(post_title(item) or item.title or item.page_title or "")
     if named or item.url is None:
         return named or _collapse(item.display_title) or "(untitled note)"
-    return url_title(item.url)
+    return link_title(item.url)
 
 
 def _unread_entry_marker(item: Item, shown: str | None) -> str | None:
@@ -387,7 +433,7 @@ def _unread_entry_marker(item: Item, shown: str | None) -> str | None:
     why = reason(item)
     if why and not shown:  # nothing saved to show either: no "from saved context"
         return f"(page not read: {why})"
-    return _note_marker(item) if item.note else None
+    return _note_marker(item) if item.note else NOT_READ_MARKER
 
 
 def _unread_marker(item: Item) -> str:
@@ -573,12 +619,9 @@ def footer_lines(provenance: Provenance, items: Sequence[Item]) -> list[str]:
     total = notes_usage + (provenance.week.usage if provenance.week else Usage())
     if total.tokens_in or total.tokens_out:
         lines.append(f"LLM total: {_usage_text(total)}.")
-    skipped = skipped_items(items)
-    if skipped:
-        reasons = "; ".join(f"{count} {why}" for why, count in skipped.items())
-        lines.append(f"Not summarised: {reasons}.")
-    if provenance.muted:
-        lines.append(f"{provenance.muted} muted by rules.")
+    lines.append(account_line(items, provenance.muted))
+    if provenance.offline_at and (waiting := sum(map(_never_fetched, items))):
+        lines.append(offline_line(provenance.offline_at, waiting))
     return [md_text(line) for line in lines]
 
 
@@ -593,7 +636,8 @@ def _shows_summary(item: Item) -> bool:
 
 def _shown_as_written(item: Item) -> bool:
     """A short note without a link: shown as the user wrote it, nothing to summarise."""
-    return not item.url and len(_collapse(item.context or "")) <= SHORT_NOTE_CHARS
+    short = len(_collapse(item.context or "")) <= SHORT_NOTE_CHARS
+    return not item.url and item.kind is not ItemKind.NEWSLETTER and short
 
 
 def _stands_in_for_model(item: Item) -> bool:
@@ -616,17 +660,44 @@ def _usage_text(usage: Usage) -> str:
     return f"{usage.tokens_in:,} tokens in, {usage.tokens_out:,} out, ${usage.cost_usd:.4f}"
 
 
-def skipped_items(items: Sequence[Item]) -> dict[str, int]:
-    """Why items are shown without a note from their page, with how many of each."""
-    reasons: dict[str, int] = {}
-    for item in items:
-        if item.note is not None and not offline_stand_in(item):
-            continue
-        if _shown_as_written(item):
-            continue
-        why = why_no_note(item, page_unread=offline_stand_in(item), reason=reason(item))
-        reasons[why] = reasons.get(why, 0) + 1
-    return {f"{'item' if n == 1 else 'items'} {why}": n for why, n in reasons.items()}
+def account_line(items: Sequence[Item], muted: int = 0) -> str:
+    """Every item of the week in one line: "31 items: 1 noted, 30 not read (not fetched
+    yet), 2 muted by rules." (shown as saved: notes, short posts and lists as written)."""
+    counts = Counter(map(_accounted_as, items))
+    if muted:
+        counts["muted by rules"] = muted
+    total = len(items) + muted
+    parts = ", ".join(f"{count} {what}" for what, count in sorted(counts.items(), key=_order))
+    return f"{total} item{'' if total == 1 else 's'}: {parts}." if parts else "No items."
+
+
+def offline_line(at: datetime, waiting: int) -> str:
+    """The network was down at the last fetch: what waits, and what to run when it is back."""
+    pages = f"{waiting} page{'' if waiting == 1 else 's'} of this week"
+    return (
+        f"No network at the last run ({at:%d %b %H:%M} UTC): {pages} not read yet;"
+        " once online, run digest now --retry to read them."
+    )
+
+
+def _accounted_as(item: Item) -> str:
+    page_unread = item.url is not None and (item.note is None or offline_stand_in(item))
+    if page_unread and item.kind is not ItemKind.POST:
+        why = reason(item) or ("not fetched yet" if _never_fetched(item) else None)
+        return f"not read ({why or 'not fetched yet'})"
+    if item.note is None and not _shown_as_written(item):
+        return why_no_note(item)
+    return "noted" if _shows_summary(item) else "shown as saved"
+
+
+def _order(entry: tuple[str, int]) -> tuple[int, str]:
+    what = entry[0]
+    rank = 0 if what == "noted" else 1 if what == "shown as saved" else 3 if "muted" in what else 2
+    return rank, what
+
+
+def _never_fetched(item: Item) -> bool:
+    return item.url is not None and item.state is ItemState.NEW and item.kind is not ItemKind.POST
 
 
 def _day(day: date) -> str:

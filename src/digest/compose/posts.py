@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import re
 
+from digest.compose.postnotes import readable_title
 from digest.models import Item, ItemKind
 from digest.text import URL, sentences, shorten, url_title
 
 TITLE_CHARS = 100
+MIN_TITLE_WORDS = 4  # a shorter first sentence ("As an AI Engineer.") is no title alone
 LABEL_CHARS = 80
 MIN_LABEL_WORDS = 3  # a line with fewer words ("Vol 1:") is named with the line before it
 LIST_SHARE = 0.5  # a post whose lines are mostly list items or links is a list
@@ -23,13 +25,18 @@ _EDGE = " \t-–—:;,.|"
 
 
 def post_title(item: Item) -> str | None:
-    """A post's first sentence, or its shortening ending on a word with "…"; None for an item
-    that is no post with text."""
+    """A post's first line when it is short, else its first sentence of a few words or more
+    (never one cut at "Dr." or "1."), else its shortening ending on a word with "…"; in
+    sentence case when it shouts, without a trailing colon. None for no post with text."""
     if item.kind is not ItemKind.POST or not item.context:
         return None
-    first_line = next((line for line in item.context.splitlines() if line.strip()), "")
-    first = next(iter(sentences(first_line)), first_line)
-    return shorten(first, TITLE_CHARS) or None
+    first_line = " ".join(
+        next((line for line in item.context.splitlines() if line.strip()), "").split()
+    )
+    if len(first_line) > TITLE_CHARS:
+        first = next(iter(sentences(first_line)), first_line)
+        first_line = first if len(first.split()) >= MIN_TITLE_WORDS else first_line
+    return readable_title(shorten(first_line, TITLE_CHARS)) or None
 
 
 def labelled_links(item: Item, links: tuple[str, ...]) -> tuple[tuple[str, str], ...]:

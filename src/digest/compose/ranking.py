@@ -18,8 +18,14 @@ import numpy as np
 
 from digest.compose.features import embed, features_of, meanings
 from digest.models import Item
+from digest.text import shorten
 
-RELEVANT = 0.2  # a similarity from here says why (unrelated news articles: 0.04 median)
+RELEVANT = 0.2  # a similarity from here ranks an item up (unrelated news articles: 0.04 median)
+# ... and says why only within this of the week's best match of the same kind (interests,
+# stars, reads): with a close match in the week, an item that merely shares a word or two
+# with the interest ("AI", "guide") is not said to match it
+WHY_MARGIN = 0.1
+WHY_TITLE_CHARS = 60
 LIKE = 3  # an item is compared with the mean of its LIKE closest starred (or read) items
 READ_WEIGHT = 0.8  # read is a weaker sign than starred
 MUST_READ = 3  # "Must read" offline: the week's top items, pins first
@@ -78,7 +84,8 @@ def rank_items(
 def _scores(
     week: Sequence[Item], interests: Sequence[str], history: History
 ) -> tuple[np.ndarray[Any, Any], list[str | None]]:
-    """Per item: its relevance, and in a few words why (None below RELEVANT). An item the
+    """Per item: its relevance, and in a few words why: the interest or the starred (or
+    read) item it is closest to, only for a strong match (see WHY_MARGIN). An item the
     reader starred or read is compared with the others, never with itself."""
     vectors = meanings(features_of(week))
     signals: list[tuple[np.ndarray[Any, Any], list[str]]] = []
@@ -97,11 +104,18 @@ def _scores(
             itself = np.equal.outer([item.id for item in week], [item.id for item in done])
             similar[itself] = -1.0  # the least similar there is
             closest = -np.sort(-similar, axis=1)[:, :LIKE]
-            like = (similar >= RELEVANT).sum(axis=1)
-            said = [f"like {n} item{'s' if n != 1 else ''} you {verb}" for n in like]
+            nearest = [done[n] for n in similar.argmax(axis=1)]
+            said = [f'like "{_short_title(item)}", which you {verb}' for item in nearest]
             signals.append((weight * closest.mean(axis=1), said))
     stacked = np.vstack([score for score, _ in signals])
     strongest = stacked.argmax(axis=0)
     scores = stacked.max(axis=0)
-    reasons = [signals[k][1][n] if scores[n] >= RELEVANT else None for n, k in enumerate(strongest)]
+    cutoffs = np.maximum(RELEVANT, stacked.max(axis=1) - WHY_MARGIN)
+    reasons = [
+        signals[k][1][n] if stacked[k, n] >= cutoffs[k] else None for n, k in enumerate(strongest)
+    ]
     return scores, reasons
+
+
+def _short_title(item: Item) -> str:
+    return shorten(" ".join(item.display_title.split()), WHY_TITLE_CHARS)

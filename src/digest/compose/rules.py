@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 
 from digest.config import RuleConfig
 from digest.models import Item
+from digest.patterns import pattern_found
 
 
 @dataclass(frozen=True)
@@ -58,15 +59,20 @@ def matches(rule: RuleConfig, item: Item) -> bool:
     conditions = (
         not rule.host or _on_host(item, rule.host),
         not rule.source or bool(set(rule.source) & set(item.sources)),
-        not rule.kind or item.kind.value in rule.kind,
+        not rule.kind or _of_kind(item, rule.kind),
         not rule.tags or bool(_folded(rule.tags) & _folded(_tags_and_topic(item))),
         not rule.words or bool(_words_pattern(tuple(rule.words)).search(_text(item))),
-        rule.regex is None or bool(re.search(rule.regex, _text(item))),
+        rule.regex is None or pattern_found(rule.regex, _text(item)),
         not rule.language or _in_language(item, rule.language),
         rule.min_words is None or word_count(item) >= rule.min_words,
         rule.max_words is None or word_count(item) <= rule.max_words,
     )
     return all(conditions)
+
+
+def _of_kind(item: Item, kinds: Sequence[str]) -> bool:
+    """Of one of `kinds`; "newsletter" takes in the stories a roundup brought, too."""
+    return item.kind.value in kinds or ("newsletter" in kinds and bool(item.newsletters))
 
 
 def word_count(item: Item) -> int:

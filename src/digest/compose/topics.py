@@ -37,11 +37,19 @@ from digest.compose.features import (
     terms_of,
     unit,
 )
+from digest.compose.related import series_key
 from digest.models import Item, TextFeatures
+from digest.text import STOPWORDS
 
 ALSO_SAVED = "Also saved"
+_PART_WORDS = "day days part week episode chapter lesson no number vol volume"
+_NUMBERS = frozenset(_PART_WORDS.split())  # "Day 83 of …": what counts the parts, not the subject
 JOIN_SIMILARITY = 0.1  # mean feature cosine under which two groups are not joined
 MIN_GROUP = 3  # fewer items are no section of their own
+# An item left out of every group joins the one whose centre it is this close to (chosen on
+# the even rows of bbc-dev, reported on the odd ones and on AG News: bench/topics.py) ...
+ATTACH_SIMILARITY: float | None = 0.1
+ATTACH_SHARE = 0.5  # ... up to this share of the group's size
 NAME_SHARE = 0.5  # a section's name is found in at least this share of its items
 GENERIC_SHARE = 0.25  # a single word in this share of the rest of the week names no group
 TELLING = 3  # a name is this many times as common in its group as in the rest of the week
@@ -59,13 +67,63 @@ def offline_sections(items: Sequence[Item], feeds: Collection[str] = ()) -> dict
     named: dict[int, str] = {}
     if len(telling) >= MIN_GROUP:
         texts = [feature_text(item) for item in telling]
-        for name, members in named_groups(texts, features_of(telling)):
+        features = features_of(telling)
+        groups = named_groups(texts, features)
+        for name, members in _with_close_items(groups, item_vectors(features)):
             for n in members:
                 named[telling[n].id] = name
+    named |= series_sections([item for item in loose if item.id not in named])
     for item in loose:
         feed = next((source for source in item.sources if source in feeds), None)
         named.setdefault(item.id, feed or ALSO_SAVED)
     return named
+
+
+def series_sections(items: Sequence[Item]) -> dict[int, str]:
+    """Two or more parts of one series ("Day 83/365 of GPU Programming", "Day 124/365 of
+    GPU Programming"): a section named by what the titles share ("GPU Programming")."""
+    parts: dict[str, list[Item]] = {}
+    for item in items:
+        if (key := series_key(item.display_title)) is not None:
+            parts.setdefault(key, []).append(item)
+    named: dict[int, str] = {}
+    for members in parts.values():
+        name = _series_name(members[0].display_title)
+        if len(members) >= 2 and name:
+            named |= {item.id: name for item in members}
+    return named
+
+
+def _series_name(title: str) -> str:
+    """The words of a numbered title after its numbers: "GPU Programming"."""
+    tail = re.split(r"\S*\d\S*", " ".join(title.split()))[-1]
+    words = tail.strip(" .:;,-–—").split()
+    while words and (words[0].casefold() in STOPWORDS or words[0].casefold() in _NUMBERS):
+        words.pop(0)
+    return " ".join(words) if len(words) >= 1 and len(" ".join(words)) >= 3 else ""
+
+
+def _with_close_items(
+    groups: list[tuple[str, list[int]]], vectors: np.ndarray[Any, Any]
+) -> list[tuple[str, list[int]]]:
+    """The groups, each joined by the items left out of every group that are close to its
+    centre (ATTACH_SIMILARITY: they clearly share its subject), at most ATTACH_SHARE of its
+    size, so that most of its items still contain its name; the closest first."""
+    if not groups or ATTACH_SIMILARITY is None:
+        return groups
+    grouped = {n for _, members in groups for n in members}
+    left = [n for n in range(len(vectors)) if n not in grouped]
+    if not left:
+        return groups
+    centres = unit(np.vstack([vectors[members].mean(axis=0) for _, members in groups]))
+    closeness = vectors[left] @ centres.T
+    joined: list[list[int]] = [[] for _ in groups]
+    for row in np.argsort(-closeness.max(axis=1), kind="stable"):
+        best = int(closeness[row].argmax())
+        room = int(ATTACH_SHARE * len(groups[best][1]))
+        if closeness[row, best] >= ATTACH_SIMILARITY and len(joined[best]) < room:
+            joined[best].append(left[row])
+    return [(name, members + extra) for (name, members), extra in zip(groups, joined, strict=True)]
 
 
 def named_groups(

@@ -1,9 +1,10 @@
 """Your templates: `[output] templates_dir` holding `digest.md.j2` or `mail.html.j2`
 replaces the built-in one (a Jinja loader that looks there first).
 
-A template of yours that fails (it does not parse, or raises while rendering) costs
-nothing but its own look: the built-in one is used instead, and the failure is one line
-naming the file and line, reported as a failed delivery (exit 3).
+Your templates render in digest.sandbox (the documented fields only, bounded in time and
+size). A template of yours that fails (it does not parse, raises or goes past a bound while
+rendering) costs nothing but its own look: the built-in one is used instead, and the
+failure is one line naming the file and line, reported as a failed delivery (exit 3).
 """
 
 from __future__ import annotations
@@ -12,10 +13,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 import jinja2
+
+from digest import sandbox
 
 BUILT_IN = ("digest.md.j2", "mail.html.j2")  # `digest templates export DIR`
 
@@ -40,16 +42,14 @@ def _environment(
     loaders: list[jinja2.BaseLoader] = [jinja2.PackageLoader("digest.compose", "templates")]
     if templates_dir is not None:
         loaders.insert(0, jinja2.FileSystemLoader(templates_dir))
-    env = jinja2.Environment(
-        loader=jinja2.ChoiceLoader(loaders),
+    return sandbox.environment(
+        jinja2.ChoiceLoader(loaders),
+        dict(filters),
         autoescape=html,  # markdown is escaped by its md_* filters instead
-        undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.filters.update(dict(filters))
-    return env
 
 
 def is_overridden(templates_dir: Path | None, name: str) -> bool:
@@ -71,26 +71,8 @@ def render(
         return Rendered(built_in())
     env = environment(templates_dir, html=html, filters=filters or {})
     try:
-        return Rendered(env.get_template(name).render(**context))
+        return Rendered(sandbox.render(env.get_template(name), context))
     except Exception as exc:  # the template is the user's code: any failure is its own
         path = (templates_dir or Path()) / name
-        return Rendered(built_in(), _describe(exc, path))
-
-
-def _describe(exc: Exception, path: Path) -> str:
-    line = getattr(exc, "lineno", None) or _template_line(exc.__traceback__, str(path))
-    where = f"{path}:{line}" if line else str(path)
-    message = exc.message if isinstance(exc, jinja2.TemplateSyntaxError) else str(exc)
-    first = (message or type(exc).__name__).splitlines()[0].rstrip(".")
-    return f"template error: {where}: {first}; the built-in {path.name} was used"
-
-
-def _template_line(tb: TracebackType | None, filename: str) -> int | None:
-    """The line of the template where rendering failed: Jinja rewrites the traceback so
-    that a template's frames carry its file name and line."""
-    line = None
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename == filename:
-            line = tb.tb_lineno
-        tb = tb.tb_next
-    return line
+        line = sandbox.problem(exc, path)
+        return Rendered(built_in(), f"template error: {line}; the built-in {name} was used")

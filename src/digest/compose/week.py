@@ -10,6 +10,7 @@ from typing import Any
 from digest.compose.digest import Backlog, Provenance, digest_context
 from digest.compose.features import TEXT_CHARS, feature_text, text_features, text_hash
 from digest.compose.ranking import HISTORY, History, rank_items
+from digest.compose.related import ARCHIVE_ITEMS, related_lines
 from digest.compose.rules import RulesOutcome, apply_rules, needs_whole_text
 from digest.compose.topics import offline_sections
 from digest.config import Config
@@ -37,6 +38,11 @@ def reader_history(store: Store) -> History:
     )
 
 
+def archive_before(store: Store, config: Config, period: Period) -> list[Item]:
+    """The earlier saves an item's "follow-up"/"related" line may name (none when off)."""
+    return store.last_saved_before(period.start, ARCHIVE_ITEMS) if config.digest.related else []
+
+
 def with_features(store: Store, items: list[Item]) -> list[Item]:
     """The items with what sections, stories and the ranking read of them: as stored when
     they are of the item's text as it is now, else computed and stored (items saved before
@@ -62,6 +68,7 @@ def week_context(
     history: History,
     backlog: Backlog,
     provenance: Provenance | None,
+    archive: list[Item] | None = None,
 ) -> dict[str, Any]:
     """What the digest's template renders: its sections (offline ones without a model), each
     ordered by the reader's interests and history (compose.ranking)."""
@@ -69,13 +76,16 @@ def week_context(
     offline = config.llm.provider == "offline"
     sections = offline_sections(week.shown, feeds) if offline else None
     ranking = rank_items(week.shown, config.interests, history, week.pinned)
+    zone = config.digest.zone
+    related = related_lines(week.shown, archive, zone) if archive and config.digest.related else {}
     return digest_context(
         period,
         week.shown,
         week_summary,
-        zone=config.digest.zone,
+        zone=zone,
         backlog=backlog,
         provenance=provenance,
         sections=sections,
         ranking=ranking,
+        related=related,
     )

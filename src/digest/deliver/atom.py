@@ -2,9 +2,9 @@
 
 One entry per period, the newest week first. Ids are minted once (a `tag:` URI, see
 `feed_ids`) and stored, so they never change, whatever [output] public_url becomes; an
-older feed file's ids are taken over. An entry is `published` at its week's end and
-`updated` at the time of the revision it holds, so a new revision updates the entry in
-place. Without public_url the feed carries no links (a file:// one would lead nowhere
+older feed file's ids are taken over. An entry is `published` at its week's end (at its
+first revision while the week is not over: never in the future) and `updated` at the time
+of the revision it holds, so a new revision updates the entry in place. Without public_url the feed carries no links (a file:// one would lead nowhere
 in a reader) and says how to get them; with it, each entry links to its week and the
 feed to itself. Each delivery rewrites only its own period's entry and keeps the others
 as they were, so the links in old entries keep the allowlist they were rendered with.
@@ -76,7 +76,8 @@ def update_feed(
     """Put this period's digest into the feed; True when the file changed."""
     path = feed_path(config)
     entries = {_text(entry, "id"): entry for entry in existing_elements(path, f"{{{ATOM}}}entry")}
-    entry = _entry(config, period, markdown, updated, allowed_urls, ids.entry)
+    published = _published(period, updated, entries.get(ids.entry))
+    entry = _entry(config, period, markdown, (published, updated), allowed_urls, ids.entry)
     entries[ids.entry] = entry
     newest = sorted(entries.values(), key=_week_end, reverse=True)
     data = _serialise(config, ids.feed, newest[:FEED_ENTRIES])
@@ -111,19 +112,27 @@ def _week_end(entry: ET.Element) -> tuple[str, str]:
     return _text(entry, "published") or _text(entry, "updated"), _text(entry, "updated")
 
 
+def _published(period: Period, updated: datetime, earlier: ET.Element | None) -> str:
+    """When the week's entry was published: the end of the week, or the first revision of a
+    week not over yet (never a time in the future); kept from the entry's first writing."""
+    first = _rfc3339(min(period.end, updated))
+    kept = _text(earlier, "published") if earlier is not None else ""
+    return kept if kept and kept <= first else first
+
+
 def _entry(
     config: Config,
     period: Period,
     markdown: str,
-    updated: datetime,
+    dates: tuple[str, datetime],  # published (RFC 3339), updated
     allowed_urls: Collection[str],
     entry_id: str,
 ) -> ET.Element:
     entry = ET.Element(f"{{{ATOM}}}entry")
     _sub(entry, "id", entry_id)
     _sub(entry, "title", f"{TITLE_PREFIX}{period.label}")
-    _sub(entry, "published", _rfc3339(period.end))
-    _sub(entry, "updated", _rfc3339(updated))
+    _sub(entry, "published", dates[0])
+    _sub(entry, "updated", _rfc3339(dates[1]))
     if public := config.output.public_url.rstrip("/"):
         link = f"{public}/{period.label}.md"
         ET.SubElement(entry, f"{{{ATOM}}}link", rel="alternate", href=xml_text(link))

@@ -26,6 +26,7 @@ from digest.compose.digest import content_hash, format_period
 from digest.config import Config
 from digest.deliver.atom import FeedIds, found_ids, new_tag, update_feed
 from digest.deliver.html import MailTemplate, render_email
+from digest.deliver.logdiff import changes_entry, last_full_text
 from digest.deliver.mail import DeliveryUnknown, SmtpReplyError, send_email
 from digest.deliver.podcast import episode_link, publish_episode
 from digest.deliver.vault import notes_hash, write_item_notes
@@ -295,14 +296,33 @@ def _deliver_log(job: _Job, outcome: DeliveryOutcome) -> None:
     record = _begun(job, "log", job.log_key)
     log_path = job.config.log_path
     try:
-        append_log(log_path, log_entry(label, revision, digest_hash, job.markdown))
+        append_log(log_path, _log_block(job, revision))
     except OSError as exc:
         error = f"cannot append to log {log_path}: {exc.strerror or exc}"
         _ended(job, record, DeliveryStatus.FAILED, error=error)
         outcome.failures.append(error)
         return
+    store.save_logged_text(label, job.markdown, job.now)
     _ended(job, record, DeliveryStatus.SENT)
     outcome.delivered.append("log")
+
+
+def _log_block(job: _Job, revision: int) -> str:
+    """The week's text when the log has none of it yet, else what changed since (dated by
+    the revision's record, so that a run retrying a torn append writes the same block)."""
+    label, digest_hash = job.period.label, job.digest_hash
+    whole = log_entry(label, revision, digest_hash, job.markdown)
+    before = job.store.logged_text(label)
+    if before is None and job.config.log_path.exists():  # a log from before, or a lost store
+        earlier = job.config.log_path.read_text(encoding="utf-8", errors="replace")
+        if whole.lstrip("\n") in earlier:  # appended by a run that died before recording it
+            return whole
+        before = last_full_text(earlier, label)
+    if before is None:
+        return whole
+    digest = job.store.digest_record(label, digest_hash)
+    at = (digest.created_at if digest else job.now).astimezone(job.config.digest.zone)
+    return changes_entry(label, revision, digest_hash, before, job.markdown, at)
 
 
 def _logged(store: Store, label: str, key: str) -> bool:

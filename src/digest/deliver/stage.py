@@ -20,7 +20,7 @@ from digest.compose.digest import (
     reader_view,
     render_digest,
 )
-from digest.compose.week import reader_history, ruled_week, week_context
+from digest.compose.week import archive_before, reader_history, ruled_week, week_context
 from digest.config import Config
 from digest.deliver.outbox import DeliveryOutcome, Sleep, deliver_digest, write_draft
 from digest.models import Item, Period, Stage, StageReport
@@ -90,13 +90,18 @@ async def compose_digest(
         notes.week_usage,
         notes.note_calls(period),
         muted=len(muted),
+        offline_at=store.last_fetch_offline(),
     )
-    backlog = backlog_for(store, config, period)
+    backlog = backlog_for(store, config, period, items)
     history = reader_history(store)
-    context = week_context(config, period, week, week_summary, history, backlog, provenance)
+    archive = archive_before(store, config, period)
+    context = week_context(
+        config, period, week, week_summary, history, backlog, provenance, archive
+    )
     rendered = render_digest(context, config.output.templates_dir)
     markdown = for_display(rendered.text)  # the digest goes everywhere: no secrets
     problems = [rendered.problem] if rendered.problem else []
+    notes.took_problems(problems)  # the week summary's prompt file
     return Composed(markdown, items, backlog, reader_view(context), context["topics"], problems)
 
 

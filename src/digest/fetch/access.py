@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import os
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -121,18 +122,45 @@ def _secret(source: SourceConfig, key: str, env: str | None, file: Path | None) 
         value = os.environ.get(env, "")
         if not value:
             raise SourceError(f"{where}: the environment variable {env} is not set")
-        return _one_line(value, f"{where}: ${env}")
+        return _one_line(value, f"{where}: ${env}", header=key != "auth.password")
     assert file is not None
-    try:
-        text = file.read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SourceError(f"{where}: cannot read {file}: {exc}") from exc
+    text = _secret_file(file, where).strip()
     if not text:
         raise SourceError(f"{where}: {file} is empty")
-    return _one_line(text, f"{where}: {file}")
+    return _one_line(text, f"{where}: {file}", header=key != "auth.password")
 
 
-def _one_line(value: str, where: str) -> str:
+SECRET_FILE_BYTES = 64 * 1024
+
+
+def _secret_file(file: Path, where: str) -> str:
+    """A password or token file's text: a regular file (a FIFO would block the run) of at
+    most SECRET_FILE_BYTES."""
+    try:
+        fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise SourceError(f"{where}: cannot read {file}: {exc.strerror or exc}") from exc
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise SourceError(f"{where}: {file} is not a regular file (a FIFO, device or folder)")
+        data = os.read(fd, SECRET_FILE_BYTES + 1)
+    except OSError as exc:
+        raise SourceError(f"{where}: cannot read {file}: {exc.strerror or exc}") from exc
+    finally:
+        os.close(fd)
+    if len(data) > SECRET_FILE_BYTES:
+        raise SourceError(f"{where}: {file} is over {SECRET_FILE_BYTES // 1024} KB: not a secret")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SourceError(f"{where}: {file} is not UTF-8 text") from exc
+
+
+def _one_line(value: str, where: str, *, header: bool = True) -> str:
+    """`value`, one line; ASCII when it goes into a header as it is (`header`: a basic
+    auth's password is base64-encoded from UTF-8)."""
     if any(ord(c) < 32 and c != "\t" or ord(c) == 127 for c in value):
         raise SourceError(f"{where} holds a line break or control character")
+    if header and not value.isascii():
+        raise SourceError(f"{where} holds characters HTTP headers cannot carry (not ASCII)")
     return value

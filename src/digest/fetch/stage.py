@@ -27,6 +27,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from multiprocessing import forkserver, get_context
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from digest import lifecycle
@@ -52,6 +53,9 @@ from digest.runtime.tasks import run_together
 from digest.store import Store, url_key
 from digest.text import paragraphs, shorten
 from digest.urls import is_shortener
+
+if TYPE_CHECKING:
+    import requests
 
 # what the fork server imports for the workers (the extractors import their readers on use)
 WORKER_MODULES = ("digest.fetch.worker", "digest.extract.html", "digest.extract.documents")
@@ -236,8 +240,12 @@ class FetchStage:
         clock: Clock,
         progress: Progress = _no_progress,
         waits: Waits = REAL_WAITS,
+        video_session: requests.Session | None = None,  # tests: leads to a stand-in
     ) -> None:
+        from digest.fetch.videos import VideoWords  # requests and its kin: when fetching
+
         self.store = store
+        self.videos = VideoWords(config, video_session)
         self.waits = waits
         self.config = config
         self.clock = clock
@@ -268,6 +276,8 @@ class FetchStage:
             )
             self._settle_unresolved(reader.fetcher.offline)
         self._report_unread_links()
+        if (line := self.videos.line()) is not None:
+            self.report.info.append(line)
         return self.report
 
     def _settle_unresolved(self, offline: str | None) -> None:
@@ -289,6 +299,7 @@ class FetchStage:
             "(`digest now --retry` tries them at once)"
         ]
         self.report.failed_units = tried + self._left
+        self.report.offline = True
 
     def _report_unread_links(self) -> None:
         """One line for the posts whose links could not be read: they are not failed items
@@ -329,8 +340,9 @@ class FetchStage:
             self._record_failure(item, ExtractError(unit_bug(f"item {item.id} ({item.url})", exc)))
             return
         item_id = self._settle_shortened(item, page.result.final_url)
-        text_hash = hashlib.sha256(page.extracted.text.encode()).hexdigest()
-        extracted = replace(page.extracted, features=page_features(item, page.extracted))
+        read = await self.videos.read(item.url, page.extracted)
+        text_hash = hashlib.sha256(read.text.encode()).hexdigest()
+        extracted = replace(read, features=page_features(item, read))
         self.store.apply_fetch(
             lifecycle.fetch_succeeded(
                 item, extracted, text_hash, self.clock(), self.backoff, item_id=item_id
@@ -441,4 +453,7 @@ class FetchAndExtract:
             run.store.fetch_candidates(), run.clock(), retry=self.retry
         )
         stage = FetchStage(run.store, run.config.fetch, run.clock, run.progress, run.waits)
-        return [await stage.run(due, run.store.posts_to_follow())]
+        report = await stage.run(due, run.store.posts_to_follow())
+        if run.run_id is not None:
+            run.store.record_fetch(run.run_id, report.done, offline=report.offline)
+        return [report]

@@ -69,6 +69,11 @@ class Summarizer(Protocol):
         """Input tokens of a week summary over that many notes, at most; None: no LLM call."""
         ...
 
+    def take_problems(self) -> list[str]:
+        """The prompt files that failed since the last call (one line each): the built-in
+        prompt stood in for them."""
+        ...
+
     async def aclose(self) -> None:
         """Release connections; the summariser must not be used afterwards."""
         ...

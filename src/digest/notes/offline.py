@@ -119,6 +119,9 @@ class OfflineSummarizer:
     def planned_week_tokens(self, note_count: int) -> int | None:
         return None
 
+    def take_problems(self) -> list[str]:
+        return []  # no prompt files
+
     async def aclose(self) -> None:
         return None
 

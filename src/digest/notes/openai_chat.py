@@ -20,7 +20,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 import openai
 from openai.types.chat import ChatCompletionMessageParam
@@ -45,6 +45,7 @@ from digest.notes.costs import Spending, call_cost
 from digest.notes.prompts import (
     ECHO_MARKERS,
     MESSAGE_OVERHEAD_TOKENS,
+    PromptProblem,
     new_delimiter,
     note_data,
     note_header,
@@ -61,6 +62,7 @@ from digest.notes.week_answers import WEEK_SCHEMA, parse_week_answer
 from digest.text import URL, shorten
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 RETRY_AFTER_CAP_S = 60.0
 WEEK_LINE_TOKENS = 90  # a note in the week summary's data: id, title, summary, tags
@@ -138,6 +140,7 @@ class OpenAISummarizer:
         self._preparing = asyncio.Semaphore(1)
         self._stopped: LLMUnavailable | None = None  # no more calls this run, and why
         self._breaker = Breaker()
+        self._problems: list[str] = []  # prompt files that failed this run, one line each
 
     @property
     def where(self) -> str:
@@ -174,7 +177,25 @@ class OpenAISummarizer:
             prompt_version=self.prompt_version,
         )
 
+    def take_problems(self) -> list[str]:
+        problems, self._problems = self._problems, []
+        return problems
+
+    def _prompting(self, make: Callable[[], T]) -> T:
+        """`make()`; when a prompt file fails in it, the built-in prompt stands in for that
+        file for the rest of the run (the failure kept for take_problems), and make() again."""
+        try:
+            return make()
+        except PromptProblem as problem:
+            self._problems.append(str(problem))
+            self.config = self.config.model_copy(update={problem.key: None})
+            self.prompt_version = prompt_version(self.config)
+            return self._prompting(make)
+
     def _note_ask(self, request: NoteRequest) -> tuple[Ask, NoteBasis]:
+        return self._prompting(lambda: self._note_ask_once(request))
+
+    def _note_ask_once(self, request: NoteRequest) -> tuple[Ask, NoteBasis]:
         """The note's messages, the text condensed to fit the input budget, and its basis."""
         delimiter = new_delimiter()
         instructions = note_instructions(self.config, request, delimiter)
@@ -201,9 +222,7 @@ class OpenAISummarizer:
         self, period_label: str, notes: list[tuple[int, str, Note]]
     ) -> WeekSummary:
         delimiter = new_delimiter()
-        instructions = week_instructions(self.config, delimiter)
-        budget = week_budget(self.config, instructions)
-        data, left_out = week_data(notes, delimiter, budget, self.config)
+        instructions, data, left_out = self._prompting(lambda: self._week_ask(notes, delimiter))
         if left_out:
             log.warning("week summary %s: %d notes left out to fit", period_label, left_out)
         ask = _ask(
@@ -230,7 +249,16 @@ class OpenAISummarizer:
         statements = (Statement(s.text, tuple(s.items)) for s in answer.statements)
         return WeekSummary(tuple(statements), tuple(answer.must_read), model=self.summary_model)
 
+    def _week_ask(self, notes: list[tuple[int, str, Note]], delimiter: str) -> tuple[str, str, int]:
+        """The week summary's instructions, its data and how many notes were left out."""
+        instructions = week_instructions(self.config, delimiter)
+        budget = week_budget(self.config, instructions)
+        return (instructions, *week_data(notes, delimiter, budget, self.config))
+
     def planned_tokens(self, request: NoteRequest) -> int | None:
+        return self._prompting(lambda: self._planned_tokens(request))
+
+    def _planned_tokens(self, request: NoteRequest) -> int | None:
         delimiter = new_delimiter()
         instructions = note_instructions(self.config, request, delimiter)
         header = note_header(request, self.config)
@@ -239,6 +267,9 @@ class OpenAISummarizer:
         return fixed + text
 
     def planned_week_tokens(self, note_count: int) -> int | None:
+        return self._prompting(lambda: self._planned_week_tokens(note_count))
+
+    def _planned_week_tokens(self, note_count: int) -> int | None:
         instructions = week_instructions(self.config, new_delimiter())
         notes = min(note_count * WEEK_LINE_TOKENS, week_budget(self.config, instructions))
         return count_tokens(instructions) + 3 * MESSAGE_OVERHEAD_TOKENS + notes

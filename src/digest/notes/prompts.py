@@ -20,6 +20,10 @@ per item, "[id] title: note", between the delimiter lines). `digest prompts expo
 writes templates that ask what the built-in prompts ask. A prompt file's hash is part of
 the prompt version, so of each note's key: a changed file applies to new notes, and
 `digest summarize --week W --refresh` renews a week's notes on purpose.
+
+A prompt file renders in digest.sandbox (those fields only, bounded in time and size). One
+that fails while rendering raises PromptProblem, one line naming the file, the line and
+what to fix: the summariser uses the built-in prompt for the rest of the run.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from urllib.parse import urlsplit
 
 import jinja2
 
+from digest import sandbox
 from digest.config import (
     NOTE_PROMPT_VARIABLES,
     WEEK_PROMPT_VARIABLES,
@@ -90,8 +95,21 @@ def week_prompt_mark(config: LLMConfig) -> str:
     return f"{PROMPT_FILE_MARK}{_hash(config.summary_prompt_file, 'llm.summary_prompt_file')}"
 
 
+class PromptProblem(Exception):
+    """A prompt file failed to render; the message is the line to show, `key` the file's
+    key in [llm] ("prompt_file" or "summary_prompt_file")."""
+
+    def __init__(self, message: str, key: str) -> None:
+        super().__init__(message)
+        self.key = key
+
+
 def _hash(path: Path, key: str) -> str:
-    return hashlib.sha256(_template_text(path, key).encode()).hexdigest()[:12]
+    try:
+        text = path.read_bytes()
+    except OSError:
+        text = b""  # the render says why
+    return hashlib.sha256(text).hexdigest()[:12]
 
 
 def note_instructions(config: LLMConfig, request: NoteRequest, delimiter: str) -> str:
@@ -162,37 +180,39 @@ def _note_variables(config: LLMConfig, request: NoteRequest) -> dict[str, Any]:
 
 
 def _render_prompt(path: Path, key: str, variables: dict[str, Any]) -> str:
-    """The prompt file rendered, the slot for the data at the end when it was left out."""
+    """The prompt file rendered, the slot for the data at the end when it was left out;
+    PromptProblem when it cannot be read or rendered."""
     try:
-        rendered = _template(path, key).render(variables)
-    except jinja2.TemplateError as exc:
-        raise ConfigError(f"config error: {path}: {key}: {exc}") from exc
+        rendered = sandbox.render(_template(path, key), variables)
+    except ConfigError as exc:  # changed since the config was loaded
+        message = f"{_one_line(str(exc))}; the built-in prompt is used"
+        raise PromptProblem(message, key.removeprefix("llm.")) from exc
+    except Exception as exc:  # the prompt file is the user's code: any failure is its own
+        message = f"prompt error: {sandbox.problem(exc, path)}; {key}: the built-in prompt is used"
+        raise PromptProblem(message, key.removeprefix("llm.")) from exc
     return rendered if TEXT_SLOT in rendered else f"{rendered.rstrip()}\n\n{TEXT_SLOT}"
 
 
-def _template_text(path: Path, key: str) -> str:
+def _one_line(text: str) -> str:
+    return text.splitlines()[0] if text else text
+
+
+def _template(path: Path, key: str) -> jinja2.Template:
     """The prompt file as it is now (read on every use: an edit counts from the next note)."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         text = None  # check_template says why
-    return _checked(path, key, text)
+    return _compiled(path, key, text)
 
 
 @cache
-def _checked(path: Path, key: str, _text: str | None) -> str:
+def _compiled(path: Path, key: str, _text: str | None) -> jinja2.Template:
     variables = NOTE_PROMPT_VARIABLES if key == "llm.prompt_file" else WEEK_PROMPT_VARIABLES
-    return check_template(path, key, variables)
+    return sandbox.from_text(_ENVIRONMENT, check_template(path, key, variables), path)
 
 
-def _template(path: Path, key: str) -> jinja2.Template:
-    return _compiled(_template_text(path, key))
-
-
-@cache
-def _compiled(text: str) -> jinja2.Template:
-    environment = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
-    return environment.from_string(text)
+_ENVIRONMENT = sandbox.environment(keep_trailing_newline=True)
 
 
 def text_budget(config: LLMConfig, instructions: str, header: str) -> int:

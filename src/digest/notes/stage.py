@@ -111,6 +111,7 @@ class NotesStage:
     unfit: str | None = None  # why the model is asked no more this run: its answers were refused
     _deadline: float | None = None  # the event loop's time when the stage stops calling
     _writer: Summarizer | None = None  # the run's summariser, made when first needed
+    prompt_problems: list[str] = field(default_factory=list)  # prompt files that failed
     # texts asked about at once: a text waiting for its turn learns of the breaker's verdict
     _turns: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(1))
 
@@ -327,6 +328,7 @@ class NotesStage:
             self.unreachable = self.unreachable or str(exc)
 
     def finish(self, report: StageReport) -> None:
+        self.took_problems(report.failures)
         llm = self.config.llm
         if llm.provider != "offline" and (line := self.outcomes.line(llm.model)):
             report.info.append(line)
@@ -472,6 +474,14 @@ class NotesStage:
                 on_call=functools.partial(self.record_call, run_id=run.run_id)
             )
         return self._writer
+
+    def took_problems(self, failures: list[str]) -> None:
+        """The prompt files that failed since last asked, added to `failures` and to
+        `prompt_problems` (the built-in prompt stood in: the run needs attention)."""
+        if self._writer is not None:
+            problems = self._writer.take_problems()
+            self.prompt_problems += problems
+            failures.extend(problems)
 
     async def aclose(self) -> None:
         if self._writer is not None:

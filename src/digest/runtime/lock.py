@@ -3,7 +3,8 @@
 An exclusive `fcntl.flock` on `<data_dir>/digest.lock`. The kernel drops the lock
 when its holder exits, however it exits, so a crash never leaves a stale lock.
 While held, the file says who holds it (pid, command, start time) so that the
-next run can say so in its message. The file itself is never deleted: deleting a
+next run can say so in its message; it is emptied when the lock is released, so a
+holder named there whose process is gone was killed (`live_holder_started`). The file itself is never deleted: deleting a
 flock'ed file lets two processes lock two different inodes. It is opened as
 atomic.open_own allows: a symbolic or hard link there is refused, never truncated.
 """
@@ -19,6 +20,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 
 from digest.atomic import PRIVATE_MODE, open_own
@@ -100,6 +102,23 @@ def _write_holder(fd: int) -> None:
     os.ftruncate(fd, 0)
     with contextlib.suppress(OSError):  # a full disk: the lock holds, its holder goes unsaid
         os.pwrite(fd, data, 0)
+
+
+def live_holder_started(data_dir: Path) -> datetime | None:
+    """When the process holding the run lock took it; None when no live process holds it
+    (the file is emptied on release, and names a killed holder's pid, now gone)."""
+    try:
+        holder = json.loads((data_dir / LOCK_NAME).read_text(encoding="utf-8"))
+        pid, started = int(holder["pid"]), str(holder["started"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:
+        pass  # alive, another user's
+    return datetime.fromisoformat(started.replace("Z", "+00:00"))
 
 
 def describe_holder(path: Path) -> str:

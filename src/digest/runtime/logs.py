@@ -15,6 +15,7 @@ from pathlib import Path
 
 from digest.atomic import open_append
 from digest.config import Config, LogConfig
+from digest.text import for_terminal
 from digest.urls import for_display
 
 MASK = "***"
@@ -42,7 +43,8 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
 
 
 class RedactingFilter(logging.Filter):
-    """Masks secrets in a record's message (on one line) and in its traceback.
+    """Masks secrets in a record's message (on one line, escaped as text.for_terminal
+    escapes it) and in its traceback.
 
     Attach it to handlers: a handler's filters see every record it writes, also those
     propagated from other loggers, which a logger's filters do not.
@@ -53,7 +55,7 @@ class RedactingFilter(logging.Filter):
         self.secrets = tuple(secret for secret in secrets if secret)
 
     def filter(self, record: logging.LogRecord) -> bool:
-        record.msg = " ".join(redact(record.getMessage(), self.secrets).split())
+        record.msg = for_terminal(" ".join(redact(record.getMessage(), self.secrets).split()))
         record.args = None
         if record.exc_info and not record.exc_text:
             record.exc_text = logging.Formatter().formatException(record.exc_info)

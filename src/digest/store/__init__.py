@@ -23,8 +23,10 @@ from digest.store.base import (
 )
 from digest.store.counts import CountsStore
 from digest.store.deliveries import DeliveriesStore
+from digest.store.highlights import HighlightsStore
 from digest.store.items import item_key, url_key
 from digest.store.links import LinksStore
+from digest.store.mail import MailStore
 from digest.store.migrations import known_steps, migrations, unknown_steps
 from digest.store.notes import NotesStore
 from digest.store.readings import ReadingsStore
@@ -53,6 +55,8 @@ class Store(
     AttemptsStore,
     ReadingsStore,
     LinksStore,
+    MailStore,
+    HighlightsStore,
     SearchStore,
     RunsStore,
     DeliveriesStore,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from digest.models import ItemState
+from digest.models import ItemKind, ItemState
 from digest.store.base import StoreBase
 from digest.store.records import ItemToLookAt
 
@@ -28,6 +28,18 @@ class CountsStore(StoreBase):
             )
             counts[group] = {row[0]: row[1] for row in rows}
         return counts
+
+    def pages_not_fetched(self, source: str | None = None) -> int:
+        """Links whose page no run has fetched yet (new, never tried or left for want of a
+        network)."""
+        where, params = _of_source(source)
+        return int(
+            self._query(
+                f"SELECT count(*) FROM items i WHERE {where} AND i.kind = ? AND i.state = ?"
+                " AND i.url IS NOT NULL",
+                [*params, ItemKind.LINK, ItemState.NEW],
+            )[0][0]
+        )
 
     def items_to_look_at(
         self, *, failed_only: bool, source: str | None, limit: int | None

@@ -31,6 +31,20 @@ class DeliveriesStore(StoreBase):
             )
             return int(revision)
 
+    def logged_text(self, period: str) -> str | None:
+        """The period's text as the log holds it (its first text with the changes since)."""
+        rows = self._query("SELECT markdown FROM logged_texts WHERE period = ?", (period,))
+        return str(rows[0][0]) if rows else None
+
+    def save_logged_text(self, period: str, markdown: str, now: datetime) -> None:
+        with self.write() as conn:
+            conn.execute(
+                "INSERT INTO logged_texts (period, markdown, logged_at) VALUES (?, ?, ?)"
+                " ON CONFLICT (period) DO UPDATE SET markdown = excluded.markdown,"
+                " logged_at = excluded.logged_at",
+                (period, markdown, iso(now)),
+            )
+
     def digest_revision(self, period: str, content_hash: str) -> int | None:
         """The revision number recorded for this content of the period, if any."""
         rows = self._query(

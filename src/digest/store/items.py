@@ -176,6 +176,14 @@ class ItemsStore(StoreBase):
     def all_items(self) -> list[Item]:
         return self._items("ORDER BY i.saved_at, i.id")
 
+    def last_saved_before(self, moment: datetime, limit: int) -> list[Item]:
+        """The `limit` items saved last before `moment`, newest first (without their text)."""
+        return self._items(
+            "WHERE i.saved_at < ? ORDER BY i.saved_at DESC, i.id LIMIT ?",
+            (iso(moment), limit),
+            text_chars=0,
+        )
+
     def unread_saved_before(self, moment: datetime, limit: int) -> list[Item]:
         """The oldest items saved before `moment` and not marked read, oldest first."""
         return self._items(
@@ -184,18 +192,33 @@ class ItemsStore(StoreBase):
         )
 
     def apply_read(self, intent: ItemRead) -> Item | None:
-        """The item read (the first time counts); None if there is none with that id or URL.
-
-        Raises ValueError for a URL that is not an absolute one.
-        """
-        ref = intent.ref
-        column, value = ("id", ref) if isinstance(ref, int) else ("key", url_key(ref))
+        """The item read (the first time counts); None if there is none with that id or URL
+        (ValueError for what is no URL at all)."""
+        item = self.item_by_ref(intent.ref)
+        if item is None:
+            return None
         with self.write() as conn:
             conn.execute(
-                f"UPDATE items SET read_at = coalesce(read_at, ?) WHERE {column} = ?",
-                (iso(intent.at), value),
+                "UPDATE items SET read_at = coalesce(read_at, ?) WHERE id = ?",
+                (iso(intent.at), item.id),
             )
-        found = self._items(f"WHERE i.{column} = ?", (value,))
+        return self._items("WHERE i.id = ?", (item.id,))[0]
+
+    def apply_unread(self, item_id: int) -> bool:
+        """The read mark taken back; False when there is no item with that id."""
+        with self.write() as conn:
+            cursor = conn.execute("UPDATE items SET read_at = NULL WHERE id = ?", (item_id,))
+        return cursor.rowcount > 0
+
+    def item_by_ref(self, ref: int | str) -> Item | None:
+        """The item with this id, or saved from this URL in any of its forms (with or
+        without www., a trailing slash, the scheme). ValueError for what is no URL."""
+        if isinstance(ref, int):
+            found = self._items("WHERE i.id = ?", (ref,))
+        else:
+            keys = ref_keys(ref)
+            marks = ", ".join("?" * len(keys))
+            found = self._items(f"WHERE i.key IN ({marks}) ORDER BY i.id", keys)
         return found[0] if found else None
 
     def count_items(self) -> int:
@@ -207,7 +230,9 @@ class ItemsStore(StoreBase):
         rows = self._query(
             f"SELECT {_item_columns(text_chars)}, n.summary, n.key_points, n.tags, n.basis, n.model, n.prompt_version,"
             " (SELECT group_concat(s.name, char(31)) FROM item_sources x"
-            "  JOIN sources s ON s.id = x.source_id WHERE x.item_id = i.id) AS source_names"
+            "  JOIN sources s ON s.id = x.source_id WHERE x.item_id = i.id) AS source_names,"
+            " (SELECT group_concat(newsletter, char(31)) FROM item_newsletters"
+            "  WHERE item_id = i.id) AS newsletters"
             f" FROM items i LEFT JOIN notes n ON n.id = i.note_id {where}",
             params,
         )
@@ -360,6 +385,16 @@ def url_key(url: str) -> str:
     return same_page_key(normalize_url(url))
 
 
+def ref_keys(ref: str) -> list[str]:
+    """The keys an item saved from `ref` may have: as written (https:// when it has no
+    scheme), and with or without www. (ValueError when it is no URL)."""
+    url = ref if "://" in ref else f"https://{ref}"
+    key = url_key(url)
+    scheme, _, rest = key.partition("://")
+    other = rest.removeprefix("www.") if rest.startswith("www.") else f"www.{rest}"
+    return [key, f"{scheme}://{other}"]
+
+
 def item_key(item: SavedItem) -> str:
     """The normalised URL, or for an item without one a hash of its text."""
     if item.key:
@@ -417,6 +452,7 @@ def _item_from_row(row: sqlite3.Row) -> Item:
         note_error=row["note_error"],
         note_next_attempt_at=from_iso(row["note_next_attempt_at"]),
         language=row["language"],
+        newsletters=tuple(row["newsletters"].split("\x1f")) if row["newsletters"] else (),
     )
 
 

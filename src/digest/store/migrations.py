@@ -526,3 +526,107 @@ def m024a_history_indexes(db: Database) -> None:
         CREATE INDEX item_stars_at ON item_stars(starred_at)
         """,
     )
+
+
+@migrations(name="m031_i31_logged_texts")
+def m031_i31_logged_texts(db: Database) -> None:
+    # The text of each week as the log last holds it: a later revision is logged as what
+    # changed since (deliver/logdiff.py), not as the whole week again.
+    db.execute(
+        "CREATE TABLE logged_texts (period TEXT PRIMARY KEY, markdown TEXT NOT NULL,"
+        " logged_at TEXT NOT NULL)"
+    )
+
+
+# The journal's headings, a list's topic lines, a feed's category: the item's topic is
+# searched with its note's tags (`digest search rust`, `section:Rust`, `tags:Rust`).
+_TAGS_OF_NOTE = """CASE WHEN n.id IS NOT NULL THEN (SELECT group_concat(value, ' ') FROM json_each(n.tags))
+        END AS tags"""
+_TAGS_WITH_TOPIC = """nullif(trim(coalesce(i.topic, '') || ' ' || coalesce(CASE WHEN n.id IS NOT NULL
+        THEN (SELECT group_concat(value, ' ') FROM json_each(n.tags)) END, '')), '') AS tags"""
+_SEARCHED_I31 = (*_SEARCHED, "topic")
+_CHANGED_I31 = " OR ".join(f"old.{column} IS NOT new.{column}" for column in _SEARCHED_I31)
+
+
+@migrations(name="m031b_i31_search_topics")
+def m031b_i31_search_topics(db: Database) -> None:
+    assert _TAGS_OF_NOTE in _SEARCH_DOCUMENT
+    columns = ", ".join(_SEARCHED_I31)
+    for statement in (
+        "DROP TRIGGER item_index_forget",
+        "DROP TRIGGER item_index_renew",
+        "DROP TRIGGER item_index_insert",
+        "DROP TRIGGER item_index_delete",
+        "DROP VIEW item_search",
+        _SEARCH_DOCUMENT.replace(_TAGS_OF_NOTE, _TAGS_WITH_TOPIC),
+        "INSERT INTO item_index (item_index) VALUES ('delete-all')",
+        "CREATE TRIGGER item_index_insert AFTER INSERT ON items"
+        " WHEN NOT EXISTS (SELECT 1 FROM item_index_deferred)"
+        f" BEGIN {_INDEX_ROW} WHERE id = new.id; END",
+        f"CREATE TRIGGER item_index_forget BEFORE UPDATE OF {columns} ON items"
+        f" WHEN ({_CHANGED_I31}) AND {_SETTLED} BEGIN {_FORGET_ROW} WHERE id = old.id; END",
+        f"CREATE TRIGGER item_index_renew AFTER UPDATE OF {columns} ON items"
+        f" WHEN ({_CHANGED_I31}) AND {_SETTLED} BEGIN {_INDEX_ROW} WHERE id = new.id; END",
+        f"CREATE TRIGGER item_index_delete BEFORE DELETE ON items WHEN {_SETTLED}"
+        f" BEGIN {_FORGET_ROW} WHERE id = old.id; END",
+        _INDEX_ROW,
+    ):
+        db.execute(statement)
+
+
+@migrations(name="m035_newsletters")
+def m035_newsletters(db: Database) -> None:
+    # Mail sources (collect/mail): each letter read once per source, by its Message-ID; an
+    # IMAP folder's UIDVALIDITY and the last UID read in it, so a collect asks only for
+    # newer letters (a new UIDVALIDITY: the folder is read again, the Message-IDs keep it
+    # right); and the newsletters an item came in ("also in: Changelog Weekly").
+    _execute_each(
+        db,
+        """
+        CREATE TABLE mail_letters (
+            source_id INTEGER NOT NULL REFERENCES sources(id),
+            letter_key TEXT NOT NULL,
+            newsletter TEXT NOT NULL,
+            items INTEGER NOT NULL,
+            read_at TEXT NOT NULL,
+            PRIMARY KEY (source_id, letter_key)
+        ) WITHOUT ROWID;
+        CREATE TABLE mail_folders (
+            source_id INTEGER NOT NULL REFERENCES sources(id),
+            folder TEXT NOT NULL,
+            uidvalidity INTEGER NOT NULL,
+            last_uid INTEGER NOT NULL,
+            PRIMARY KEY (source_id, folder)
+        ) WITHOUT ROWID;
+        CREATE TABLE item_newsletters (
+            item_id INTEGER NOT NULL REFERENCES items(id),
+            newsletter TEXT NOT NULL,
+            PRIMARY KEY (item_id, newsletter)
+        ) WITHOUT ROWID
+        """,
+    )
+
+
+@migrations(name="m035b_highlights")
+def m035b_highlights(db: Database) -> None:
+    # Highlights (`digest import` of Kindle clippings, Readwise CSV): each once by its item
+    # and text, with the note written beside it; `shown_week` is the last week "From your
+    # highlights" brought it back in, `done_at` when `digest highlight done` retired it.
+    _execute_each(
+        db,
+        """
+        CREATE TABLE highlights (
+            id INTEGER PRIMARY KEY,
+            key TEXT NOT NULL UNIQUE,
+            item_id INTEGER NOT NULL REFERENCES items(id),
+            text TEXT NOT NULL,
+            note TEXT,
+            location TEXT,
+            highlighted_at TEXT NOT NULL,
+            shown_week TEXT,
+            shown_at TEXT,
+            done_at TEXT
+        );
+        CREATE INDEX highlights_item ON highlights(item_id)
+        """,
+    )

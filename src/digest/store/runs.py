@@ -15,7 +15,10 @@ _SUMS = ("calls", "tokens_in", "tokens_out", "cost_usd")
 
 class RunsStore(StoreBase):
     def start_run(self, command: str, now: datetime) -> int:
+        """A new run; the caller holds the run lock, so a run still 'running' died (a kill
+        -9, a power cut) and is recorded 'interrupted'."""
         with self.write() as conn:
+            conn.execute("UPDATE runs SET status = 'interrupted' WHERE status = 'running'")
             cursor = conn.execute(
                 "INSERT INTO runs (command, started_at) VALUES (?, ?)", (command, iso(now))
             )
@@ -122,6 +125,26 @@ class RunsStore(StoreBase):
             weeks=tuple((week, weeks[week]) for week in sorted(weeks, reverse=True)),
             models=tuple((str(row["model"]), _totals(row)) for row in by_model),
         )
+
+    def record_fetch(self, run_id: int, done: int, *, offline: bool) -> None:
+        """The run's fetch, recorded as soon as it is over (finish_run writes all the run's
+        stats later): the same run's digest says when the network was down."""
+        with self.write() as conn:
+            conn.execute(
+                "UPDATE runs SET stats = json_set(coalesce(stats, '{}'), '$.fetch', ?,"
+                " '$.offline', json(?)) WHERE id = ?",
+                (done, "true" if offline else "false", run_id),
+            )
+
+    def last_fetch_offline(self) -> datetime | None:
+        """When the last run that fetched found no network, or None (it had one)."""
+        rows = self._query(
+            "SELECT started_at, json_extract(stats, '$.offline') AS offline FROM runs"
+            " WHERE json_extract(stats, '$.fetch') IS NOT NULL ORDER BY id DESC LIMIT 1"
+        )
+        if not rows or not rows[0]["offline"]:
+            return None
+        return datetime.fromisoformat(rows[0]["started_at"])
 
     def recent_runs(self, limit: int = 5) -> list[RunRecord]:
         rows = self._query(

@@ -58,6 +58,19 @@ CREATE TABLE file_states (
             updated_at TEXT NOT NULL
         , inode INTEGER, device INTEGER, checked_ns INTEGER NOT NULL DEFAULT 0, held INTEGER NOT NULL DEFAULT 0);
 
+CREATE TABLE highlights (
+            id INTEGER PRIMARY KEY,
+            key TEXT NOT NULL UNIQUE,
+            item_id INTEGER NOT NULL REFERENCES items(id),
+            text TEXT NOT NULL,
+            note TEXT,
+            location TEXT,
+            highlighted_at TEXT NOT NULL,
+            shown_week TEXT,
+            shown_at TEXT,
+            done_at TEXT
+        );
+
 CREATE TABLE item_aliases (key TEXT PRIMARY KEY, item_id INTEGER NOT NULL REFERENCES items(id)) WITHOUT ROWID;
 
 CREATE TABLE item_features (item_id INTEGER PRIMARY KEY REFERENCES items(id) ON DELETE CASCADE, text_hash TEXT NOT NULL, tokens INTEGER NOT NULL, vector BLOB NOT NULL, terms BLOB NOT NULL, counts BLOB NOT NULL, phrases BLOB NOT NULL);
@@ -65,6 +78,13 @@ CREATE TABLE item_features (item_id INTEGER PRIMARY KEY REFERENCES items(id) ON 
 CREATE VIRTUAL TABLE item_index USING fts5(title, text, note, context, tags, host, content = 'item_search', content_rowid = 'id', tokenize = 'porter unicode61 remove_diacritics 2');
 
 CREATE TABLE item_index_deferred (first_new INTEGER NOT NULL);
+
+CREATE TABLE item_newsletters (
+            item_id INTEGER NOT NULL REFERENCES items(id),
+            newsletter TEXT NOT NULL,
+            PRIMARY KEY (item_id, newsletter)
+        ) WITHOUT ROWID
+        ;
 
 CREATE TABLE item_sources (
             item_id INTEGER NOT NULL REFERENCES items(id),
@@ -124,6 +144,25 @@ CREATE TABLE llm_formats (
         ) WITHOUT ROWID
         ;
 
+CREATE TABLE logged_texts (period TEXT PRIMARY KEY, markdown TEXT NOT NULL, logged_at TEXT NOT NULL);
+
+CREATE TABLE mail_folders (
+            source_id INTEGER NOT NULL REFERENCES sources(id),
+            folder TEXT NOT NULL,
+            uidvalidity INTEGER NOT NULL,
+            last_uid INTEGER NOT NULL,
+            PRIMARY KEY (source_id, folder)
+        ) WITHOUT ROWID;
+
+CREATE TABLE mail_letters (
+            source_id INTEGER NOT NULL REFERENCES sources(id),
+            letter_key TEXT NOT NULL,
+            newsletter TEXT NOT NULL,
+            items INTEGER NOT NULL,
+            read_at TEXT NOT NULL,
+            PRIMARY KEY (source_id, letter_key)
+        ) WITHOUT ROWID;
+
 CREATE TABLE notes (
             id INTEGER PRIMARY KEY,
             cache_key TEXT NOT NULL UNIQUE,
@@ -173,13 +212,16 @@ CREATE VIEW item_search AS SELECT
         || coalesce((SELECT group_concat(value, ' ') FROM json_each(n.key_points)), '')) END
         AS note,
     i.context AS context,
-    CASE WHEN n.id IS NOT NULL THEN (SELECT group_concat(value, ' ') FROM json_each(n.tags))
-        END AS tags,
+    nullif(trim(coalesce(i.topic, '') || ' ' || coalesce(CASE WHEN n.id IS NOT NULL
+        THEN (SELECT group_concat(value, ' ') FROM json_each(n.tags)) END, '')), '') AS tags,
     substr(i.url, instr(i.url, '://') + 3,
         instr(substr(i.url, instr(i.url, '://') + 3) || '/', '/') - 1) AS host
 FROM items i LEFT JOIN notes n ON n.id = i.note_id;
 
 CREATE INDEX file_items_item ON file_items(item_id);
+
+CREATE INDEX highlights_item ON highlights(item_id)
+        ;
 
 CREATE UNIQUE INDEX "idx__sqlite_migrations_migration_set_name"
     ON "_sqlite_migrations" ("migration_set", "name");
@@ -202,9 +244,9 @@ CREATE INDEX llm_calls_at ON llm_calls(at)
 
 CREATE TRIGGER item_index_delete BEFORE DELETE ON items WHEN old.id < coalesce((SELECT min(first_new) FROM item_index_deferred), old.id + 1) BEGIN INSERT INTO item_index (item_index, rowid, title, text, note, context, tags, host) SELECT 'delete', id, title, text, note, context, tags, host FROM item_search WHERE id = old.id; END;
 
-CREATE TRIGGER item_index_forget BEFORE UPDATE OF url, title, extracted_title, text, linked_text, context, note_id ON items WHEN (old.url IS NOT new.url OR old.title IS NOT new.title OR old.extracted_title IS NOT new.extracted_title OR old.text IS NOT new.text OR old.linked_text IS NOT new.linked_text OR old.context IS NOT new.context OR old.note_id IS NOT new.note_id) AND old.id < coalesce((SELECT min(first_new) FROM item_index_deferred), old.id + 1) BEGIN INSERT INTO item_index (item_index, rowid, title, text, note, context, tags, host) SELECT 'delete', id, title, text, note, context, tags, host FROM item_search WHERE id = old.id; END;
+CREATE TRIGGER item_index_forget BEFORE UPDATE OF url, title, extracted_title, text, linked_text, context, note_id, topic ON items WHEN (old.url IS NOT new.url OR old.title IS NOT new.title OR old.extracted_title IS NOT new.extracted_title OR old.text IS NOT new.text OR old.linked_text IS NOT new.linked_text OR old.context IS NOT new.context OR old.note_id IS NOT new.note_id OR old.topic IS NOT new.topic) AND old.id < coalesce((SELECT min(first_new) FROM item_index_deferred), old.id + 1) BEGIN INSERT INTO item_index (item_index, rowid, title, text, note, context, tags, host) SELECT 'delete', id, title, text, note, context, tags, host FROM item_search WHERE id = old.id; END;
 
 CREATE TRIGGER item_index_insert AFTER INSERT ON items WHEN NOT EXISTS (SELECT 1 FROM item_index_deferred) BEGIN INSERT INTO item_index (rowid, title, text, note, context, tags, host) SELECT id, title, text, note, context, tags, host FROM item_search WHERE id = new.id; END;
 
-CREATE TRIGGER item_index_renew AFTER UPDATE OF url, title, extracted_title, text, linked_text, context, note_id ON items WHEN (old.url IS NOT new.url OR old.title IS NOT new.title OR old.extracted_title IS NOT new.extracted_title OR old.text IS NOT new.text OR old.linked_text IS NOT new.linked_text OR old.context IS NOT new.context OR old.note_id IS NOT new.note_id) AND old.id < coalesce((SELECT min(first_new) FROM item_index_deferred), old.id + 1) BEGIN INSERT INTO item_index (rowid, title, text, note, context, tags, host) SELECT id, title, text, note, context, tags, host FROM item_search WHERE id = new.id; END;
+CREATE TRIGGER item_index_renew AFTER UPDATE OF url, title, extracted_title, text, linked_text, context, note_id, topic ON items WHEN (old.url IS NOT new.url OR old.title IS NOT new.title OR old.extracted_title IS NOT new.extracted_title OR old.text IS NOT new.text OR old.linked_text IS NOT new.linked_text OR old.context IS NOT new.context OR old.note_id IS NOT new.note_id OR old.topic IS NOT new.topic) AND old.id < coalesce((SELECT min(first_new) FROM item_index_deferred), old.id + 1) BEGIN INSERT INTO item_index (rowid, title, text, note, context, tags, host) SELECT id, title, text, note, context, tags, host FROM item_search WHERE id = new.id; END;
 

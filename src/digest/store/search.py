@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
-from digest.errors import BadSearch
+from digest.errors import BadSearch, SearchTooSlow
 from digest.lifecycle import ItemStarred
 from digest.models import Item, ItemKind, ItemState
 from digest.store.base import iso, store_error
@@ -17,6 +18,7 @@ from digest.store.items import ItemsStore
 
 MARK_START, MARK_END = "\x02", "\x03"  # around each matched word in a snippet
 SNIPPET_WORDS = 16
+SEARCH_SECONDS = 5.0  # a search still running then stops (SQLite's progress handler)
 # bm25 weights of the indexed columns: title, text, note, context, tags, host
 RANK = "bm25(10.0, 1.0, 2.0, 3.0, 4.0, 5.0)"
 # What an unparsable query makes SQLite say; anything else is the store's own trouble.
@@ -68,12 +70,21 @@ class SearchStore(ItemsStore):
             f" WHERE item_index MATCH ? AND rank MATCH '{RANK}' {where}"
             " ORDER BY rank, i.id LIMIT ?"
         )
+        deadline = time.monotonic() + SEARCH_SECONDS
+        self.conn.set_progress_handler(lambda: time.monotonic() > deadline, 10_000)
         try:
             rows = self.conn.execute(sql, [query, *params, limit]).fetchall()
         except sqlite3.OperationalError as exc:
+            if str(exc) == "interrupted":
+                raise SearchTooSlow(
+                    f"search query {_printable(query[:80])!r}: stopped after"
+                    f" {SEARCH_SECONDS:g} s; use fewer or more precise words"
+                ) from exc
             if any(words in str(exc) for words in _QUERY_TROUBLE):
                 raise BadSearch(f"search query {query!r}: {_printable(str(exc))}") from exc
             raise store_error(exc, None) from exc
+        finally:
+            self.conn.set_progress_handler(None, 0)
         return [_hit(row) for row in rows]
 
     def apply_star(self, intent: ItemStarred) -> bool:
@@ -100,6 +111,9 @@ class SearchStore(ItemsStore):
             text_chars=text_chars,
         )
 
+    def starred_ids(self) -> set[int]:
+        return {int(row[0]) for row in self._query("SELECT item_id FROM item_stars")}
+
     def read_items(self, limit: int, *, text_chars: int) -> list[Item]:
         """The items marked read, most recently read first (the openings of their pages)."""
         return self._items(
@@ -123,7 +137,14 @@ def _narrowing(narrow: SearchFilter) -> tuple[str, list[Any]]:
                 [narrow.source],
             )
         )
-    if narrow.kind is not None:
+    if narrow.kind is ItemKind.NEWSLETTER:  # the letters, and the stories they brought
+        clauses.append(
+            (
+                "(i.kind = ? OR EXISTS (SELECT 1 FROM item_newsletters n WHERE n.item_id = i.id))",
+                [narrow.kind.value],
+            )
+        )
+    elif narrow.kind is not None:
         clauses.append(("i.kind = ?", [narrow.kind.value]))
     if narrow.state is not None:
         clauses.append(("i.state = ?", [narrow.state.value]))

@@ -57,8 +57,10 @@ class SourcesStore(ItemsStore):
                     " WHERE id = ?",
                     (url, row["id"]),
                 )
-            elif kind == "file" and row["path"] != path:
-                conn.execute("UPDATE sources SET path = ? WHERE id = ?", (path, row["id"]))
+            elif kind != "feed" and (row["path"], row["url"]) != (path, url):
+                conn.execute(
+                    "UPDATE sources SET path = ?, url = ? WHERE id = ?", (path, url, row["id"])
+                )
             return int(row["id"])
 
     def add_imported_feed(

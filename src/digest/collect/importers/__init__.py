@@ -9,6 +9,7 @@ line below.
 from __future__ import annotations
 
 from digest.collect.formats import FEED_LIST_FORMATS, REGISTRY, Importer
+from digest.collect.highlights import HIGHLIGHT_FORMATS
 from digest.collect.importers import bookmarks as bookmarks
 from digest.collect.importers import exports_csv as exports_csv
 from digest.collect.importers import exports_json as exports_json
@@ -22,7 +23,7 @@ from digest.models import FileReading
 
 
 def supported_formats() -> list[str]:
-    return sorted([*REGISTRY, *FEED_LIST_FORMATS])
+    return sorted([*REGISTRY, *FEED_LIST_FORMATS, *HIGHLIGHT_FORMATS])
 
 
 def find_importer(text: str, forced: str | None = None) -> Importer:

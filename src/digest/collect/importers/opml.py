@@ -58,15 +58,24 @@ def _parse_root(text: str) -> ET.Element:
     return root
 
 
-def _walk(node: ET.Element, path: list[str], feeds: list[Feed]) -> None:
-    for outline in node.findall("outline"):
+MAX_FOLDER_DEPTH = 20  # a category names at most this many folders: deeper ones are left out
+
+
+def _walk(body: ET.Element, path: list[str], feeds: list[Feed]) -> None:
+    """The feed outlines below `body` in document order, each with the folders around it;
+    a stack, not recursion: an OPML nested a thousand deep is read like any other."""
+    stack = [(outline, path) for outline in reversed(body.findall("outline"))]
+    while stack:
+        outline, folders = stack.pop()
         name = (outline.get("title") or outline.get("text") or "").strip()
         url = _xml_url(outline)
         if url:
-            category = "/".join(path) or _category_attribute(outline)
+            category = "/".join(folders) or _category_attribute(outline)
             site = (outline.get("htmlUrl") or "").strip() or None
             feeds.append(Feed(name or url, url, category, site))
-        _walk(outline, [*path, name] if not url and name else path, feeds)
+        inner = [*folders, name] if not url and name else folders
+        inner = inner[:MAX_FOLDER_DEPTH]
+        stack.extend((child, inner) for child in reversed(outline.findall("outline")))
 
 
 def _category_attribute(outline: ET.Element) -> str | None:

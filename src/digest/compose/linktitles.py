@@ -1,0 +1,89 @@
+"""A readable title for a link nobody named and no run has read (pure): the words of its
+address ("i-want-off-mr-golangs-wild-ride" -> "I want off Mr Golang's wild ride"), else
+its host and path.
+
+Only a slug of two words or more becomes a title: "letsgo.html" or "452520" say nothing a
+reader can use, and the host and path say at least where the link leads.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import unquote, urlsplit
+
+from digest.text import url_title
+from digest.urls import for_display
+
+# a last path part that stands for the folder above it ("reinventing_explanation/index.html")
+_FOLDER_PAGES = frozenset({"index", "default", "home", "main"})
+_EXTENSION = re.compile(r"\.(html?|php|aspx?|pdf|md|txt)$", re.IGNORECASE)
+_SEPARATORS = re.compile(r"[-_+.~\s]+")
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
+_LETTERS = re.compile(r"[A-Za-z]")
+_UPPER = (
+    "ai ml llm gpu cpu tpu api sql dns http https html css pdf jax aws gcp ui ux os io cuda rl"
+    " nlp rag json xml url cli ptx mlir cpp sla slo sli mvcc tls ssh tcp udp jit wasm ssd ram"
+)
+_ACRONYMS = {word: word.upper() for word in _UPPER.split()}
+_ACRONYMS |= {"llms": "LLMs", "gpus": "GPUs", "apis": "APIs", "cpus": "CPUs", "i": "I"}
+_HONORIFICS = frozenset({"mr", "mrs", "ms", "dr", "st"})
+_CONTRACTIONS = {
+    "dont": "don't", "doesnt": "doesn't", "didnt": "didn't", "cant": "can't", "wont": "won't",
+    "isnt": "isn't", "arent": "aren't", "wasnt": "wasn't", "shouldnt": "shouldn't",
+    "couldnt": "couldn't", "wouldnt": "wouldn't", "youre": "you're", "ive": "I've",
+    "im": "I'm", "thats": "that's", "whats": "what's", "hes": "he's", "shes": "she's",
+}  # fmt: skip
+MIN_SLUG_WORDS = 2
+
+
+def link_title(url: str) -> str:
+    """The slug of `url` made readable, else its host and path (text.url_title)."""
+    return slug_title(url) or url_title(url)
+
+
+def slug_title(url: str) -> str | None:
+    """The last telling part of the URL's path as words in sentence case, or None."""
+    path = urlsplit(for_display(url)).path
+    for part in reversed([unquote(p) for p in path.split("/") if p]):
+        words = _words(_EXTENSION.sub("", part))
+        if not words or (len(words) == 1 and words[0].casefold() in _FOLDER_PAGES):
+            continue
+        if len(words) < MIN_SLUG_WORDS or not any(_LETTERS.search(w) for w in words):
+            return None  # "452520", "letsgo", "intro": the host and path tell more
+        return _sentence(words)
+    return None
+
+
+def _words(part: str) -> list[str]:
+    spaced = _CAMEL.sub(" ", part) if "-" not in part and "_" not in part else part
+    return [word for word in _SEPARATORS.split(spaced) if word]
+
+
+def _sentence(words: list[str]) -> str:
+    shown: list[str] = []
+    for word in words:
+        low = word.casefold()
+        if shown and shown[-1].casefold() in _HONORIFICS:  # Mr Golang's: a name follows
+            shown.append(_possessive(word).capitalize())
+            continue
+        fixed = _ACRONYMS.get(low) or _CONTRACTIONS.get(low)
+        if fixed is None:
+            fixed = word if _mixed_case(word) else low
+        shown.append(fixed)
+    first = shown[0]
+    shown[0] = first[:1].upper() + first[1:]
+    for index, word in enumerate(shown):
+        if word.casefold() in _HONORIFICS:
+            shown[index] = word.capitalize()
+    return " ".join(shown)
+
+
+def _possessive(word: str) -> str:
+    """'golangs' after an honorific reads as a name's: "Golang's"."""
+    low = word.casefold()
+    return f"{low[:-1]}'s" if low.endswith("s") and len(low) > 3 else low
+
+
+def _mixed_case(word: str) -> bool:
+    """A word written with care ("FlashAttention", "PyTorch", "vLLM") is kept as it is."""
+    return any(c.isupper() for c in word[1:]) and any(c.islower() for c in word)

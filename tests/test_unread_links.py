@@ -1,0 +1,106 @@
+"""A week of bare links no run could read (no network): every item readable without its
+page, and the footer and `digest status` account for every one (real pipeline and store;
+only the name lookups fail, as they do offline)."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from digest.clock import Waits
+from digest.commands.status import gather_status
+from digest.compose.linktitles import link_title
+from digest.config import load_config
+from digest.periods import parse_week
+from digest.pipeline import run
+from digest.store import open_store
+
+NOW = datetime(2025, 11, 16, 20, 0, tzinfo=UTC)
+JOURNAL = """---
+title: "Today I Learned"
+---
+
+## 2025-11-12
+### Rust Shenanigans
+- https://fasterthanli.me/articles/pin-and-suffering
+https://fasterthanli.me/articles/i-want-off-mr-golangs-wild-ride
+
+## 2025-11-13
+- [Inside vLLM](https://www.aleksagordic.com/blog/vllm)
+- https://www.youtube.com/watch?v=33y9FMIvcWY
+- https://habr.com/ru/articles/452520/
+DST Book
+"""
+
+
+async def no_such_name(host: str, port: int) -> list[tuple[Any, ...]]:
+    await asyncio.sleep(0.01)
+    raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+
+@pytest.mark.parametrize(
+    ("url", "title"),
+    [
+        ("https://fasterthanli.me/articles/i-want-off-mr-golangs-wild-ride", "I want off Mr Golang's wild ride"),
+        ("https://michaelnielsen.org/reinventing_explanation/index.html", "Reinventing explanation"),
+        ("https://worrydream.com/MediaForThinkingTheUnthinkable/", "Media for thinking the unthinkable"),
+        ("https://apaz.dev/blog/A_Treatise_On_ML_Data_Infrastructure.html", "A treatise on ML data infrastructure"),
+        ("https://gonzoml.substack.com/p/jax-things-to-watch-for-in-2025", "JAX things to watch for in 2025"),
+        ("https://a.example/posts/why-i-dont-use-llms", "Why I don't use LLMs"),
+        ("https://habr.com/ru/articles/452520/", "habr.com/ru/articles/452520"),
+        ("https://www.youtube.com/watch?v=33y9FMIvcWY", "youtube.com/watch?v=33y9FMIvcWY"),
+        ("https://tomasz.janczuk.org/2023/11/letsgo.html", "tomasz.janczuk.org/2023/11/letsgo.html"),
+        ("https://brianmcfee.net/dstbook-site/content/intro.html", "brianmcfee.net/dstbook-site/content/intro.html"),
+        ("https://worrydream.com/", "worrydream.com"),
+    ],
+)  # fmt: skip
+def test_a_link_nobody_named_is_titled_by_its_slug_else_its_host_and_path(
+    url: str, title: str
+) -> None:
+    assert link_title(url) == title
+
+
+def test_a_week_without_network_reads_well_and_says_what_to_run(tmp_path: Path) -> None:
+    (tmp_path / "inbox").mkdir()
+    (tmp_path / "inbox" / "til.md").write_text(JOURNAL, encoding="utf-8")
+    (tmp_path / "digest.toml").write_text(
+        '[digest]\ndata_dir = "data"\n\n[[sources]]\nname = "inbox"\nkind = "file"\n'
+        'path = "inbox"\n',
+        encoding="utf-8",
+    )
+    config = load_config(tmp_path / "digest.toml")
+    week = parse_week("2025-W46", config.digest.zone)
+
+    result = run(config, "now", period=week, clock=lambda: NOW, waits=Waits(lookup=no_such_name))
+
+    assert result.path is not None
+    digest = result.path.read_text(encoding="utf-8")
+    golang = "https://fasterthanli.me/articles/i-want-off-mr-golangs-wild-ride"
+    assert f"- **[I want off Mr Golang's wild ride]({golang})** · fasterthanli.me\n" in digest
+    assert "- **[Pin and suffering](https://fasterthanli.me/articles/pin-and-suffering)**" in digest
+    assert (
+        "- **[Inside vLLM](https://www.aleksagordic.com/blog/vllm)** · aleksagordic.com" in digest
+    )
+    assert "youtube.com/watch?v=33y9FMIvcWY](" in digest
+    assert "· youtube.com" not in digest  # the title names the site already
+    assert digest.count("*(not read yet)*") == 5
+    brief = digest.split("## The week")[1].split("\n## ")[0]
+    assert "[Pin and suffering]" in brief and "](https://fasterthanli.me/articles/pin-and" in brief
+    assert "*6 items: 1 shown as saved, 5 not read (not fetched yet).*" in digest
+    assert "*No network at the last run (16 Nov 20:00 UTC): 5 pages of this week not read yet;" in (
+        digest
+    )
+    assert "once online, run digest now --retry to read them.*" in digest
+
+    with open_store(config.db_path) as store:
+        network = gather_status(store)["network"]
+    assert network == {
+        "offline_at": NOW.isoformat(),
+        "pages_not_fetched": 5,
+        "what_to_do": "`digest now --retry` fetches them once you are online",
+    }
