@@ -1,36 +1,38 @@
 """The whole `digest now` over many loopback hosts, beside the trafilatura command and the
-CPU floor, in one run.
+CPU floor: the acceptance rig of issue 32, taken `--runs` times side by side.
 
-    python bench/fetch_extract.py EXTRACTION_DATA_DIR [--pages 1000] [--hosts 16]
-        [--feeds 10] [--latency-s 0.05] [--delay-s 1.0] [--skip-trafilatura] [--skip-floor]
+    python bench/fetch_extract.py EXTRACTION_DATA_DIR [MORE_DIRS ...] [--pages 1000]
+        [--hosts 16] [--feeds 10] [--latency-s 0.05] [--delay-s 0] [--runs 3]
+        [--skip-trafilatura] [--skip-floor] [--before-src OTHER_SRC]
 
-EXTRACTION_DATA_DIR holds html/<id>.html.gz (the extraction benchmark, see
-docs/benchmarks.md). Its pages are served under distinct URLs, /page/<n>, by one
-asyncio server process listening on 127.0.0.2 … 127.0.0.<hosts+1>, each answer held
-back `latency_s`; /feed/<k>.xml on the first host is an RSS feed of every `feeds`-th
-page from page k, dated now. The URL list groups each host's pages together, as a saved
-list would.
+Each EXTRACTION_DATA_DIR holds html/<id>.html.gz (the extraction benchmark, see
+docs/benchmarks.md); every page of every folder is served. The pages go round-robin under
+`pages` distinct URLs, /page/<n> (page n mod the pages), by one asyncio server process
+listening on 127.0.0.2 … 127.0.0.<hosts+1>, each answer held back `latency_s`; the URL
+list groups each host's pages together, as a saved list would. /feed/<k>.xml on the first
+host is an RSS feed of the k-th `feeds`-th of that list (one per group of hosts), dated
+now.
 
-The figures:
+Each run takes, one after the other in the same window (the load moves less between them
+than between runs):
 - digest: `digest now` (the command line, a fresh data folder) with the feeds as its
-  sources and `per_host_delay_s = delay_s`: collect, fetch and extract, offline notes,
-  sections and stories, the digest written; CPU of the whole process tree (its
-  extraction workers and the fork server they come from included);
-- trafilatura: the same URL list through `trafilatura -i LIST --parallel 16 --json`, its
-  config file setting SLEEP_TIME (its per-host delay) to the same delay, SSRF protection
-  off for the loopback hosts;
+  sources and `per_host_delay_s = delay_s`, offline notes: collect, fetch and extract,
+  notes, sections and stories, the digest written; CPU of the whole process tree (its
+  extraction workers and the fork server they come from included) and the peak of the
+  tree's memory (digest and its descendants, sampled every 50 ms): the sum of their
+  resident sets (shared pages count once per process, so it overstates) and of their
+  proportional set sizes (PSS: a page shared by n processes counts 1/n in each);
+- trafilatura: the same URL list through `trafilatura -i LIST --parallel 16` (plain text
+  on stdout, as the rig), its config file setting SLEEP_TIME (its per-host delay) to the
+  same delay, SSRF protection off for the loopback hosts; its pages are the requests the
+  server answered;
 - the floor: the CPU time of extracting the pages in one process, ÷ the cores, with plain
   `trafilatura.extract` (the issue's floor) and with ours (each distinct page timed
-  once, weighted by how often the list holds it); and beside it the wall time of our
-  extraction of every page split over one process per core (no fetching), which is
-  what the cores really give when both work at once;
-- the server's CPU during each run, since it shares the cores;
-- the peak memory of each run's whole process tree (the sum of the resident sets of the
-  process and all its descendants, sampled every 50 ms; shared pages count once per
-  process, so it overstates), and the sum of their proportional set sizes (PSS: a page
-  shared by n processes counts 1/n in each), which does not.
-
-Each runs in its own process, so that CPU and peak memory are its own.
+  once, weighted by how often the list holds it);
+- the server's CPU during each, since it shares the cores;
+and the load average before each. With `--before-src`, each run also takes `digest now`
+from another version's src folder (PYTHONPATH) just before this one, so that before and
+after are measured in the same window. The report gives each run and the medians.
 """
 
 from __future__ import annotations
@@ -42,13 +44,13 @@ import gzip
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +58,7 @@ from process_tree import sample_tree_memory
 
 TRAFILATURA_PARALLEL = 16
 PR_SET_CHILD_SUBREAPER = 36  # Linux prctl option
+COUNT_PATH = b"/count"  # how many pages the server has answered
 
 
 # -- the loopback hosts ---------------------------------------------------------------------
@@ -64,25 +67,30 @@ PR_SET_CHILD_SUBREAPER = 36  # Linux prctl option
 Respond = Callable[[bytes], tuple[bytes, bytes, bytes]]  # path -> status, header lines, body
 
 
-def serve(data_dir: Path, hosts: int, latency_s: float, page_count: int, feed_count: int) -> None:
+def serve(data_dirs: list[Path], hosts: int, latency_s: float, pages: int, feeds: int) -> None:
     """Child process: answer GET /page/<n> with page n (mod the data set) on every host,
-    and GET /feed/<k>.xml with feed k."""
-    pages = load_pages(data_dir)
+    GET /feed/<k>.xml with feed k and GET /count with the pages answered so far."""
+    bodies = load_pages(data_dirs)
     html = b"Content-Type: text/html; charset=utf-8\r\n"
+    answered = [0]
 
     def respond(path: bytes) -> tuple[bytes, bytes, bytes]:
         if path.startswith(b"/page/") and path[6:].isdigit():
-            return b"200 OK", html, pages[int(path[6:]) % len(pages)]
+            answered[0] += 1
+            return b"200 OK", html, bodies[int(path[6:]) % len(bodies)]
         if path.startswith(b"/feed/") and path[6:-4].isdigit():
-            return b"200 OK", html, feeds[int(path[6:-4]) % len(feeds)]
+            return b"200 OK", html, feed_bodies[int(path[6:-4]) % len(feed_bodies)]
+        if path == COUNT_PATH:
+            return b"200 OK", html, b"%d" % answered[0]
         return b"404 Not Found", html, b"not found"
 
-    feeds: list[bytes] = []
+    feed_bodies: list[bytes] = []
 
     async def main() -> None:
         port = await start_hosts(respond, hosts, latency_s)
-        urls = url_list(port, page_count, hosts)
-        feeds.extend(feed_xml(urls[k::feed_count]) for k in range(feed_count))
+        urls = url_list(port, pages, hosts)
+        per_feed = -(-len(urls) // feeds)
+        feed_bodies.extend(feed_xml(urls[k * per_feed : (k + 1) * per_feed]) for k in range(feeds))
         print(port, flush=True)
         await asyncio.Event().wait()
 
@@ -137,10 +145,10 @@ def host_address(n: int) -> str:
     return f"127.0.0.{2 + n}"
 
 
-def load_pages(data_dir: Path) -> list[bytes]:
-    files = sorted((data_dir / "html").glob("*.html.gz"))
+def load_pages(data_dirs: list[Path]) -> list[bytes]:
+    files = [path for folder in data_dirs for path in sorted((folder / "html").glob("*.html.gz"))]
     if not files:
-        sys.exit(f"no html/*.html.gz in {data_dir}")
+        sys.exit(f"no html/*.html.gz in {', '.join(map(str, data_dirs))}")
     return [gzip.decompress(path.read_bytes()) for path in files]
 
 
@@ -149,12 +157,19 @@ def url_list(port: int, pages: int, hosts: int) -> list[str]:
     return [f"http://{host_address(n // per_host)}:{port}/page/{n}" for n in range(pages)]
 
 
+def pages_answered(port: int) -> int:
+    import urllib.request
+
+    with urllib.request.urlopen(f"http://{host_address(0)}:{port}{COUNT_PATH.decode()}") as answer:
+        return int(answer.read())
+
+
 # -- the three measurements, each in a child process ---------------------------------------------
 
 
 def run_now(feed_urls: list[str], delay_s: float) -> dict[str, Any]:
     """`digest now` in a fresh data folder with the feeds as sources: its wall time, the CPU
-    of its whole tree, and how many pages it extracted."""
+    and peak memory of its whole tree, and how many pages it extracted."""
     import ctypes
     import sqlite3
 
@@ -175,8 +190,7 @@ def run_now(feed_urls: list[str], delay_s: float) -> dict[str, Any]:
         started = time.perf_counter()
         log = (root / "stderr.txt").open("w")
         child = subprocess.Popen(command, cwd=root, stdout=subprocess.DEVNULL, stderr=log)
-        _, status, _ = os.wait4(child.pid, 0)
-        wall = time.perf_counter() - started
+        status, _, wall, peak = wait_sampling(child, started)
         with contextlib.suppress(ChildProcessError):
             while True:
                 os.wait()
@@ -189,16 +203,18 @@ def run_now(feed_urls: list[str], delay_s: float) -> dict[str, Any]:
     return {
         "pages": pages,
         "failures": failed,
-        "exit": os.waitstatus_to_exitcode(status),
+        "exit": status,
         "stderr_tail": errors.strip().splitlines()[-3:],
         "wall_s": wall,
         "cpu_s": cpu(usage),
         "peak_mb": usage.ru_maxrss / 1024,
+        "tree_peak_mb": peak[0] / 2**20,
+        "tree_peak_pss_mb": peak[1] / 2**20,
     }
 
 
-def run_floor(data_dir: Path, pages: int) -> dict[str, Any]:
-    """Extraction alone: in one process (CPU time), then split over every core (wall time)."""
+def run_floor(data_dirs: list[Path], pages: int) -> dict[str, Any]:
+    """Extraction alone in one process: the CPU time of every page of the URL list."""
     import trafilatura
 
     from digest.errors import ExtractError
@@ -208,7 +224,7 @@ def run_floor(data_dir: Path, pages: int) -> dict[str, Any]:
         with contextlib.suppress(ExtractError):
             extract(body, url="http://x.test/page", content_type=None)
 
-    bodies = load_pages(data_dir)
+    bodies = load_pages(data_dirs)
     times = {"trafilatura_cpu_s": lambda b: trafilatura.extract(b), "cpu_s": ours}
     figures: dict[str, Any] = {name: 0.0 for name in times}
     for n, body in enumerate(bodies):
@@ -217,28 +233,10 @@ def run_floor(data_dir: Path, pages: int) -> dict[str, Any]:
             started = time.process_time()
             run(body)
             figures[name] += served * (time.process_time() - started)
-    cores = os.cpu_count() or 1
-    with ProcessPoolExecutor(cores) as pool:
-        list(pool.map(time.sleep, [0.1] * cores))  # the workers exist before the clock starts
-        started = time.perf_counter()
-        shares = [(data_dir, pages, share, cores) for share in range(cores)]
-        list(pool.map(extract_share, *zip(*shares, strict=True)))
-        parallel_s = time.perf_counter() - started
-    return figures | {"parallel_wall_s": parallel_s}
+    return figures
 
 
-def extract_share(data_dir: Path, pages: int, share: int, shares: int) -> None:
-    """Extract pages share, share + shares, … (pages in the data set, as served)."""
-    from digest.errors import ExtractError
-    from digest.extract import extract
-
-    bodies = load_pages(data_dir)
-    for n in range(share, pages, shares):
-        with contextlib.suppress(ExtractError):
-            extract(bodies[n % len(bodies)], url=f"http://x.test/page/{n}", content_type=None)
-
-
-def run_trafilatura(urls_file: Path, delay_s: float) -> dict[str, Any]:
+def run_trafilatura(urls_file: Path, delay_s: float, port: int) -> dict[str, Any]:
     package = Path(sys.executable).parent.parent / "lib"
     [settings] = package.glob("python*/site-packages/trafilatura/settings.cfg")
     with tempfile.TemporaryDirectory() as tmp:
@@ -249,28 +247,41 @@ def run_trafilatura(urls_file: Path, delay_s: float) -> dict[str, Any]:
             .replace("SSRF_PROTECTION = on", "SSRF_PROTECTION = off")
             .replace("INSECURE_SSL_FALLBACK = on", "INSECURE_SSL_FALLBACK = off")
         )
-        # JSON lines on stdout, one per page: files in -o are named by a hash of the
-        # text, so the repeated pages would overwrite each other and hide the count
         command = [
             str(Path(sys.executable).with_name("trafilatura")), "-i", str(urls_file),
-            "--parallel", str(TRAFILATURA_PARALLEL), "--json", "--config-file", str(config),
+            "--parallel", str(TRAFILATURA_PARALLEL), "--config-file", str(config),
         ]  # fmt: skip
-        output = Path(tmp) / "out.jsonl"
+        answered = pages_answered(port)
         started = time.perf_counter()
-        with output.open("w") as out:
-            child = subprocess.Popen(command, stdout=out, stderr=subprocess.DEVNULL)
-            _, status, usage = os.wait4(child.pid, 0)
-        wall = time.perf_counter() - started
-        written = sum(1 for line in output.open() if line.startswith("{"))
+        child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        status, usage, wall, peak = wait_sampling(child, started)
     return {
-        "pages": written,
-        "exit": os.waitstatus_to_exitcode(status),
+        "pages": pages_answered(port) - answered,
+        "exit": status,
         "wall_s": wall,
         "cpu_s": cpu(usage),
         "peak_mb": usage.ru_maxrss / 1024,
-        "command": f"trafilatura -i URLS --parallel {TRAFILATURA_PARALLEL} --json"
-        f" --config-file CFG  (CFG: SLEEP_TIME = {delay_s}, SSRF_PROTECTION = off)",
+        "tree_peak_mb": peak[0] / 2**20,
+        "tree_peak_pss_mb": peak[1] / 2**20,
+        "command": f"trafilatura -i URLS --parallel {TRAFILATURA_PARALLEL} --config-file CFG"
+        f"  (CFG: SLEEP_TIME = {delay_s}, SSRF_PROTECTION = off)",
     }
+
+
+def wait_sampling(
+    child: subprocess.Popen[Any], started: float
+) -> tuple[int, resource.struct_rusage, float, list[int]]:
+    """Wait for `child`, sampling its tree's memory: its exit code, its own usage, the wall
+    time since `started` and the tree's peak [RSS, PSS] in bytes."""
+    peak, done = [0, 0], threading.Event()
+    sampler = threading.Thread(target=sample_tree_memory, args=(child.pid, done, peak))
+    sampler.start()
+    _, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - started
+    done.set()
+    sampler.join()
+    child.returncode = os.waitstatus_to_exitcode(status)
+    return child.returncode, usage, wall, peak
 
 
 def cpu(usage: resource.struct_rusage) -> float:
@@ -283,25 +294,24 @@ def utc_now() -> Any:
     return datetime.now(UTC)
 
 
-def in_child(*args: str) -> dict[str, Any]:
-    """Run this script with `args` in a child; its JSON figures and its tree's peak memory."""
-    child = subprocess.Popen([sys.executable, __file__, *args], stdout=subprocess.PIPE, text=True)
-    peak = [0, 0]
-    sampler = threading.Thread(target=sample_tree_memory, args=(child, peak), daemon=True)
-    sampler.start()
-    stdout, _ = child.communicate()
-    sampler.join()
+def in_child(*args: str, src: Path | None = None) -> dict[str, Any]:
+    """Run this script with `args` in a child (digest imported from `src`, if given); its
+    JSON figures."""
+    env = os.environ | ({"PYTHONPATH": str(src)} if src else {})
+    child = subprocess.run(
+        [sys.executable, __file__, *args], stdout=subprocess.PIPE, text=True, env=env
+    )
     if child.returncode:
         raise SystemExit(f"child {args[-1]} failed with exit {child.returncode}")
-    result: dict[str, Any] = json.loads(stdout.strip().splitlines()[-1])
-    return result | {"tree_peak_mb": peak[0] / 2**20, "tree_peak_pss_mb": peak[1] / 2**20}
+    result: dict[str, Any] = json.loads(child.stdout.strip().splitlines()[-1])
+    return result
 
 
-def in_child_beside(server_pid: int, *args: str) -> dict[str, Any]:
-    """in_child(*args), with the CPU the server used meanwhile (Linux: from /proc)."""
-    before = process_cpu_s(server_pid)
-    figures = in_child(*args)
-    return figures | {"server_cpu_s": process_cpu_s(server_pid) - before}
+def in_child_beside(server_pid: int, *args: str, src: Path | None = None) -> dict[str, Any]:
+    """in_child(*args), with the load before and the CPU the server used meanwhile."""
+    load, before = os.getloadavg()[0], process_cpu_s(server_pid)
+    figures = in_child(*args, src=src)
+    return figures | {"load": load, "server_cpu_s": process_cpu_s(server_pid) - before}
 
 
 def process_cpu_s(pid: int) -> float:
@@ -314,24 +324,27 @@ def process_cpu_s(pid: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("data_dir", type=Path)
+    parser.add_argument("data_dirs", type=Path, nargs="+")
     parser.add_argument("--pages", type=int, default=1000)
     parser.add_argument("--hosts", type=int, default=16)
     parser.add_argument("--feeds", type=int, default=10)
     parser.add_argument("--latency-s", type=float, default=0.05)
-    parser.add_argument("--delay-s", type=float, default=1.0)
+    parser.add_argument("--delay-s", type=float, default=0.0)
+    parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--skip-trafilatura", action="store_true")
     parser.add_argument("--skip-floor", action="store_true")
+    parser.add_argument("--before-src", type=Path, help="another digest's src folder, run too")
     parser.add_argument("--child", choices=["serve", "now", "floor", "trafilatura"])
     parser.add_argument("--urls", type=Path)
+    parser.add_argument("--port", type=int)
     args = parser.parse_args()
     if args.child == "serve":
-        return serve(args.data_dir, args.hosts, args.latency_s, args.pages, args.feeds)
+        return serve(args.data_dirs, args.hosts, args.latency_s, args.pages, args.feeds)
     if args.child:
         figures = {
             "now": lambda: run_now(args.urls.read_text().split("\n")[-1].split(), args.delay_s),
-            "floor": lambda: run_floor(args.data_dir, args.pages),
-            "trafilatura": lambda: run_trafilatura(args.urls, args.delay_s),
+            "floor": lambda: run_floor(args.data_dirs, args.pages),
+            "trafilatura": lambda: run_trafilatura(args.urls, args.delay_s, args.port),
         }[args.child]()
         print(json.dumps(figures))
         return
@@ -340,15 +353,17 @@ def main() -> None:
 
 def compare(args: argparse.Namespace) -> None:
     cores = os.cpu_count() or 1
-    print(f"load before: {os.getloadavg()[0]:.2f} on {cores} cores")
-    common = [str(args.data_dir), "--hosts", str(args.hosts), "--delay-s", str(args.delay_s)]
-    served = [*common, "--latency-s", str(args.latency_s), "--pages", str(args.pages)]
-    served += ["--feeds", str(args.feeds)]
+    compile_digest()
+    if args.before_src:
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(args.before_src)], check=True)
+    dirs = [str(folder) for folder in args.data_dirs]
+    common = [*dirs, "--hosts", str(args.hosts), "--delay-s", str(args.delay_s)]
+    common += ["--pages", str(args.pages)]
+    served = [*common, "--latency-s", str(args.latency_s), "--feeds", str(args.feeds)]
     server = subprocess.Popen(
-        [sys.executable, __file__, *served, "--child", "serve"],
-        stdout=subprocess.PIPE,
-        text=True,
+        [sys.executable, __file__, *served, "--child", "serve"], stdout=subprocess.PIPE, text=True
     )
+    runs: list[dict[str, Any]] = []
     try:
         assert server.stdout is not None
         port = int(server.stdout.readline())
@@ -358,80 +373,122 @@ def compare(args: argparse.Namespace) -> None:
             )  # the last line: what `digest now` subscribes to; the lines before, the pages
             urls.write("\n".join(url_list(port, args.pages, args.hosts)) + "\n" + feeds)
             urls.flush()
-            with_urls = [*common, "--urls", urls.name, "--pages", str(args.pages)]
-            ours = in_child_beside(server.pid, *with_urls, "--child", "now")
-            theirs = (
-                None
-                if args.skip_trafilatura
-                else in_child_beside(server.pid, *with_urls, "--child", "trafilatura")
-            )
+            with_urls = [*common, "--urls", urls.name, "--port", str(port)]
+            for _ in range(args.runs):
+                run = {}
+                if args.before_src:
+                    run["before"] = in_child_beside(
+                        server.pid, *with_urls, "--child", "now", src=args.before_src
+                    )
+                run["digest"] = in_child_beside(server.pid, *with_urls, "--child", "now")
+                if not args.skip_trafilatura:
+                    run["cli"] = in_child_beside(server.pid, *with_urls, "--child", "trafilatura")
+                if not args.skip_floor:
+                    run["floor"] = in_child(*common, "--child", "floor") | {
+                        "load": os.getloadavg()[0]
+                    }
+                report_run(run, cores)
+                runs.append(run)
     finally:
         server.terminate()
         server.wait()
-    floor = (
-        None
-        if args.skip_floor
-        else in_child(*common, "--pages", str(args.pages), "--child", "floor")
+    print(
+        f"{args.pages} pages ({len(load_pages(args.data_dirs))} distinct) on {args.hosts} hosts,"
+        f" {args.latency_s * 1000:.0f} ms latency, {args.delay_s:g} s per-host delay,"
+        f" {args.feeds} feeds; {cores} cores; load after: {os.getloadavg()[0]:.2f}"
     )
-    print(f"load after: {os.getloadavg()[0]:.2f}")
-    report(args, ours, theirs, floor, cores)
+    report_median(runs, cores)
 
 
-def report(
-    args: argparse.Namespace,
-    ours: dict[str, Any],
-    theirs: dict[str, Any] | None,
-    floor: dict[str, Any] | None,
-    cores: int,
-) -> None:
-    rate = ours["pages"] / ours["wall_s"]
+def compile_digest() -> None:
+    """Byte-compile digest's modules, as installing a package does: with
+    PYTHONDONTWRITEBYTECODE set (this machine's shells) an editable install would compile
+    every module again in each process of each run."""
+    import compileall
+
+    import digest
+
+    compileall.compile_dir(Path(digest.__file__).parent, quiet=1)
+
+
+def ratios(run: dict[str, Any], cores: int, key: str = "digest") -> dict[str, float]:
+    ours = run[key]
+    figures = {"wall_s": ours["wall_s"], "cpu_s": ours["cpu_s"], "pss": ours["tree_peak_pss_mb"]}
+    figures["rss"] = ours["tree_peak_mb"]
+    if "cli" in run:
+        figures |= {"cli_wall_s": run["cli"]["wall_s"], "cli_cpu_s": run["cli"]["cpu_s"]}
+        figures["to_cli"] = ours["wall_s"] / run["cli"]["wall_s"]
+        figures["cpu_to_cli"] = ours["cpu_s"] / run["cli"]["cpu_s"]
+    if "floor" in run:
+        figures["floor_s"] = run["floor"]["trafilatura_cpu_s"] / cores
+        figures["ours_floor_s"] = run["floor"]["cpu_s"] / cores
+        figures["to_floor"] = ours["wall_s"] / figures["floor_s"]
+    return figures
+
+
+def report_run(run: dict[str, Any], cores: int) -> None:
+    for key in ("before", "digest"):
+        if key in run:
+            report_digest(run, cores, key)
+    if "cli" in run:
+        theirs = run["cli"]
+        print(
+            f"trafilatura: {theirs['wall_s']:.1f} s wall, {theirs['cpu_s']:.1f} s CPU,"
+            f" {theirs['pages']} pages, exit {theirs['exit']}; tree peak"
+            f" {theirs['tree_peak_mb']:.0f} MB RSS, {theirs['tree_peak_pss_mb']:.0f} MB PSS;"
+            f" server CPU {theirs['server_cpu_s']:.1f} s; load before {theirs['load']:.2f}"
+            f"\n  command: {theirs['command']}"
+        )
+    if "floor" in run:
+        print(
+            f"floor: {run['floor']['trafilatura_cpu_s'] / cores:.1f} s (trafilatura.extract,"
+            f" {run['floor']['trafilatura_cpu_s']:.1f} s CPU / {cores} cores; ours"
+            f" {run['floor']['cpu_s'] / cores:.1f} s); load after {run['floor']['load']:.2f}"
+        )
+
+
+def report_digest(run: dict[str, Any], cores: int, key: str) -> None:
+    ours, figures = run[key], ratios(run, cores, key)
     print(
-        f"{args.pages} pages on {args.hosts} hosts, {args.latency_s * 1000:.0f} ms latency,"
-        f" {args.delay_s:g} s per-host delay"
-    )
-    print(
-        f"digest now:  {ours['wall_s']:6.1f} s  {rate:6.1f} pages/s  ({ours['pages']} extracted,"
-        f" {ours['failures']} failed, exit {ours['exit']})  CPU {ours['cpu_s']:.1f} s (whole tree)"
-        f"  peak {ours['peak_mb']:.0f} MB largest process; whole tree {ours['tree_peak_mb']:.0f} MB"
-        f" RSS, {ours['tree_peak_pss_mb']:.0f} MB PSS (goal < 250); server CPU"
-        f" {ours['server_cpu_s']:.1f} s"
+        f"digest now{' (before)' if key == 'before' else ''}: {ours['wall_s']:.1f} s wall,"
+        f" {ours['cpu_s']:.1f} s CPU (tree), {ours['pages']} extracted, {ours['failures']}"
+        f" failed, exit {ours['exit']}; tree peak {ours['tree_peak_mb']:.0f} MB RSS,"
+        f" {ours['tree_peak_pss_mb']:.0f} MB PSS, largest process {ours['peak_mb']:.0f} MB;"
+        f" server CPU {ours['server_cpu_s']:.1f} s; load before {ours['load']:.2f}"
     )
     for line in ours["stderr_tail"]:
         print(f"  digest said: {line}")
-    if theirs is not None:
-        their_rate = theirs["pages"] / theirs["wall_s"]
+    if "to_cli" in figures:
+        print(f"  / trafilatura: wall {figures['to_cli']:.2f}x, CPU {figures['cpu_to_cli']:.2f}x")
+    if "to_floor" in figures:
+        print(f"  / floor: {figures['to_floor']:.2f}x")
+
+
+def report_median(runs: list[dict[str, Any]], cores: int) -> None:
+    for key in ("before", "digest"):
+        if key in runs[0]:
+            report_median_of(runs, cores, key)
+
+
+def report_median_of(runs: list[dict[str, Any]], cores: int, key: str) -> None:
+    each = [ratios(run, cores, key) for run in runs]
+    median = {name: statistics.median(figures[name] for figures in each) for name in each[0]}
+    loads = ", ".join(f"{run[key]['load']:.1f}" for run in runs)
+    print(
+        f"median of {len(runs)} runs, digest now{' (before)' if key == 'before' else ''} (load"
+        f" before each: {loads}): {median['wall_s']:.1f} s wall, {median['cpu_s']:.1f} s CPU,"
+        f" {median['pss']:.0f} MB PSS ({median['rss']:.0f} MB RSS; goal < 250 MB PSS)"
+    )
+    if "to_cli" in median:
         print(
-            f"trafilatura: {theirs['wall_s']:6.1f} s  {their_rate:6.1f} pages/s"
-            f"  ({theirs['pages']} extracted, exit {theirs['exit']})  CPU {theirs['cpu_s']:.1f} s"
-            f"  peak {theirs['peak_mb']:.0f} MB largest process; whole tree"
-            f" {theirs['tree_peak_mb']:.0f} MB RSS, {theirs['tree_peak_pss_mb']:.0f} MB PSS;"
-            f" server CPU {theirs['server_cpu_s']:.1f} s"
+            f"  trafilatura {median['cli_wall_s']:.1f} s wall, {median['cli_cpu_s']:.1f} s CPU;"
+            f" digest / trafilatura {median['to_cli']:.2f}x wall (goal <= 0.75, toward 0.5),"
+            f" {median['cpu_to_cli']:.2f}x CPU"
         )
-        print(f"  command: {theirs['command']}")
+    if "to_floor" in median:
         print(
-            f"  digest now / trafilatura, wall: {ours['wall_s'] / theirs['wall_s']:.2f}x"
-            "  (goal <= 0.5)"
-        )
-        ours_cpu = ours["cpu_s"]
-        print(
-            f"  CPU per page: digest {1000 * ours_cpu / ours['pages']:.1f} ms, trafilatura"
-            f" {1000 * theirs['cpu_s'] / theirs['pages']:.1f} ms (the load does not inflate these)"
-        )
-    if floor is not None:
-        floor_s = floor["trafilatura_cpu_s"] / cores
-        print(
-            f"CPU floor:   {floor_s:6.1f} s  (trafilatura.extract over the pages, one process,"
-            f" {floor['trafilatura_cpu_s']:.1f} s CPU / {cores} cores)"
-        )
-        print(f"  digest now / floor: {ours['wall_s'] / floor_s:.2f}x  (goal <= 1.5)")
-        print(
-            f"our extraction's own floor: {floor['cpu_s'] / cores:.1f} s"
-            f" ({floor['cpu_s']:.1f} s CPU / {cores} cores; digest / that:"
-            f" {ours['wall_s'] * cores / floor['cpu_s']:.2f}x)"
-        )
-        print(
-            f"extraction alone on {cores} processes at once: {floor['parallel_wall_s']:.1f} s"
-            f"  (digest / that: {ours['wall_s'] / floor['parallel_wall_s']:.2f}x)"
+            f"  floor {median['floor_s']:.1f} s (ours {median['ours_floor_s']:.1f} s);"
+            f" digest / floor {median['to_floor']:.2f}x (goal <= 2, toward 1.5)"
         )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -12,10 +12,11 @@ PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
 SAMPLE_EVERY_S = 0.05
 
 
-def sample_tree_memory(child: subprocess.Popen[str], peak: list[int]) -> None:
-    """Keep `peak` at [max RSS sum, max PSS sum] of `child`'s tree until it exits."""
-    while child.poll() is None:
-        rss, pss = tree_memory(child.pid)
+def sample_tree_memory(pid: int, done: threading.Event, peak: list[int]) -> None:
+    """Keep `peak` at [max RSS sum, max PSS sum] of the tree of `pid` until `done` (set by
+    whoever waits for the process: sampling never reaps it)."""
+    while not done.is_set():
+        rss, pss = tree_memory(pid)
         peak[:] = [max(peak[0], rss), max(peak[1], pss)]
         time.sleep(SAMPLE_EVERY_S)
 

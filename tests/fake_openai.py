@@ -8,7 +8,8 @@
 Scripted replies are used first, in order; then `responder` (a function of the request body
 giving a Reply, or None for the default), if set; then every request gets the default: a valid
 JSON note that echoes the start of the fenced data, or for a week summary (data lines
-"[id] ...") a JSON summary citing every id. Usage counts tokens as OpenAI does (cl100k_base).
+"[id] ...") a JSON summary citing every id. Usage counts tokens about as OpenAI does
+(notes/tokens.py: cl100k_base, approximated).
 
 `FakeOpenAI.shaped(name)` answers the way real models do, about the request's own data: the
 names in USABLE_SHAPES (fenced JSON, a preamble, single quotes, a <think> block, a cut-off

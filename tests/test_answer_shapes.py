@@ -54,6 +54,7 @@ def note_from(fake: FakeOpenAI, shape: str, **llm: Any) -> Note:
     return asyncio.run(one())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", USABLE_SHAPES)
 def test_a_usable_answer_shape_gives_the_models_note_in_one_call(
     fake_openai: FakeOpenAI, shape: str
@@ -196,6 +197,7 @@ def test_the_language_of_a_note_is_told_only_on_enough_words(
     assert (looks_english(summary), surely_english(summary)) == (english, sure)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.text(max_size=400), st.text(max_size=400))
 def test_judging_any_text_never_raises(text: str, other: str) -> None:

@@ -41,6 +41,7 @@ def test_one_cleaner_drops_what_a_reader_cannot_see(text: str, cleaned: str) -> 
     assert clean(text) == cleaned
 
 
+@pytest.mark.slow
 @given(st.text())
 def test_cleaned_text_holds_no_hidden_character_and_is_stable(text: str) -> None:
     cleaned = clean(text)

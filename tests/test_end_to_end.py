@@ -281,6 +281,7 @@ def test_failures_are_recorded_and_the_run_goes_on(tmp_path: Path) -> None:
     assert "404" in result.stderr and "broken" in result.stderr
 
 
+@pytest.mark.slow
 def test_notes_come_from_the_openai_server_and_a_rerun_makes_no_calls(
     tmp_path: Path, server: LoopbackServer
 ) -> None:

@@ -252,8 +252,8 @@ def test_guard_refuses_loopback_and_no_request_reaches_the_server(
 
 
 def test_the_guard_sits_in_the_pool_httpx_sends_through(server: LoopbackServer) -> None:
-    # GuardedTransport replaces httpx's private AsyncHTTPTransport._pool; should httpx
-    # rename or stop using it, requests would bypass the guard and reach the server.
+    # The transport as httpx.AsyncClient uses it, with no Fetcher around it: should a request
+    # ever go out through a pool without the guard's backend, it would reach the server.
     server.routes["/"] = Response(200, "secret")
     transport = GuardedTransport(
         AddressPolicy([]), httpx.Limits(max_connections=1), ssl.create_default_context()
@@ -279,6 +279,34 @@ def test_guard_checks_every_redirect_hop_against_the_allowed_networks(
             fetch(server.url("/jump"), allow_private_addresses=LOOPBACK_ONLY)
 
         assert len(server.hits("/jump")) == 1
+        assert other.requests == []
+
+
+def test_a_name_that_rebinds_to_a_refused_address_is_caught_on_its_next_connection(
+    server: LoopbackServer,
+) -> None:
+    # DNS rebinding: the name answered an allowed address, then a refused one. The guard
+    # judges each connection's own answer, not an earlier check of the name.
+    answers = iter(["127.0.0.1", "127.0.0.2"])
+
+    async def rebinding(host: str, port: int) -> list[tuple[Any, ...]]:
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (next(answers), port))]
+
+    async def run(first: str) -> FetchResult:
+        config = settings(allow_private_addresses=LOOPBACK_ONLY)
+        async with Fetcher(config, Waits(lookup=rebinding)) as fetcher:
+            return await fetcher.get(first)
+
+    with serving("127.0.0.2") as other:
+        other.routes["/"] = Response(200, "internal")
+        server.routes["/"] = Response(
+            302, headers={"Location": f"http://rebind.test:{other.port}/"}
+        )
+
+        with pytest.raises(BlockedAddress, match="127.0.0.2 is a private address"):
+            asyncio.run(run(f"http://rebind.test:{server.port}/"))
+
+        assert len(server.hits("/")) == 1
         assert other.requests == []
 
 

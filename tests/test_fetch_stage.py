@@ -23,6 +23,7 @@ from click.testing import CliRunner
 
 from digest.cli import cli
 from digest.clock import REAL_WAITS, Lookup, Waits
+from digest.compose.features import feature_text, text_features
 from digest.compose.unread import unread_line
 from digest.config import Config, FetchConfig
 from digest.errors import ExtractError, FailureKind, RunCancelled
@@ -31,10 +32,12 @@ from digest.fetch.guard import FIRST_ANSWER_S
 from digest.fetch.stage import (
     PROCESS_POOL_THRESHOLD,
     WORKER_MODULES,
+    EarlyStart,
     FetchAndExtract,
     PageReader,
     Pool,
     by_host_in_turn,
+    stop_fork_server,
 )
 from digest.models import Item, ItemKind, ItemState, SavedItem, StageReport
 from digest.notes.requests import note_request
@@ -328,8 +331,57 @@ def child_commands() -> list[str]:
     return [Path(f"/proc/{pid}/cmdline").read_text().replace("\0", " ") for pid in pids]
 
 
+@pytest.mark.slow
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="the pool is used only with two cores")
+def test_the_workers_fork_server_starts_once_the_collect_stage_has_enough_new_items() -> None:
+    early = EarlyStart()
+
+    early(PROCESS_POOL_THRESHOLD - 1)
+    assert not [line for line in child_commands() if "forkserver" in line]
+    early(1)
+    early(5)  # started once
+    assert len([line for line in child_commands() if "forkserver" in line]) == 1
+    stop_fork_server()
+    assert not [line for line in child_commands() if "forkserver" in line]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="the pool is used only with two cores")
+def test_a_run_whose_feeds_bring_many_pages_leaves_no_fork_server(
+    server: LoopbackServer, tmp_path: Path
+) -> None:
+    count = PROCESS_POOL_THRESHOLD + 2
+    when = format_datetime(T0)
+    entries = "".join(
+        f"<item><title>A{n}</title><link>{server.url(f'/p{n}')}</link><pubDate>{when}</pubDate>"
+        "</item>"
+        for n in range(count)
+    )
+    server.routes["/feed.xml"] = Response(
+        200, f'<rss version="2.0"><channel><title>F</title>{entries}</channel></rss>'
+    )
+    for n in range(count):
+        server.routes[f"/p{n}"] = article(f"Article {n}")
+    config = tmp_path / "digest.toml"
+    config.write_text(
+        f'[digest]\ndata_dir = "{tmp_path / "data"}"\n[[sources]]\nname = "f"\nkind = "feed"\n'
+        f'url = "{server.url("/feed.xml")}"\n[fetch]\nallow_private_addresses = ["127.0.0.0/8"]\n'
+        "per_host_delay_s = 0\n"
+    )
+
+    result = CliRunner().invoke(cli, ["now", "--config", str(config)], catch_exceptions=False)
+
+    assert result.exit_code == 0, result.output
+    with open_store(tmp_path / "data" / "digest.db") as store:
+        assert sum(1 for item in store.all_items() if "opens" in (item.text or "")) == count
+    assert not [line for line in child_commands() if "forkserver" in line]
+
+
+@pytest.mark.slow
 def test_the_extraction_workers_do_not_import_the_fetcher_or_the_store() -> None:
-    heavy = ["httpx", "sqlite3", "asyncio", "digest.store", "digest.fetch.stage", "pydantic"]
+    # (they compute page features too, which reads the notes' tag words: the notes package,
+    # its config and the event loop's module come with them, loaded once in the fork server)
+    heavy = ["httpx", "sqlite3", "openai", "digest.store", "digest.fetch.stage"]
     # what the fork server imports for the workers, in a fresh interpreter
     program = (
         "import importlib, sys\n"
@@ -350,6 +402,26 @@ from digest.cli import main
 sys.argv = ["digest", "extract", "--config", sys.argv[1]]
 main()
 """
+
+
+@pytest.mark.slow
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="the pool is used only with two cores")
+def test_the_features_the_workers_store_are_those_of_the_item_with_its_page(
+    rig: Rig, server: LoopbackServer
+) -> None:
+    count = PROCESS_POOL_THRESHOLD + 2
+    for n in range(count):
+        server.routes[f"/p{n}"] = article(f"Article {n} on {'moons' if n % 2 else 'tides'}")
+    rig.save(*(SavedItem(server.url(f"/p{n}"), title=f"Saved as {n}") for n in range(count)))
+
+    assert rig.fetch(T0).done == count
+
+    items = rig.items()
+    stored = rig.store.features_of([item.id for item in items])
+    assert len(stored) == count
+    for item in items:
+        assert "opens with a paragraph" in (item.text or "")
+        assert stored[item.id] == text_features(feature_text(item))
 
 
 @pytest.mark.slow

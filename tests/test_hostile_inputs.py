@@ -115,6 +115,7 @@ def write_inputs(root: Path, server: LoopbackServer) -> Path:
     return config
 
 
+@pytest.mark.slow
 def test_good_links_among_hostile_lines_all_arrive_and_each_hostile_line_is_reported(
     tmp_path: Path, server: LoopbackServer
 ) -> None:
@@ -170,6 +171,7 @@ class Explodes:
         raise KeyError("a bug")
 
 
+@pytest.mark.slow
 @pytest.mark.bug_expected
 def test_a_bug_in_one_file_source_is_recorded_and_the_other_sources_go_on(
     tmp_path: Path, server: LoopbackServer

@@ -95,7 +95,7 @@ def test_a_failed_fetch_is_due_again_only_once_its_backoff_is_over() -> None:
 
 def test_a_given_up_item_is_never_fetched_again() -> None:
     given_up = item(ItemState.FAILED, next_attempt_at=None, failures=5)
-    assert lifecycle.gave_up(given_up)
+    assert given_up.gave_up
     assert not lifecycle.due_for_fetch(given_up, NOW + 1000 * HOUR)
 
 

@@ -147,23 +147,49 @@ def test_refresh_needs_a_week(rig: Rig) -> None:
     assert result.exit_code == 2 and "give --week" in result.output
 
 
+NOTE_BUILT_IN = "Summarise the text in English"
+WEEK_BUILT_IN = "2 to 5 short statements"
+
+
 @pytest.mark.parametrize(
-    ("template", "message"),
+    ("name", "prompt", "line", "why", "built_in"),
     [
-        ("Fine line\n{% if title %}no end", ":2: llm.prompt_file: Unexpected end of template"),
-        ("One\nTwo {{ titel }}", ":2: llm.prompt_file: unknown variable 'titel'; known: basis"),
+        ("note.md.j2", "Fine\n{% if title %}no end", 2, "Unexpected end of template", NOTE_BUILT_IN),
+        ("note.md.j2", "One\nTwo {{ titel }}", 2, "unknown variable 'titel': use one of basis", NOTE_BUILT_IN),
+        ("week.md.j2", "Week\n{{ notes }}\n{% endfor %}", 3, "Encountered unknown tag 'endfor'", WEEK_BUILT_IN),
+        ("week.md.j2", "{{ notes }}\n\n{{ lipsum() }}", 3, "unknown variable 'lipsum'", WEEK_BUILT_IN),
     ],
-)
-def test_a_broken_prompt_file_is_a_config_error_with_file_and_line(
-    tmp_path: Path, template: str, message: str
+)  # fmt: skip
+def test_a_prompt_file_that_does_not_load_falls_back_for_the_run_with_one_line(
+    rig: Rig, name: str, prompt: str, line: int, why: str, built_in: str
 ) -> None:
-    (tmp_path / "note.j2").write_text(template)
+    path = rig.root / "prompts" / name
+    path.write_text(prompt)
 
+    priced = rig.run("now", "--week", rig.week, "--dry-run")
+    result = rig.run("now", "--week", rig.week)
+    doctor = rig.run("doctor", "--local")
+
+    assert result.exit_code == 3, result.output
+    (reported,) = [text for text in result.stderr.splitlines() if "prompt error" in text]
+    assert reported.startswith(f"  ! prompt error: {path}:{line}: {why}")
+    assert reported.endswith("the built-in prompt is used")
+    assert "Traceback" not in result.output
+    assert built_in in "\n".join(rig.texts("system"))
+    assert (rig.root / "data" / "digests" / f"{rig.week}.md").is_file()
+    key = "prompt_file" if name == "note.md.j2" else "summary_prompt_file"
+    assert doctor.exit_code == 1
+    assert f"llm.{key}: problem: prompt error: {path}:{line}: {why}" in doctor.output
+    assert priced.exit_code == 0 and f"! prompt error: {path}:{line}: {why}" in priced.output
+
+
+def test_a_prompt_file_that_cannot_be_read_is_a_config_error_naming_key_and_file(
+    tmp_path: Path,
+) -> None:
     with pytest.raises(ConfigError) as raised:
-        parse_config('[llm]\nprompt_file = "note.j2"\n', tmp_path / "digest.toml")
+        parse_config('[llm]\nprompt_file = "gone.j2"\n', tmp_path / "digest.toml")
 
-    assert str(raised.value).startswith(f"config error: {tmp_path / 'note.j2'}")
-    assert message in str(raised.value)
+    assert str(raised.value).startswith(f"config error: llm.prompt_file: cannot read {tmp_path}")
 
 
 def test_the_exported_prompts_load_as_prompt_files(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ import sqlite3
 from pathlib import Path
 
 from digest.store import open_store
+from digest.store.migrations import known_steps
 from digest.store.schema import SNAPSHOT, fresh_schema
 
 REGENERATE = "run `.venv/bin/python -m digest.store.schema` and commit src/digest/store/schema.sql"
@@ -42,3 +43,11 @@ def test_a_fresh_database_has_exactly_the_tables_and_columns_of_the_snapshot(
 
 def test_the_schema_snapshot_is_current() -> None:
     assert fresh_schema() == SNAPSHOT.read_text(encoding="utf-8"), REGENERATE
+
+
+def test_migrations_are_applied_in_the_order_of_their_names() -> None:
+    # Steps merged from parallel branches go where their names put them (name them with the
+    # issue's number): an older database then meets them in the order a fresh one does.
+    steps = known_steps()
+    assert steps == sorted(steps)
+    assert len(set(steps)) == len(steps)

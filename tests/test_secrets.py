@@ -61,6 +61,7 @@ userinfo_text = st.lists(
 ).map("".join)
 
 
+@pytest.mark.slow
 @given(
     user=userinfo_text.filter(lambda user: ":" not in user),
     password=userinfo_text,

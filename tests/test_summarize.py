@@ -23,7 +23,7 @@ from digest.notes import (
 )
 from digest.notes.answers import AnswerContext, parse_note_answer
 from digest.notes.offline import segment, summary_sentences
-from digest.notes.tokens import count_tokens, tokenizer_name
+from digest.notes.tokens import count_tokens
 from digest.notes.week_answers import parse_week_answer
 from digest.text import sentences
 from fake_openai import FakeOpenAI, Reply
@@ -646,10 +646,22 @@ def test_notes_are_asked_for_in_the_configured_language(fake_openai: FakeOpenAI)
     assert note.prompt_version == "chat-2:German"
 
 
-def test_tokens_are_counted_with_the_shipped_encoding_without_network() -> None:
-    assert tokenizer_name() == "cl100k_base"
+# Texts and their token counts under cl100k_base, measured with tiktoken (bench/tokens.py).
+CL100K_COUNTS = {
+    "The committee met on Tuesday to discuss the new budget, which raises spending on schools"
+    " by 4.5% and cuts the defence budget for the first time since 2019. Critics said the plan"
+    " was unrealistic.": 43,
+    "def count_tokens(text: str) -> int:\n"
+    "    return sum(_piece_tokens(piece) for piece in _PIECES.findall(text))\n": 28,
+    "東京で新しい図書館が開館しました。多くの人が訪れています。": 33,
+}
+
+
+def test_tokens_are_counted_offline_close_to_cl100k_base() -> None:
     assert count_tokens("hello world") == 2
     assert count_tokens("") == 0
+    for text, exact in CL100K_COUNTS.items():
+        assert count_tokens(text) == pytest.approx(exact, rel=0.15), text
 
 
 def test_a_week_summary_answer_without_statements_is_repaired(fake_openai: FakeOpenAI) -> None:

@@ -6,7 +6,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime, tzinfo
+from datetime import UTC, datetime
 from typing import Any
 
 Clock = Callable[[], datetime]
@@ -39,10 +39,6 @@ Progress = Callable[[str, int, int], None]
 def utc_now() -> datetime:
     """The one place digest reads the wall clock."""
     return datetime.now(UTC)
-
-
-def now_in(zone: tzinfo) -> datetime:
-    return utc_now().astimezone(zone)
 
 
 def no_progress(stage: str, done: int, total: int) -> None:

@@ -688,41 +688,20 @@ def _resolve_paths(config: Config, base: Path) -> Config:
     )
 
 
-def check_template(path: Path, key: str, variables: frozenset[str] | None) -> str:
-    """The text of the Jinja template at `path`, read and parsed; ConfigError naming the
-    key and the file (and line) when it cannot be read, does not parse, or uses a variable
-    it is not given (`variables`; None: any)."""
-    import jinja2
-    import jinja2.meta
-
+def read_prompt_file(path: Path, key: str) -> str:
+    """The text of the prompt file at `path`; ConfigError naming the key and the file when
+    it cannot be read. What it says is the run's to check (notes/prompts.py): one that does
+    not parse, or uses a variable it is not given, costs the run its words, not the load."""
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"config error: {key}: cannot read {path}: {exc}") from exc
-    try:
-        ast = jinja2.Environment().parse(text)
-    except jinja2.TemplateSyntaxError as exc:
-        raise ConfigError(f"config error: {path}:{exc.lineno}: {key}: {exc.message}") from exc
-    unknown = sorted(jinja2.meta.find_undeclared_variables(ast) - (variables or set()))
-    if variables is not None and unknown:
-        line = next(
-            (n for n, t in enumerate(text.splitlines(), 1) if re.search(rf"\b{unknown[0]}\b", t)),
-            None,
-        )
-        where = f"{path}:{line}" if line else str(path)
-        known = ", ".join(sorted(variables))
-        raise ConfigError(
-            f"config error: {where}: {key}: unknown variable {unknown[0]!r}; known: {known}"
-        )
-    return text
 
 
 def _check_prompt_files(config: Config) -> None:
-    llm = config.llm
-    if llm.prompt_file is not None:
-        check_template(llm.prompt_file, "llm.prompt_file", NOTE_PROMPT_VARIABLES)
-    if llm.summary_prompt_file is not None:
-        check_template(llm.summary_prompt_file, "llm.summary_prompt_file", WEEK_PROMPT_VARIABLES)
+    for key in ("prompt_file", "summary_prompt_file"):
+        if (path := getattr(config.llm, key)) is not None:
+            read_prompt_file(path, f"llm.{key}")
 
 
 def _resolve_source_paths(source: SourceConfig, resolve: Callable[[Path], Path]) -> SourceConfig:

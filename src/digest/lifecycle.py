@@ -136,11 +136,6 @@ def is_due(next_attempt: datetime | None, now: datetime) -> bool:
 FETCH_STATES: Final = (ItemState.NEW, ItemState.FAILED)
 
 
-def gave_up(item: Item) -> bool:
-    """A failed item with no next attempt: fetching it was given up; it keeps its note."""
-    return item.gave_up
-
-
 def due_for_fetch(item: Item, now: datetime, *, retry: bool = False) -> bool:
     """A link not fetched yet, whose last fetch failed and is due again, or whose page was
     no article (a wall, a stub) and is due to be checked again; with `retry`, every failed
@@ -150,7 +145,7 @@ def due_for_fetch(item: Item, now: datetime, *, retry: bool = False) -> bool:
     recheck = item.quality is not None and item.next_attempt_at is not None
     if item.state not in FETCH_STATES and not recheck:
         return False
-    return retry or (not gave_up(item) and is_due(item.next_attempt_at, now))
+    return retry or (not item.gave_up and is_due(item.next_attempt_at, now))
 
 
 def items_due_for_fetch(items: Iterable[Item], now: datetime, *, retry: bool = False) -> list[Item]:

@@ -140,13 +140,17 @@ class TextFeatures:
     phrases: bytes  # int64, ascending: hashes of the words and pairs that may name a section
 
 
+# The model name of what the built-in (offline) summariser writes: notes and week summaries.
+OFFLINE_MODEL: Final = "offline"
+
+
 @dataclass(frozen=True)
 class Note:
     summary: str
     key_points: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
     basis: NoteBasis = NoteBasis.FULL_TEXT
-    model: str = "offline"
+    model: str = OFFLINE_MODEL
     prompt_version: str = ""
 
     @property
@@ -157,7 +161,7 @@ class Note:
     @property
     def by_model(self) -> bool:
         """Written by a language model, not the offline summariser."""
-        return self.model != "offline" and not self.extractive
+        return self.model != OFFLINE_MODEL and not self.extractive
 
 
 @dataclass(frozen=True)
@@ -200,7 +204,7 @@ class WeekSummary:
 
     statements: tuple[Statement, ...]
     must_read: tuple[int, ...] = ()
-    model: str = "offline"
+    model: str = OFFLINE_MODEL
 
 
 @dataclass(frozen=True)

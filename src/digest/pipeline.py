@@ -22,7 +22,7 @@ from digest.config import Config
 from digest.deliver.outbox import DeliveryOutcome, Sleep
 from digest.deliver.stage import ComposeStage
 from digest.errors import RunCancelled
-from digest.fetch.stage import FetchAndExtract
+from digest.fetch.stage import EarlyStart, FetchAndExtract, stop_fork_server
 from digest.models import Item, Period, Stage, StageReport
 from digest.notes.stage import Estimate, NotesScope, NotesStage, WriteNotes
 from digest.periods import parse_week, period_containing, previous_period, week_label
@@ -108,7 +108,10 @@ def planned_stages(
     compose and deliver (or the file only: Stage.DRAFT)."""
     planned: list[RunStage] = []
     if Stage.COLLECT in stages:
-        planned.append(CollectStage(period))
+        # the extraction workers get ready while the feeds are still being read
+        planned.append(
+            CollectStage(period, EarlyStart()) if Stage.FETCH in stages else CollectStage(period)
+        )
     if Stage.FETCH in stages:
         planned.append(FetchAndExtract(retry=retry_fetch))
     if Stage.NOTES in stages:
@@ -135,6 +138,7 @@ async def _run_stages(
         for stage in planned:
             result.reports.extend(await stage.run(run))
     finally:
+        stop_fork_server()  # when the collect stage started it and the fetch stage had no use for it
         await notes.aclose()
         result.model_unreachable = notes.unreachable
         result.prompt_problems = notes.prompt_problems

@@ -32,6 +32,8 @@ ABBREVIATIONS = frozenset(_ABBREVIATIONS.split())
 # A lower-case letter after it still starts a sentence (lower-cased text, chat-style posts);
 # abbreviations and initials are recognised instead.
 _BOUNDARY = re.compile(r"[.!?…]+[\"'”’)\]]*\s+")
+# A short capitalised name's dot ("The VW ID." + "Buzz costs more"): likely no sentence end.
+_NAME_CUT = re.compile(r"(?:^|\s)[A-Z][A-Z0-9]{0,2}\.$")
 _WORD = re.compile(r"[^\W_][\w'’-]*")
 
 _STOPWORDS = """
@@ -97,12 +99,16 @@ def paragraphs(text: str) -> list[str]:
     return [" ".join(line.split()) for line in text.split("\n") if line.strip()]
 
 
-def sentences(text: str) -> list[str]:
-    """Sentences in reading order; abbreviations, initials and decimals do not end one."""
+def sentences(text: str, limit: int | None = None) -> list[str]:
+    """Sentences in reading order, paragraph by paragraph, at most `limit`: abbreviations,
+    initials, decimals and a short name's dot ("The VW ID. Buzz") end none, nor does a "?"
+    or "!" in brackets or quotes that the sentence goes on after ("(it is short!) and")."""
     found: list[str] = []
     for paragraph in paragraphs(text):
         found.extend(_split_paragraph(paragraph))
-    return found
+        if limit is not None and len(found) >= limit:
+            break
+    return found[:limit]
 
 
 def _split_paragraph(paragraph: str) -> list[str]:
@@ -112,9 +118,12 @@ def _split_paragraph(paragraph: str) -> list[str]:
         following = paragraph[match.end() : match.end() + 1]
         if not following or _is_abbreviation(paragraph[start : match.start() + 1]):
             continue
-        if following.islower() and match[0].rstrip().endswith(("…", "...")):  # "wait… and then"
+        if following.islower() and match[0].rstrip().endswith(("…", "...", ")", '"', "”", "’")):
+            continue  # "wait… and then", "(it is short!) and", ("why?") and
+        piece = paragraph[start : match.end()].strip()
+        if _NAME_CUT.search(piece) and len(piece.split()) <= 3:
             continue
-        pieces.append(paragraph[start : match.end()].strip())
+        pieces.append(piece)
         start = match.end()
     tail = paragraph[start:].strip()
     if tail:

@@ -7,16 +7,15 @@ players use to skip between sections.
 
 from __future__ import annotations
 
-import io
 import resource
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import lameenc
-from mutagen.id3 import CHAP, CTOC, ID3, TALB, TIT2, TLEN, TPE1, CTOCFlags
 
 from digest.atomic import write_atomic
+from digest.audio import id3
 from digest.audio.script import Script
 from digest.audio.voices import Voice
 
@@ -84,32 +83,19 @@ def _tagged(
     mp3: bytes, script: Script, chapters: tuple[ChapterMark, ...], duration_s: float
 ) -> bytes:
     """The MP3 with ID3v2.4 tags: its title, length and chapters."""
-    tags = ID3()
-    tags.add(TIT2(encoding=3, text=[script.title]))
-    tags.add(TALB(encoding=3, text=["digest"]))
-    tags.add(TPE1(encoding=3, text=["digest"]))
-    tags.add(TLEN(encoding=3, text=[str(round(duration_s * 1000))]))
     ids = [f"chp{number}" for number in range(len(chapters))]
-    tags.add(
-        CTOC(
-            element_id="toc",
-            flags=CTOCFlags.TOP_LEVEL | CTOCFlags.ORDERED,
-            child_element_ids=ids,
-            sub_frames=[TIT2(encoding=3, text=["Sections"])],
-        )
-    )
-    for element_id, mark in zip(ids, chapters, strict=True):
-        tags.add(
-            CHAP(
-                element_id=element_id,
-                start_time=mark.start_ms,
-                end_time=mark.end_ms,
-                sub_frames=[TIT2(encoding=3, text=[mark.title])],
-            )
-        )
-    buffer = io.BytesIO(mp3)
-    tags.save(buffer)
-    return buffer.getvalue()
+    frames = [
+        id3.text_frame("TIT2", script.title),
+        id3.text_frame("TALB", "digest"),
+        id3.text_frame("TPE1", "digest"),
+        id3.text_frame("TLEN", str(round(duration_s * 1000))),
+        id3.table_of_contents("toc", ids, "Sections"),
+        *(
+            id3.chapter(element_id, mark.start_ms, mark.end_ms, mark.title)
+            for element_id, mark in zip(ids, chapters, strict=True)
+        ),
+    ]
+    return id3.tag(frames) + mp3
 
 
 def _cpu_s() -> float:

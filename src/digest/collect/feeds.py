@@ -13,7 +13,7 @@ import json
 import re
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -399,8 +399,10 @@ async def collect_feeds(
     feeds: Sequence[tuple[int, SourceConfig]],
     config: FetchConfig,
     now: datetime,
+    on_new: Callable[[int], None] = lambda new_items: None,
 ) -> StageReport:
-    """Poll every due feed concurrently; one feed failing never stops the others."""
+    """Poll every due feed concurrently; one feed failing never stops the others. `on_new`
+    hears how many new items each feed gave as soon as they are stored."""
     due = [
         (source_id, source)
         for source_id, source in feeds
@@ -411,6 +413,7 @@ async def collect_feeds(
 
     async def collect_one(index: int, source_id: int, source: SourceConfig) -> None:
         outcomes[index] = await _collect_one(store, fetcher, source_id, source, config, now)
+        on_new(outcomes[index].new)
 
     await run_together(collect_one(i, *feed) for i, feed in enumerate(due))
     report = StageReport(Stage.COLLECT, part="feeds")

@@ -3,6 +3,7 @@ the store (OPML), and a line for new items that belong to weeks before the run's
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from digest.collect.feedlists import imported_feed_sources
@@ -19,10 +20,11 @@ from digest.runtime.context import RunContext
 @dataclass(frozen=True)
 class CollectStage:
     period: Period  # the run's week: new items saved before it get a line of their own
+    on_new: Callable[[int], None] = lambda new_items: None  # told of each source's new items
 
     async def run(self, run: RunContext) -> list[StageReport]:
         last = run.store.last_item_id()
-        reports = await collect(run)
+        reports = await collect(run, self.on_new)
         if reports and (earlier := earlier_weeks(run, self.period, last)):
             reports[-1].info.append(earlier)
         return reports
@@ -46,8 +48,11 @@ def source_ids(run: RunContext) -> list[tuple[int, SourceConfig]]:
     ]
 
 
-async def collect(run: RunContext) -> list[StageReport]:
-    """Every source of the config, and the feeds imported into the store (OPML)."""
+async def collect(
+    run: RunContext, on_new: Callable[[int], None] = lambda new_items: None
+) -> list[StageReport]:
+    """Every source of the config, and the feeds imported into the store (OPML); `on_new`
+    hears how many new items each source gave as soon as they are stored."""
     now = run.clock()
     sources = source_ids(run)
     feeds = [(sid, source) for sid, source in sources if source.kind == "feed"]
@@ -56,13 +61,14 @@ async def collect(run: RunContext) -> list[StageReport]:
     for sid, source in sources:
         if source.kind == "file":
             reports.append(collect_file_source(run.store, source, sid, run.config.digest.zone, now))
+            on_new(reports[-1].done)
             run.progress(Stage.COLLECT, len(reports), len(sources))
         elif source.kind in MAIL_KINDS:
             reports.append(collect_mail_source(run.store, source, sid, now))
             run.progress(Stage.COLLECT, len(reports), len(sources))
     if feeds:
         async with Fetcher(run.config.fetch, run.waits) as fetcher:
-            report = await collect_feeds(run.store, fetcher, feeds, run.config.fetch, now)
+            report = await collect_feeds(run.store, fetcher, feeds, run.config.fetch, now, on_new)
             if fetcher.offline is not None and report.failures:
                 report = _offline(report, fetcher.offline)
             reports.append(report)

@@ -1,6 +1,6 @@
 """`digest doctor`: is this installation able to run? One line per check, with the fix.
 
-Checks the config, the data folder, the database, the sources, the voice of the audio
+Checks the config, the data folder, the database, the sources, the prompt files, the voice of the audio
 edition when it is enabled, the network (DNS for
 every feed host, and one feed), a login to each IMAP source, the LLM endpoint and the SMTP server, each with our
 own timeouts. It writes nothing: the data folder is checked with access(2), the
@@ -30,6 +30,7 @@ from digest.collect.mail.boxes import imap_reachable
 from digest.config import MAIL_KINDS, Config, SourceConfig, load_config, user_config_path
 from digest.deliver.mail import UNREACHABLE, check_server
 from digest.errors import DeliveryError, DigestError, FetchError, SourceError
+from digest.notes.prompts import PROMPT_FILE_KEYS, PromptProblem, check_prompt_file
 from digest.store import open_store_read_only, schema_differences
 from digest.urls import holds_secret
 
@@ -76,6 +77,7 @@ def run_checks(
     yield _checked("database", check_database, config)
     feeds = _feed_sources(config)
     yield from check_sources(config, feeds)
+    yield from check_prompt_files(config)
     if config.audio.enabled:
         yield _checked("audio", check_audio, config)
     if local:
@@ -377,6 +379,20 @@ def _llm_fix(exc: openai.APIError) -> str:
     if isinstance(exc, openai.APIConnectionError | openai.APITimeoutError):
         return "check [llm] base_url and that the server is up"
     return "see the server's message; `digest now` falls back to offline notes meanwhile"
+
+
+def check_prompt_files(config: Config) -> Iterator[Check]:
+    """Each prompt file of [llm]: one that does not parse or uses a variable it is not
+    given is a problem (a run uses the built-in prompt instead, and exits 3)."""
+    for key in PROMPT_FILE_KEYS:
+        try:
+            check_prompt_file(config.llm, key)
+        except PromptProblem as problem:
+            fix = "correct the file at the line named; `digest prompts export DIR` writes working ones"
+            yield Check(f"llm.{key}", False, str(problem), fix)
+        else:
+            if (path := getattr(config.llm, key)) is not None:
+                yield Check(f"llm.{key}", True, str(path))
 
 
 def check_audio(config: Config) -> str:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from digest.compose.unread import pretend_note
-from digest.models import Item, Period
+from digest.models import OFFLINE_MODEL, Item, Period
 from digest.store import Store
 from digest.text import clean
 from digest.urls import for_display
@@ -72,7 +72,7 @@ def note_by(item: Item) -> str | None:
     """Who wrote the item's note: the model's name, or "offline"; None without a note."""
     if item.note is None:
         return None
-    return item.note.model if item.note.by_model else "offline"
+    return item.note.model if item.note.by_model else OFFLINE_MODEL
 
 
 def write_export(store: Store, period: Period | None, fmt: str, out: TextIO) -> None:

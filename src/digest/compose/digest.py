@@ -39,6 +39,7 @@ from digest.compose.unread import offline_stand_in, reason, saved_words, unread_
 from digest.compose.usertemplates import Rendered, render
 from digest.lifecycle import why_no_note
 from digest.models import (
+    OFFLINE_MODEL,
     Item,
     ItemKind,
     ItemState,
@@ -208,7 +209,7 @@ def digest_context(
     orders the items within each section, says why, and names the must-reads first;
     `related` gives an item a line on the earlier saves it connects to (compose/related.py)."""
     unique = _unique(items)
-    brief = sections is not None and week_summary.model == "offline"
+    brief = sections is not None and week_summary.model == OFFLINE_MODEL
     sections, ranking = sections or {}, ranking or Ranking()
     entries, also = _one_entry_per_story(unique)
     topics = group_by_topic(
@@ -599,7 +600,9 @@ def footer_lines(provenance: Provenance, items: Sequence[Item]) -> list[str]:
     offline = [item for item in items if item.note and item.note.extractive]
     unshown = sum(not _shows_summary(item) for item in offline)  # "LMSys.", a stand-in, a list
     usages = [
-        replace(entry, count=max(0, entry.count - unshown)) if entry.model == "offline" else entry
+        replace(entry, count=max(0, entry.count - unshown))
+        if entry.model == OFFLINE_MODEL
+        else entry
         for entry in provenance.notes
     ]
     notes = "; ".join(_by_model(entry, "note") for entry in usages if entry.count)
@@ -645,7 +648,7 @@ def _stands_in_for_model(item: Item) -> bool:
 
 
 def _by_model(entry: ModelUsage, noun: str) -> str:
-    if entry.prompt_version.startswith("extractive") or entry.model == "offline":
+    if entry.prompt_version.startswith("extractive") or entry.model == OFFLINE_MODEL:
         plural = "y" if entry.count == 1 else "ies"
         what = f"{entry.count} extractive summar{plural}" if noun else "from the notes' tags"
         if entry.usage.tokens_in or entry.usage.tokens_out:  # the model was asked, and failed

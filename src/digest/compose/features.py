@@ -33,6 +33,7 @@ TEXT_CHARS = 5_000  # a page's opening tells its story (and what it is about): c
 VERSION = "1"  # part of every text hash: a change to what is computed here renews them all
 _CLAUSE_END = re.compile(r"[^\w\s'’-]|\n")
 _POSSESSIVE = re.compile(r"['’]s$", re.I)
+_PHRASE_TOKEN = re.compile(r"[\w'’-]+")
 _NUMBER_WORDS = """one two three four five six seven eight nine ten eleven twelve twenty hundred
     thousand million billion first second third last"""
 _UNIT_WORDS = "second minute hour day week month year time"
@@ -105,14 +106,21 @@ def phrase_hash(phrase: str) -> int:
 def phrases(text: str) -> set[str]:
     """The words and two-word phrases of a text that may name a section, lower case."""
     found: set[str] = set()
+    kept_as: dict[str, str] = {}  # each token as written, judged once: words recur
     for clause in _CLAUSE_END.split(text):  # "moon. Observatory" is no phrase
-        tokens = [_POSSESSIVE.sub("", t.strip("'’-")) for t in re.findall(r"[\w'’-]+", clause)]
-        kept = [
-            t.lower() if t and is_tag_word(t) and t.lower() not in _NUMBERS else "" for t in tokens
-        ]
-        found |= {t for t in kept if t}
-        found |= {f"{a} {b}" for a, b in zip(kept, kept[1:], strict=False) if a and b}
+        kept = []
+        for token in _PHRASE_TOKEN.findall(clause):
+            if (word := kept_as.get(token)) is None:
+                word = kept_as[token] = _phrase_word(_POSSESSIVE.sub("", token.strip("'’-")))
+            kept.append(word)
+        found.update(word for word in kept if word)
+        found.update(f"{a} {b}" for a, b in zip(kept, kept[1:], strict=False) if a and b)
     return found
+
+
+def _phrase_word(token: str) -> str:
+    """The token in lower case if it may be (part of) a section's name, else ""."""
+    return token.lower() if token and is_tag_word(token) and token.lower() not in _NUMBERS else ""
 
 
 @dataclass(frozen=True)
@@ -174,6 +182,13 @@ def _token_ids(texts: list[str]) -> list[np.ndarray[Any, Any]]:
     last = _table().shape[0] - 1
     encoded = _tokenizer().encode_batch(texts, add_special_tokens=False)
     return [np.minimum(np.array(e.ids, dtype=np.int64), last) for e in encoded]
+
+
+def load_tables() -> None:
+    """Load what embedding reads now rather than on first use (a process that forks workers
+    which embed loads it once for all of them)."""
+    _tokenizer()
+    _table()
 
 
 @cache

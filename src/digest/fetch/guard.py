@@ -12,7 +12,7 @@ import select
 import socket
 import ssl
 import threading
-from collections.abc import Iterable
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from ipaddress import IPv4Address, IPv6Address, IPv6Network, ip_address, ip_network
 from typing import Any
 
@@ -234,12 +234,12 @@ class Resolver:
         return UnresolvedHost(f"cannot resolve {host!r}: {why}")
 
 
-class GuardedTransport(httpx.AsyncHTTPTransport):
-    """httpx's transport with our backend plugged into its httpcore pool.
+class GuardedTransport(httpx.AsyncBaseTransport):
+    """httpx's requests sent through an httpcore pool whose network backend is the guard.
 
-    httpx offers no public way to pass a network backend, so this replaces the transport's
-    private `_pool`: httpx is bounded above in pyproject.toml, and
-    test_the_guard_sits_in_the_pool_httpx_sends_through fails when that attribute moves.
+    Public API only (httpx's transport interface, httpcore's pool and network backend), so
+    httpx can be upgraded. What httpx's own transport adds (proxies, HTTP/2, Unix sockets,
+    retries) is not wanted here: a proxy would connect on the guard's behalf.
     """
 
     def __init__(
@@ -249,14 +249,85 @@ class GuardedTransport(httpx.AsyncHTTPTransport):
         ssl_context: ssl.SSLContext,
         resolver: Resolver | None = None,
     ):
-        super().__init__(verify=ssl_context, trust_env=False, limits=limits)
-        self._pool = httpcore.AsyncConnectionPool(
+        self.pool = httpcore.AsyncConnectionPool(
             ssl_context=ssl_context,
             max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections,
             keepalive_expiry=limits.keepalive_expiry,
             network_backend=GuardedBackend(policy, resolver or Resolver()),
         )
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        assert isinstance(request.stream, httpx.AsyncByteStream)
+        url = request.url
+        core_request = httpcore.Request(
+            method=request.method,
+            url=httpcore.URL(
+                scheme=url.raw_scheme, host=url.raw_host, port=url.port, target=url.raw_path
+            ),
+            headers=request.headers.raw,
+            content=request.stream,
+            extensions=request.extensions,
+        )
+        with _as_httpx_errors():
+            response = await self.pool.handle_async_request(core_request)
+        assert isinstance(response.stream, AsyncIterable)
+        return httpx.Response(
+            status_code=response.status,
+            headers=response.headers,
+            stream=_ResponseBody(response.stream),
+            extensions=response.extensions,
+        )
+
+    async def aclose(self) -> None:
+        await self.pool.aclose()
+
+
+class _ResponseBody(httpx.AsyncByteStream):
+    def __init__(self, inner: AsyncIterable[bytes]) -> None:
+        self.inner = inner
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        with _as_httpx_errors():
+            async for chunk in self.inner:
+                yield chunk
+
+    async def aclose(self) -> None:
+        close = getattr(self.inner, "aclose", None)
+        if close is not None:
+            await close()
+
+
+# httpcore's errors and httpx's of the same name, as callers of httpx expect them
+_HTTPX_ERRORS: dict[type[Exception], type[httpx.HTTPError]] = {
+    httpcore.TimeoutException: httpx.TimeoutException,
+    httpcore.ConnectTimeout: httpx.ConnectTimeout,
+    httpcore.ReadTimeout: httpx.ReadTimeout,
+    httpcore.WriteTimeout: httpx.WriteTimeout,
+    httpcore.PoolTimeout: httpx.PoolTimeout,
+    httpcore.NetworkError: httpx.NetworkError,
+    httpcore.ConnectError: httpx.ConnectError,
+    httpcore.ReadError: httpx.ReadError,
+    httpcore.WriteError: httpx.WriteError,
+    httpcore.ProxyError: httpx.ProxyError,
+    httpcore.UnsupportedProtocol: httpx.UnsupportedProtocol,
+    httpcore.ProtocolError: httpx.ProtocolError,
+    httpcore.LocalProtocolError: httpx.LocalProtocolError,
+    httpcore.RemoteProtocolError: httpx.RemoteProtocolError,
+}
+
+
+@contextlib.contextmanager
+def _as_httpx_errors() -> Iterator[None]:
+    """httpcore's error as httpx's most specific one, the original kept as its cause
+    (UnresolvedHost is found there); other errors, the guard's refusal among them, pass."""
+    try:
+        yield
+    except Exception as exc:
+        mapped = next((_HTTPX_ERRORS[k] for k in type(exc).__mro__ if k in _HTTPX_ERRORS), None)
+        if mapped is None:
+            raise
+        raise mapped(str(exc)) from exc
 
 
 class _QuickStream(httpcore.AsyncNetworkStream):

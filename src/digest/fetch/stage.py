@@ -20,19 +20,20 @@ import itertools
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from multiprocessing import forkserver, get_context
+from multiprocessing.context import BaseContext
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from digest import lifecycle
-from digest.clock import REAL_WAITS, Clock, Progress, Waits
-from digest.compose.features import page_features
+from digest.clock import REAL_WAITS, Clock, Progress, Waits, no_progress
 from digest.config import FetchConfig
 from digest.errors import (
     DigestError,
@@ -46,7 +47,7 @@ from digest.errors import (
 )
 from digest.extract import extract
 from digest.fetch.client import Fetcher, FetchResult, check_status, describe_error, is_challenge
-from digest.fetch.worker import extract_file
+from digest.fetch.worker import extract_file, with_features
 from digest.models import Extracted, Item, Stage, StageReport
 from digest.runtime.context import RunContext
 from digest.runtime.tasks import run_together
@@ -57,18 +58,22 @@ from digest.urls import is_shortener
 if TYPE_CHECKING:
     import requests
 
-# what the fork server imports for the workers (the extractors import their readers on use)
-WORKER_MODULES = ("digest.fetch.worker", "digest.extract.html", "digest.extract.documents")
+# what the fork server imports for the workers (the extractors import their readers on use),
+# and the tables the workers' page features read, loaded there once for all of them
+WORKER_MODULES = (
+    "digest.fetch.worker",
+    "digest.extract.html",
+    "digest.extract.documents",
+    "digest.fetch.worker_tables",
+)
 PROCESS_POOL_THRESHOLD = 8  # fewer pages than this are extracted in-process
 EXTRACT_TIMEOUT_S = 120.0  # a worker longer than this on one page is stuck: replaced
 MAX_POST_LINKS = 5  # links followed per post
+WRITE_BATCH = 64  # fetch outcomes stored in one transaction...
+WRITE_EVERY_S = 1.0  # ...or fewer, after this long: a slow run keeps its pages as it goes
 LINKED_PARAGRAPH_CHARS = 400
 # What a bot challenge's answer is taken for, unread: a wall, checked again like the others
 CHALLENGED = Extracted(text="", extractor="none (bot challenge)", quality=lifecycle.Quality.BLOCKED)
-
-
-def _no_progress(stage: str, done: int, total: int) -> None:
-    pass
 
 
 @dataclass(frozen=True)
@@ -86,13 +91,17 @@ class PageReader:
         self.pool = pool
         self._backlog = asyncio.Semaphore(backlog)
 
-    async def read(self, url: str) -> Page:
-        """The page at `url`, extracted; FetchError or ExtractError when there is none."""
+    async def read(self, url: str, item: Item | None = None) -> Page:
+        """The page at `url`, extracted, with the features of `item` once it is its text
+        (computed by the worker that extracted it); FetchError or ExtractError when there
+        is none."""
         async with self._backlog:
             if self.pool is None:
                 result, extracted = await self._read_here(url)
             else:
-                result, extracted = await self.pool.read(self, url)
+                result, extracted = await self.pool.read(self, url, item)
+        if item is not None and extracted.features is None:
+            extracted = with_features(extracted, item)
         return Page(result, replace(extracted, final_url=result.final_url))
 
     async def _read_here(self, url: str) -> tuple[FetchResult, Extracted]:
@@ -128,8 +137,11 @@ class Pool:
         self.in_process = False  # the workers could not start
         self.spool = Path(tempfile.mkdtemp(prefix="digest-pages-"))
         self._names = itertools.count()
+        self._starting = asyncio.Lock()
 
-    async def read(self, reader: PageReader, url: str) -> tuple[FetchResult, Extracted]:
+    async def read(
+        self, reader: PageReader, url: str, item: Item | None
+    ) -> tuple[FetchResult, Extracted]:
         path = self.spool / f"{next(self._names)}.html"
         try:
             with path.open("wb") as body:
@@ -138,19 +150,21 @@ class Pool:
                 return result, CHALLENGED
             check_status(result, now=reader.clock())
             content_type = result.headers.get("content-type")
-            extracted = await self._extract(path, result.final_url, content_type)
+            extracted = await self._extract(path, result.final_url, content_type, item)
         finally:
             path.unlink(missing_ok=True)
         return result, extracted
 
-    async def _extract(self, path: Path, url: str, content_type: str | None) -> Extracted:
-        executor = self._started()
+    async def _extract(
+        self, path: Path, url: str, content_type: str | None, item: Item | None
+    ) -> Extracted:
+        executor = await self._started()
         if executor is None:
-            return extract_file(str(path), url, content_type)
+            return extract_file(str(path), url, content_type, item)
         try:
             async with asyncio.timeout(self.extract_timeout_s):
                 return await asyncio.get_running_loop().run_in_executor(
-                    executor, extract_file, str(path), url, content_type
+                    executor, extract_file, str(path), url, content_type, item
                 )
         except BrokenProcessPool:
             self._replace(executor)
@@ -159,18 +173,26 @@ class Pool:
             self._replace(executor)
             raise ExtractError(f"took longer than {self.extract_timeout_s:g}s", url=url) from None
 
-    def _started(self) -> ProcessPoolExecutor | None:
-        """The workers, started on first use; None when they cannot start."""
-        if self.executor is None and not self.in_process:
-            try:
-                self.executor = _start_workers(self.workers)
-            except OSError as error:  # e.g. a TMPDIR too long for the fork server's socket path
-                self.in_process = True
-                self.info(
-                    f"extraction workers could not start ({describe_error(error)}); pages are "
-                    "extracted in this process (set TMPDIR to a short folder to get them back)"
-                )
+    async def _started(self) -> ProcessPoolExecutor | None:
+        """The workers, started on first use; None when they cannot start. They start in a
+        thread: the fork server answers only once it has imported the extractors and loaded
+        the tables (seconds on a busy machine), and the fetches go on meanwhile."""
+        if self.executor is not None or self.in_process:
+            return self.executor
+        async with self._starting:
+            if self.executor is None and not self.in_process:
+                await asyncio.to_thread(self._start)
         return self.executor
+
+    def _start(self) -> None:
+        try:
+            self.executor = _start_workers(self.workers)
+        except OSError as error:  # e.g. a TMPDIR too long for the fork server's socket path
+            self.in_process = True
+            self.info(
+                f"extraction workers could not start ({describe_error(error)}); pages are "
+                "extracted in this process (set TMPDIR to a short folder to get them back)"
+            )
 
     def _replace(self, executor: ProcessPoolExecutor) -> None:
         """New workers for the broken or stuck `executor`, once however many pages saw it."""
@@ -181,19 +203,48 @@ class Pool:
     def close(self) -> None:
         if self.executor is not None:
             self.executor.shutdown(cancel_futures=True)
-            # The fork server would stay for the life of the process (the daemon's, or a run's
-            # notes and compose): ~30 MB holding the extractors. The next pool starts another;
-            # stopping it has no public call (the one CPython's own tests use).
-            forkserver._forkserver._stop()  # type: ignore[attr-defined]
+            stop_fork_server()
         shutil.rmtree(self.spool, ignore_errors=True)
 
 
-def _start_workers(workers: int) -> ProcessPoolExecutor:
+class EarlyStart:
+    """Told how many new items each source gave as the collect stage reads them: once they
+    are enough for the extraction workers, starts the fork server they come from, so that
+    its imports (a second of CPU) are done by the time the first page is fetched."""
+
+    def __init__(self) -> None:
+        self.items = 0
+
+    def __call__(self, new_items: int) -> None:
+        started = self.items >= PROCESS_POOL_THRESHOLD
+        self.items += new_items
+        if started or self.items < PROCESS_POOL_THRESHOLD or (os.cpu_count() or 1) < 2:
+            return
+        try:
+            _worker_context()
+            forkserver.ensure_running()
+        except OSError:  # the pool says why when it tries again
+            pass
+
+
+def stop_fork_server() -> None:
+    """The fork server would stay for the life of the process (the daemon's, or a run's notes
+    and compose): ~130 MB holding the extractors and the embedding tables. The next pool
+    starts another; stopping it has no public call (the one CPython's own tests use)."""
+    forkserver._forkserver._stop()  # type: ignore[attr-defined]
+
+
+def _worker_context() -> BaseContext:
     # Not fork: a forked worker inherits locks that other threads (the resolver's, the
     # daemon's scheduler) held at that moment and can hang on one for ever. The fork
     # server imports the extractors once; each pool's workers are then forked from it.
     context = get_context("forkserver")
     context.set_forkserver_preload(["__main__", *WORKER_MODULES])
+    return context
+
+
+def _start_workers(workers: int) -> ProcessPoolExecutor:
+    context = _worker_context()
     # gc.freeze: the collector leaves the inherited objects alone, so their pages stay shared
     executor = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=gc.freeze)
     executor.submit(int)  # start the workers while the first pages are being fetched
@@ -228,6 +279,7 @@ async def page_reader(
     finally:
         if pool is not None:
             pool.close()
+        stop_fork_server()  # one the collect stage started (EarlyStart) if the pool was not
 
 
 class FetchStage:
@@ -238,7 +290,7 @@ class FetchStage:
         store: Store,
         config: FetchConfig,
         clock: Clock,
-        progress: Progress = _no_progress,
+        progress: Progress = no_progress,
         waits: Waits = REAL_WAITS,
         video_session: requests.Session | None = None,  # tests: leads to a stand-in
     ) -> None:
@@ -259,6 +311,8 @@ class FetchStage:
         self._left = 0  # not tried for want of a network
         self._unresolved: list[Callable[[], None]] = []  # see _settle_unresolved
         self._unread_links: list[tuple[int, int, str]] = []  # (post id, links unread, first why)
+        self._unwritten: list[lifecycle.FetchSucceeded | lifecycle.FetchFailed] = []
+        self._written_at = time.monotonic()
 
     async def run(self, due: Sequence[Item], posts: Sequence[Item]) -> StageReport:
         """Fetch the `due` link items and follow the links of `posts`."""
@@ -271,10 +325,13 @@ class FetchStage:
         ) as reader:
             fetches = (self._fetch_item(reader, item) for item in by_host_in_turn(due))
             follows = (self._follow_links(reader, post) for post in posts)
-            await run_together(
-                self._counted(work, total) for work in itertools.chain(fetches, follows)
-            )
-            self._settle_unresolved(reader.fetcher.offline)
+            try:
+                await run_together(
+                    self._counted(work, total) for work in itertools.chain(fetches, follows)
+                )
+                self._settle_unresolved(reader.fetcher.offline)
+            finally:
+                self._write()
         self._report_unread_links()
         if (line := self.videos.line()) is not None:
             self.report.info.append(line)
@@ -326,7 +383,7 @@ class FetchStage:
     async def _fetch_item(self, reader: PageReader, item: Item) -> None:
         assert item.url is not None
         try:
-            page = await reader.read(item.url)
+            page = await reader.read(item.url, item)
         except NoNetwork:  # not the page's fault: no attempt recorded
             self._left += 1
             return
@@ -341,20 +398,36 @@ class FetchStage:
             return
         item_id = self._settle_shortened(item, page.result.final_url)
         read = await self.videos.read(item.url, page.extracted)
+        if read is not page.extracted:  # a transcript: the worker's features were the page's
+            read = with_features(read, item)
         text_hash = hashlib.sha256(read.text.encode()).hexdigest()
-        extracted = replace(read, features=page_features(item, read))
-        self.store.apply_fetch(
+        self._store(
             lifecycle.fetch_succeeded(
-                item, extracted, text_hash, self.clock(), self.backoff, item_id=item_id
+                item, read, text_hash, self.clock(), self.backoff, item_id=item_id
             )
         )
         self.report.done += 1
+
+    def _store(self, intent: lifecycle.FetchSucceeded | lifecycle.FetchFailed) -> None:
+        self._unwritten.append(intent)
+        if len(self._unwritten) >= WRITE_BATCH or time.monotonic() >= (
+            self._written_at + WRITE_EVERY_S
+        ):
+            self._write()
+
+    def _write(self) -> None:
+        """Store the outcomes not stored yet, in one transaction."""
+        if self._unwritten:
+            self.store.apply_fetches(self._unwritten)
+            self._unwritten.clear()
+        self._written_at = time.monotonic()
 
     def _settle_shortened(self, item: Item, final_url: str) -> int:
         """A shortened link's item takes the key of where it led, or merges into the item
         saved there; the id of the item that holds the page."""
         if item.url is None or not is_shortener(item.url, self.shorteners):
             return item.id
+        self._write()  # what is pending was decided for the items as they are now
         try:
             key = url_key(final_url)
         except ValueError:
@@ -373,7 +446,7 @@ class FetchStage:
             kind=exc.kind if isinstance(exc, FetchError) else FailureKind.EXTRACT,
             status=exc.status if isinstance(exc, FetchError) else None,
         )
-        self.store.apply_fetch(intent)
+        self._store(intent)
         next_attempt = intent.next_attempt_at
         when = f"will retry after {next_attempt:%Y-%m-%d %H:%M} UTC" if next_attempt else "given up"
         self.report.failures.append(f"{exc}; {when}")

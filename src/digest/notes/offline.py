@@ -13,13 +13,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cache
-
-import pysbd
 
 from digest.config import LLMConfig
 from digest.errors import SummarizeError
-from digest.models import Note, NoteBasis, Statement, WeekSummary
+from digest.models import OFFLINE_MODEL, Note, NoteBasis, Statement, WeekSummary
 from digest.notes.base import NoteRequest
 from digest.notes.tags import tags_for
 from digest.text import (
@@ -27,7 +24,7 @@ from digest.text import (
     cosine,
     is_list_line,
     list_item,
-    paragraphs,
+    sentences,
     shorten,
     similarities,
     strip_trailing_punctuation,
@@ -58,16 +55,10 @@ MAX_LIST_POINTS = 5  # a note that is a list shows its first items
 KEY_POINT_MIN_WORDS = 3  # content words; fewer is a fragment, not a point
 
 
-_NAME_CUT = re.compile(r"(?:^|\s)[A-Z][A-Z0-9]{0,2}\.$")  # "ID.", "VW.": likely not an end
 _DATELINE = re.compile(
     r"^(?:[A-Z][\w.'-]*(?:[ ,]+[A-Z][\w.'-]*)*\s*)?\((?:CNN|AP|AFP|Reuters)\)\s*(?:--|—|–|-)?\s*"
 )
 _SPOKEN = re.compile(r"^[\"'“‘]|:\s*[\"'“‘]|\?[\"'”’]*$")  # a quote or a question: no summary
-_FILE_CUT = re.compile(r"(?:^|\s)\.$")  # "a collection of ." + "md files": a file name's dot
-_EXTENSION = re.compile(r"[a-z0-9]{1,5}\b")
-# A closing quote or bracket cut from the "?" or "!" it closes (an opening one precedes a word).
-_CLOSER = re.compile(r"[\"'”’)\]]+(?=$|[\s,.;:!?])")
-_ENDED = re.compile(r"[.!?…][\"'”’)\]]*$")
 _LIST_MARKER = re.compile(r"^\s*(?:[-*+•▪→>❯]+\s*|\d{1,3}[.)]\s)")  # "- x", "-x", "1. x"
 
 
@@ -75,7 +66,7 @@ class OfflineSummarizer:
     """Extractive notes and a tag-based week summary; same input, same output."""
 
     def __init__(self, config: LLMConfig) -> None:
-        self.model = self.summary_model = "offline"
+        self.model = self.summary_model = OFFLINE_MODEL
         self.sentence_count = config.note_sentences
         self.prompt_version = f"{PROMPT_VERSION}-s{config.note_sentences}"
 
@@ -141,40 +132,8 @@ def _statements(text: str) -> list[str]:
 
 
 def segment(text: str) -> list[str]:
-    """Sentences in reading order, paragraph by paragraph, from pysbd's rule-based segmenter
-    (abbreviations, initials, decimals and ellipses do not end a sentence); stops after
-    MAX_SENTENCES, which is all a note looks at."""
-    found: list[str] = []
-    for paragraph in paragraphs(text):
-        pieces = [" ".join(s.split()) for s in _in_order(paragraph) if s.strip()]
-        found.extend(_rejoined(pieces))
-        if len(found) >= MAX_SENTENCES:
-            break
-    return found[:MAX_SENTENCES]
-
-
-def _rejoined(pieces: list[str]) -> list[str]:
-    """Undo the segmenter's splits that end no sentence: after a short capitalised name
-    ("The VW ID." + "Buzz…"), inside a file name ("of ." + "md files"), before the quote or
-    bracket that closes a "?" or "!" ("Google?" + ") and"), and before the numbers of an
-    enumeration inside a sentence ("and" + "1) it was…")."""
-    joined: list[str] = []
-    for piece in pieces:
-        if not joined:
-            joined.append(piece)
-            continue
-        last = joined[-1]
-        if _FILE_CUT.search(last) and _EXTENSION.match(piece):
-            joined[-1] = last + piece
-        elif (closer := _CLOSER.match(piece)) and _ENDED.search(last):
-            joined[-1] = last + closer[0]
-            if rest := piece[closer.end() :].strip():
-                joined.append(rest)
-        elif not _ENDED.search(last) or (_NAME_CUT.search(last) and len(last.split()) <= 3):
-            joined[-1] = f"{last} {piece}"
-        else:
-            joined.append(piece)
-    return joined
+    """The first MAX_SENTENCES sentences, which is all a note looks at."""
+    return sentences(text, MAX_SENTENCES)
 
 
 def prose(text: str) -> list[str]:
@@ -191,35 +150,6 @@ def listed(text: str) -> list[str]:
     items = (list_item(line) for line in text.split("\n") if is_list_line(line))
     fitting = [item for item in items if words(item) and len(item) <= MAX_KEY_POINT_CHARS]
     return fitting[:MAX_LIST_POINTS]
-
-
-@cache
-def _segmenter() -> pysbd.Segmenter:
-    return pysbd.Segmenter(language="en", clean=False)
-
-
-def _in_order(paragraph: str) -> list[str]:
-    """pysbd's sentences of `paragraph` that it holds verbatim, each after the one before,
-    as `Segmenter.segment` returns them, found with str.find: segment() compiles a regex of
-    every sentence to find it, which costs more than the segmenting and pushes pysbd's own
-    patterns out of Python's regex cache."""
-    found: list[str] = []
-    end = 0  # where the sentence found last ends, its trailing whitespace included
-    for sentence in _segmenter().processor(paragraph).process() or ():
-        start = 0
-        while sentence and (at := paragraph.find(sentence, start)) >= 0:
-            start = _after_space(paragraph, at + len(sentence))
-            if start > end:
-                found.append(sentence)
-                end = start
-                break
-    return found
-
-
-def _after_space(text: str, at: int) -> int:
-    while at < len(text) and text[at].isspace():
-        at += 1
-    return at
 
 
 @dataclass(frozen=True)
@@ -417,4 +347,4 @@ def week_summary_of(notes: list[tuple[int, str, Note]]) -> WeekSummary:
         key=lambda tag: (-len(tag_items[tag]), tag),
     )[:3]
     statements = (Statement(f"Recurring theme: {tag}", tuple(tag_items[tag])) for tag in themes)
-    return WeekSummary(tuple(statements), model="offline")
+    return WeekSummary(tuple(statements), model=OFFLINE_MODEL)

@@ -46,6 +46,7 @@ from digest.notes.prompts import (
     ECHO_MARKERS,
     MESSAGE_OVERHEAD_TOKENS,
     PromptProblem,
+    check_prompt_files,
     new_delimiter,
     note_data,
     note_header,
@@ -141,6 +142,7 @@ class OpenAISummarizer:
         self._stopped: LLMUnavailable | None = None  # no more calls this run, and why
         self._breaker = Breaker()
         self._problems: list[str] = []  # prompt files that failed this run, one line each
+        self._prompting(lambda: check_prompt_files(self.config))  # a broken file: from the start
 
     @property
     def where(self) -> str:

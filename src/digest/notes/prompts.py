@@ -22,27 +22,32 @@ the prompt version, so of each note's key: a changed file applies to new notes, 
 `digest summarize --week W --refresh` renews a week's notes on purpose.
 
 A prompt file renders in digest.sandbox (those fields only, bounded in time and size). One
-that fails while rendering raises PromptProblem, one line naming the file, the line and
-what to fix: the summariser uses the built-in prompt for the rest of the run.
+that does not parse, uses a variable it is not given or fails while rendering raises
+PromptProblem, one line naming the file, the line and what to fix: the summariser uses the
+built-in prompt for the rest of the run (it checks the files when it is made).
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import jinja2
+import jinja2.meta
 
 from digest import sandbox
 from digest.config import (
     NOTE_PROMPT_VARIABLES,
     WEEK_PROMPT_VARIABLES,
     LLMConfig,
-    check_template,
+    read_prompt_file,
 )
 from digest.errors import ConfigError
 from digest.lifecycle import PROMPT_FILE_MARK
@@ -179,18 +184,42 @@ def _note_variables(config: LLMConfig, request: NoteRequest) -> dict[str, Any]:
     }
 
 
+PROMPT_FILE_KEYS = ("prompt_file", "summary_prompt_file")  # in [llm]
+
+
+def check_prompt_files(config: LLMConfig) -> None:
+    """PromptProblem for the first prompt file of `config` that cannot be read, does not
+    parse or uses a variable it is not given: a run learns of it before its first use."""
+    for key in PROMPT_FILE_KEYS:
+        check_prompt_file(config, key)
+
+
+def check_prompt_file(config: LLMConfig, key: str) -> None:
+    """PromptProblem when the file of [llm] `key` (if set) is one a run cannot use."""
+    if (path := getattr(config, key)) is not None:
+        with _as_problem(path, f"llm.{key}"):
+            _template(path, f"llm.{key}")
+
+
 def _render_prompt(path: Path, key: str, variables: dict[str, Any]) -> str:
     """The prompt file rendered, the slot for the data at the end when it was left out;
     PromptProblem when it cannot be read or rendered."""
-    try:
+    with _as_problem(path, key):
         rendered = sandbox.render(_template(path, key), variables)
-    except ConfigError as exc:  # changed since the config was loaded
+    return rendered if TEXT_SLOT in rendered else f"{rendered.rstrip()}\n\n{TEXT_SLOT}"
+
+
+@contextmanager
+def _as_problem(path: Path, key: str) -> Iterator[None]:
+    """Any failure of the prompt file at `path` as PromptProblem: its one line."""
+    try:
+        yield
+    except ConfigError as exc:  # unreadable since the config was loaded
         message = f"{_one_line(str(exc))}; the built-in prompt is used"
         raise PromptProblem(message, key.removeprefix("llm.")) from exc
     except Exception as exc:  # the prompt file is the user's code: any failure is its own
         message = f"prompt error: {sandbox.problem(exc, path)}; {key}: the built-in prompt is used"
         raise PromptProblem(message, key.removeprefix("llm.")) from exc
-    return rendered if TEXT_SLOT in rendered else f"{rendered.rstrip()}\n\n{TEXT_SLOT}"
 
 
 def _one_line(text: str) -> str:
@@ -199,17 +228,23 @@ def _one_line(text: str) -> str:
 
 def _template(path: Path, key: str) -> jinja2.Template:
     """The prompt file as it is now (read on every use: an edit counts from the next note)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        text = None  # check_template says why
-    return _compiled(path, key, text)
+    return _compiled(path, key, read_prompt_file(path, key))
 
 
 @cache
-def _compiled(path: Path, key: str, _text: str | None) -> jinja2.Template:
+def _compiled(path: Path, key: str, text: str) -> jinja2.Template:
+    """The prompt file's template; TemplateSyntaxError, with the line, when it does not
+    parse or uses a variable it is not given."""
+    template = sandbox.from_text(_ENVIRONMENT, text, path)
     variables = NOTE_PROMPT_VARIABLES if key == "llm.prompt_file" else WEEK_PROMPT_VARIABLES
-    return sandbox.from_text(_ENVIRONMENT, check_template(path, key, variables), path)
+    unknown = sorted(jinja2.meta.find_undeclared_variables(_ENVIRONMENT.parse(text)) - variables)
+    if unknown:
+        word = re.compile(rf"\b{re.escape(unknown[0])}\b")
+        line = next((n for n, t in enumerate(text.splitlines(), 1) if word.search(t)), 0)
+        known = ", ".join(sorted(variables))
+        message = f"unknown variable {unknown[0]!r}: use one of {known}"
+        raise jinja2.TemplateSyntaxError(message, line, path.name, str(path))
+    return template
 
 
 _ENVIRONMENT = sandbox.environment(keep_trailing_newline=True)

@@ -24,6 +24,7 @@ from digest.clock import Clock, Progress, no_progress
 from digest.config import Config
 from digest.errors import BudgetReached, LLMUnavailable, SummarizeError, UnusableAnswer
 from digest.models import (
+    OFFLINE_MODEL,
     Item,
     ItemState,
     ModelUsage,
@@ -70,6 +71,7 @@ class Estimate:
     max_tokens_out: int
     max_cost_usd: float
     not_fetched: int  # links that would be fetched first; their notes are not counted
+    prompt_problems: tuple[str, ...] = ()  # prompt files a run would replace by the built-in
 
     def lines(self) -> list[str]:
         """The estimate for people: what would be called, and the most it could cost."""
@@ -83,6 +85,7 @@ class Estimate:
                 f" at most ${self.max_cost_usd:.4f} (a repair would add a call).",
             ]
         lines.append("(From what the store holds now: `digest collect` brings in new saves.)")
+        lines.extend(f"! {problem}" for problem in self.prompt_problems)
         if self.not_fetched:
             lines.append(
                 f"{self.not_fetched} links are not fetched yet; their notes are not counted."
@@ -418,7 +421,7 @@ class NotesStage:
                 self._note_unreachable(exc)
             log.warning("%s; the week summary falls back to the offline one", exc)
             _sends, spent = self._calls.pop(None, (0, Usage()))  # the refused answer was paid for
-            self.week_usage = ModelUsage("offline", "", 1, spent)
+            self.week_usage = ModelUsage(OFFLINE_MODEL, "", 1, spent)
             offline = await self.offline_summarizer().week_summary(period.label, noted)
             if isinstance(exc, UnusableAnswer):  # asked once for these notes: not again
                 saved = week_to_json(offline, "")
@@ -563,6 +566,7 @@ class NotesStage:
             max_tokens_out=notes_out + week_out,
             max_cost_usd=cost,
             not_fetched=sum(1 for item in fetch_candidates if item.state is ItemState.NEW),
+            prompt_problems=tuple(summarizer.take_problems()),
         )
 
 

@@ -114,12 +114,15 @@ def _translated_errors() -> Iterator[None]:
 
 
 def store_error(exc: sqlite3.OperationalError, path: Path | None) -> StoreError:
+    """The error for the user, told by SQLite's result code (its primary part: the low byte
+    of an extended code such as SQLITE_BUSY_SNAPSHOT), not by the words of its message."""
     where = f" {path}" if path else ""
-    if "locked" in str(exc) or "busy" in str(exc):
+    code = getattr(exc, "sqlite_errorcode", -1) & 0xFF
+    if code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
         return StoreLocked(f"database{where} is locked by another process; try again later")
-    if "full" in str(exc) or ("disk I/O" in str(exc) and _no_space_left(path)):
+    if code == sqlite3.SQLITE_FULL or (code == sqlite3.SQLITE_IOERR and _no_space_left(path)):
         return DiskError(f"database{where} error: {exc}; the disk is full: free some space")
-    if "readonly" in str(exc):
+    if code == sqlite3.SQLITE_READONLY:
         return DiskError(f"database{where} error: {exc}; make it writable and run again")
     return StoreError(f"database{where} error: {exc}")
 

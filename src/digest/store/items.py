@@ -82,6 +82,13 @@ class ItemsStore(StoreBase):
             (*lifecycle.FETCH_STATES, ItemKind.LINK),
         )
 
+    def apply_fetches(self, intents: Sequence[FetchSucceeded | FetchFailed]) -> None:
+        """What several fetches changed, in one transaction (a commit per page costs more
+        than the page's own writes)."""
+        with self.write():
+            for intent in intents:
+                self.apply_fetch(intent)
+
     def apply_fetch(self, intent: FetchSucceeded | FetchFailed) -> None:
         """What a fetch changed, as the lifecycle decided it."""
         with self.write() as conn:

@@ -304,30 +304,6 @@ def m014_file_held_tail(db: Database) -> None:
     db.execute("ALTER TABLE file_states ADD COLUMN held INTEGER NOT NULL DEFAULT 0")
 
 
-@migrations(name="m023a_source_management")
-def m023a_source_management(db: Database) -> None:
-    # `digest sources pause|remove` for sources kept in the database (the config's own are
-    # paused or removed in the config file). A removed source keeps its row, so that its
-    # items keep their source; `html_url` is the site of a feed, kept from an OPML list.
-    _execute_each(
-        db,
-        """
-        ALTER TABLE sources ADD COLUMN paused INTEGER NOT NULL DEFAULT 0;
-        ALTER TABLE sources ADD COLUMN removed_at TEXT;
-        ALTER TABLE sources ADD COLUMN html_url TEXT
-        """,
-    )
-
-
-@migrations(name="m023b_feed_ids")
-def m023b_feed_ids(db: Database) -> None:
-    # The Atom feed's ids, each minted once (a tag: URI, or the id an older feed file
-    # already gave) and stored, so that setting [output] public_url changes none of them.
-    db.execute(
-        "CREATE TABLE feed_ids (key TEXT PRIMARY KEY, id TEXT NOT NULL, created_at TEXT NOT NULL)"
-    )
-
-
 def _rebuild_with_autoincrement(db: Database, table: str) -> None:
     conn = db.conn
     (create,) = conn.execute(
@@ -487,6 +463,30 @@ def m022b_item_stars(db: Database) -> None:
     )
 
 
+@migrations(name="m023a_source_management")
+def m023a_source_management(db: Database) -> None:
+    # `digest sources pause|remove` for sources kept in the database (the config's own are
+    # paused or removed in the config file). A removed source keeps its row, so that its
+    # items keep their source; `html_url` is the site of a feed, kept from an OPML list.
+    _execute_each(
+        db,
+        """
+        ALTER TABLE sources ADD COLUMN paused INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE sources ADD COLUMN removed_at TEXT;
+        ALTER TABLE sources ADD COLUMN html_url TEXT
+        """,
+    )
+
+
+@migrations(name="m023b_feed_ids")
+def m023b_feed_ids(db: Database) -> None:
+    # The Atom feed's ids, each minted once (a tag: URI, or the id an older feed file
+    # already gave) and stored, so that setting [output] public_url changes none of them.
+    db.execute(
+        "CREATE TABLE feed_ids (key TEXT PRIMARY KEY, id TEXT NOT NULL, created_at TEXT NOT NULL)"
+    )
+
+
 @migrations(name="m024_failure_kinds")
 def m024_failure_kinds(db: Database) -> None:
     # What kind of failure an item's last fetch was, and its HTTP status, beside the error's
@@ -497,6 +497,19 @@ def m024_failure_kinds(db: Database) -> None:
         """
         ALTER TABLE items ADD COLUMN error_kind TEXT;
         ALTER TABLE items ADD COLUMN error_status INTEGER
+        """,
+    )
+
+
+@migrations(name="m024a_history_indexes")
+def m024a_history_indexes(db: Database) -> None:
+    # The reader's history (the items starred and read, most recent first) is read at every
+    # compose: by these indexes, not by a scan of every item (40 ms in 100,000).
+    _execute_each(
+        db,
+        """
+        CREATE INDEX items_read ON items(read_at) WHERE read_at IS NOT NULL;
+        CREATE INDEX item_stars_at ON item_stars(starred_at)
         """,
     )
 
@@ -512,19 +525,6 @@ def m024a_item_features(db: Database) -> None:
         " REFERENCES items(id) ON DELETE CASCADE, text_hash TEXT NOT NULL,"
         " tokens INTEGER NOT NULL, vector BLOB NOT NULL, terms BLOB NOT NULL,"
         " counts BLOB NOT NULL, phrases BLOB NOT NULL)"
-    )
-
-
-@migrations(name="m024a_history_indexes")
-def m024a_history_indexes(db: Database) -> None:
-    # The reader's history (the items starred and read, most recent first) is read at every
-    # compose: by these indexes, not by a scan of every item (40 ms in 100,000).
-    _execute_each(
-        db,
-        """
-        CREATE INDEX items_read ON items(read_at) WHERE read_at IS NOT NULL;
-        CREATE INDEX item_stars_at ON item_stars(starred_at)
-        """,
     )
 
 
