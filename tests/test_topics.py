@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from digest.compose.brief import Noted, week_in_brief
 from digest.compose.digest import compose
 from digest.compose.topics import ALSO_SAVED, offline_sections
 from digest.models import Item, Note, WeekSummary
@@ -219,3 +220,15 @@ def test_a_subject_word_that_other_items_of_the_week_use_too_joins_no_pair() -> 
         item(4, "Why queues fill up", "Backpressure, again in Postgres."),
     ]
     assert set(offline_sections(items).values()) == {ALSO_SAVED}
+
+
+def test_the_must_read_is_a_note_a_reader_can_open_or_there_is_none() -> None:
+    central = "Kernels fuse attention and the matmul so the GPU never waits on memory."
+    lines = [
+        Noted("VLLM Triton backend deep dive", None, f"{central} {central}"),  # a list line
+        Noted("Fused kernels", "https://a.example/fused", central),
+        Noted("Oven bread", "https://b.example/bread", "Bake the dough in a hot oven."),
+    ]
+    assert week_in_brief([("Kernels", lines)]).must_read == lines[1]
+    unlinked = [replace(entry, url=None) for entry in lines]
+    assert week_in_brief([("Kernels", unlinked)]).must_read is None

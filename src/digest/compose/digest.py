@@ -223,7 +223,12 @@ def digest_context(
     )
     must_read = [*ranking.pinned, *(week_summary.must_read or ranking.must_read)]
     week_summary = replace(week_summary, must_read=tuple(dict.fromkeys(must_read)))
-    ranked = [item for i in ranking.must_read for item in unique if item.id == i]
+    ranked = [
+        item
+        for i in ranking.must_read
+        for item in unique
+        if item.id == i and (item.url or i in ranking.pinned)  # pinned: the reader's choice
+    ]
     year_ago = _unique(backlog.year_ago)
     shown = {item.key for item in year_ago}
     unread = [item for item in backlog.unread if item.key not in shown][: backlog.unread_limit]
