@@ -29,7 +29,7 @@ from digest.compose.brief import (
     Noted,
     week_in_brief,
 )
-from digest.compose.linktitles import link_title
+from digest.compose.linktitles import known_title, link_title
 from digest.compose.postnotes import post_reading
 from digest.compose.posts import is_list_post, labelled_links, post_title
 from digest.compose.ranking import Ranking
@@ -398,7 +398,8 @@ def _entry(item: Item) -> Entry:
         )
         context = without_lead(saved, title, title_opens_text=True) or None
         marker = _unread_entry_marker(item, context)
-        site = None if title.startswith(_site(item.url)) else _site(item.url)
+        named = title.startswith(_site(item.url)) or title == known_title(item.url)
+        site = None if named else _site(item.url)  # "YouTube video" names its site already
         return Entry(title, item.url, context, marker, (), unread_page=True, site=site)
     summary = without_lead(model_text(note.summary), title) or None
     points = tuple(point for point in map(model_text, note.key_points) if point)
