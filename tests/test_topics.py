@@ -138,17 +138,16 @@ def members_of(sections: dict[int, str], name: str) -> set[int]:
     return {item_id for item_id, named in sections.items() if named == name}
 
 
-def test_a_week_with_no_note_to_quote_names_its_sections_first_items_and_says_so() -> None:
-    items = [
-        week_item(n, PERIOD.start, title=f"Saved link {n}", topic="Reading") for n in (1, 2, 3)
-    ]
-    markdown = compose(PERIOD, items, WeekSummary(()), zone=ZONE, sections={})
-    week = markdown.split("## The week\n\n", 1)[1].split("\n## ", 1)[0]
-    assert week.startswith(
-        "- **Reading** (3 items): [Saved link 1](https://site.example/1),"
-        " [Saved link 2](https://site.example/2) and 1 more\n"
-    )
-    assert "no note to quote yet" in week and "Must read" not in week
+def test_the_week_is_left_out_when_it_would_only_repeat_the_body() -> None:
+    bare = [
+        week_item(n, PERIOD.start, title=f"Saved link {n}", topic="Reading") for n in range(1, 7)
+    ]  # no note to quote: the brief could only list titles
+    noted, _ = articles("en", per_subject=1)  # notes to quote, but only three items
+    for items in (bare, bare[:1], noted):
+        markdown = compose(PERIOD, items, WeekSummary(()), zone=ZONE, sections={})
+        assert "## The week" not in markdown and "Offline:" not in markdown
+        assert markdown.count("Saved link 1") == (items is not noted)  # once: in the body
+        assert markdown.startswith("# Digest for 2026-W47\n\n16–22 November 2026\n")
 
 
 def test_adding_links_never_read_does_not_rename_or_regroup_the_others() -> None:

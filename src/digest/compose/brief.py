@@ -14,7 +14,6 @@ BRIEF_SENTENCE_CHARS = 200
 OFFLINE_NOTE = (
     "*Offline: each line is a sentence from its section's most central note; no LLM wrote it.*"
 )
-OFFLINE_TITLES_NOTE = "*Offline: no note to quote yet; each line names its section's first items.*"
 MUST_READ_RULE = "the note closest to the rest of the week"
 RANKED_MUST_READ_RULE = "chosen by your rules (pin) and interests"
 MIN_SENTENCE_WORDS = 4  # content words: a shorter opening says too little to stand for a section
