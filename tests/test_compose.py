@@ -430,7 +430,7 @@ def test_an_unread_link_with_only_its_address_gets_no_pretend_note() -> None:
     markdown = compose(PERIOD, items, NO_SUMMARY, zone=ZONE)
 
     quiet = "*(page not read yet: host unreachable; not tried again)*"
-    assert entry("youtube.com/watch?v=33y9FMIvcWY", url, quiet) in markdown
+    assert entry("YouTube video", url, quiet) in markdown
     assert entry("Bees", "https://b.example/x", quiet, site="b.example") in markdown
     cells = entry(
         "Cells", "https://c.example/y", f"A clear tour of membranes. {quiet}", site="c.example"

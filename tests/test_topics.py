@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from digest.compose.brief import Noted, week_in_brief
 from digest.compose.digest import compose
 from digest.compose.topics import ALSO_SAVED, offline_sections
 from digest.models import Item, Note, WeekSummary
@@ -137,17 +138,16 @@ def members_of(sections: dict[int, str], name: str) -> set[int]:
     return {item_id for item_id, named in sections.items() if named == name}
 
 
-def test_a_week_with_no_note_to_quote_names_its_sections_first_items_and_says_so() -> None:
-    items = [
-        week_item(n, PERIOD.start, title=f"Saved link {n}", topic="Reading") for n in (1, 2, 3)
-    ]
-    markdown = compose(PERIOD, items, WeekSummary(()), zone=ZONE, sections={})
-    week = markdown.split("## The week\n\n", 1)[1].split("\n## ", 1)[0]
-    assert week.startswith(
-        "- **Reading** (3 items): [Saved link 1](https://site.example/1),"
-        " [Saved link 2](https://site.example/2) and 1 more\n"
-    )
-    assert "no note to quote yet" in week and "Must read" not in week
+def test_the_week_is_left_out_when_it_would_only_repeat_the_body() -> None:
+    bare = [
+        week_item(n, PERIOD.start, title=f"Saved link {n}", topic="Reading") for n in range(1, 7)
+    ]  # no note to quote: the brief could only list titles
+    noted, _ = articles("en", per_subject=1)  # notes to quote, but only three items
+    for items in (bare, bare[:1], noted):
+        markdown = compose(PERIOD, items, WeekSummary(()), zone=ZONE, sections={})
+        assert "## The week" not in markdown and "Offline:" not in markdown
+        assert markdown.count("Saved link 1") == (items is not noted)  # once: in the body
+        assert markdown.startswith("# Digest for 2026-W47\n\n16–22 November 2026\n")
 
 
 def test_adding_links_never_read_does_not_rename_or_regroup_the_others() -> None:
@@ -219,3 +219,15 @@ def test_a_subject_word_that_other_items_of_the_week_use_too_joins_no_pair() -> 
         item(4, "Why queues fill up", "Backpressure, again in Postgres."),
     ]
     assert set(offline_sections(items).values()) == {ALSO_SAVED}
+
+
+def test_the_must_read_is_a_note_a_reader_can_open_or_there_is_none() -> None:
+    central = "Kernels fuse attention and the matmul so the GPU never waits on memory."
+    lines = [
+        Noted("VLLM Triton backend deep dive", None, f"{central} {central}"),  # a list line
+        Noted("Fused kernels", "https://a.example/fused", central),
+        Noted("Oven bread", "https://b.example/bread", "Bake the dough in a hot oven."),
+    ]
+    assert week_in_brief([("Kernels", lines)]).must_read == lines[1]
+    unlinked = [replace(entry, url=None) for entry in lines]
+    assert week_in_brief([("Kernels", unlinked)]).must_read is None

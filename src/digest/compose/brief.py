@@ -14,7 +14,6 @@ BRIEF_SENTENCE_CHARS = 200
 OFFLINE_NOTE = (
     "*Offline: each line is a sentence from its section's most central note; no LLM wrote it.*"
 )
-OFFLINE_TITLES_NOTE = "*Offline: no note to quote yet; each line names its section's first items.*"
 MUST_READ_RULE = "the note closest to the rest of the week"
 RANKED_MUST_READ_RULE = "chosen by your rules (pin) and interests"
 MIN_SENTENCE_WORDS = 4  # content words: a shorter opening says too little to stand for a section
@@ -46,7 +45,8 @@ class Brief:
 
 def week_in_brief(sections: Sequence[tuple[str, Sequence[Noted]]]) -> Brief:
     """Every section (as given: the body's order), its count and its most central note's first
-    sentence that says something; the must-read: the note closest to all the others."""
+    sentence that says something; the must-read: of the notes a reader can open (a URL), the
+    one closest to all the others, or none."""
     every = [entry for _, entries in sections for entry in entries]
     vectors = tfidf([words(entry.note or "") for entry in every])
     total: dict[str, float] = {}
@@ -65,7 +65,9 @@ def week_in_brief(sections: Sequence[tuple[str, Sequence[Noted]]]) -> Brief:
         others = tuple(entry for entry in entries if entry is not central)
         lines.append(Line(name, len(entries), _telling_sentence(central.note), central, others))
     noted = [entry for entry in every if entry.note]
-    must_read = max(noted, key=lambda entry: score[id(entry)]) if len(noted) >= 2 else None
+    openable = [entry for entry in noted if entry.url]  # a line without a link opens nothing
+    enough = len(noted) >= 2 and bool(openable)
+    must_read = max(openable, key=lambda entry: score[id(entry)]) if enough else None
     return Brief(tuple(lines), must_read)
 
 

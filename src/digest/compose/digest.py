@@ -24,12 +24,11 @@ import jinja2
 from digest.compose.brief import (
     MUST_READ_RULE,
     OFFLINE_NOTE,
-    OFFLINE_TITLES_NOTE,
     RANKED_MUST_READ_RULE,
     Noted,
     week_in_brief,
 )
-from digest.compose.linktitles import link_title
+from digest.compose.linktitles import known_title, link_title
 from digest.compose.postnotes import post_reading
 from digest.compose.posts import is_list_post, labelled_links, post_title
 from digest.compose.ranking import Ranking
@@ -63,6 +62,7 @@ EXCERPT_MARKER = "(from the central passages of a long page)"
 EMPTY_WEEK = "Nothing was saved this week."
 SHORT_NOTE_CHARS = 280  # a saved note this short is shown as it is, not summarised
 CITED_TITLE_CHARS = 60
+BRIEF_MIN_ITEMS = 4  # a smaller week reads in full faster than a brief of it
 BRIEF_TITLES = 2  # a section with no note to quote is told by its first titles
 MIN_NOTE_WORDS = 3  # a note never opens on a shorter fragment
 _INLINE_CITATION = re.compile(r"\s*\[(\d+(?:\s*,\s*\d+)*)\]")
@@ -223,14 +223,19 @@ def digest_context(
     )
     must_read = [*ranking.pinned, *(week_summary.must_read or ranking.must_read)]
     week_summary = replace(week_summary, must_read=tuple(dict.fromkeys(must_read)))
-    ranked = [item for i in ranking.must_read for item in unique if item.id == i]
+    ranked = [
+        item
+        for i in ranking.must_read
+        for item in unique
+        if item.id == i and (item.url or i in ranking.pinned)  # pinned: the reader's choice
+    ]
     year_ago = _unique(backlog.year_ago)
     shown = {item.key for item in year_ago}
     unread = [item for item in backlog.unread if item.key not in shown][: backlog.unread_limit]
     return {
         "label": period.label,
         "period_range": format_period(period, zone),
-        "week_summary": brief_text(topics, ranked)
+        "week_summary": (brief_text(topics, ranked) if len(unique) >= BRIEF_MIN_ITEMS else "")
         if brief and unique
         else _week_text(week_summary, unique, topics),
         "topics": topics,
@@ -393,7 +398,8 @@ def _entry(item: Item) -> Entry:
         )
         context = without_lead(saved, title, title_opens_text=True) or None
         marker = _unread_entry_marker(item, context)
-        site = None if title.startswith(_site(item.url)) else _site(item.url)
+        named = title.startswith(_site(item.url)) or title == known_title(item.url)
+        site = None if named else _site(item.url)  # "YouTube video" names its site already
         return Entry(title, item.url, context, marker, (), unread_page=True, site=site)
     summary = without_lead(model_text(note.summary), title) or None
     points = tuple(point for point in map(model_text, note.key_points) if point)
@@ -547,10 +553,13 @@ def _week_text(week_summary: WeekSummary, items: Sequence[Item], topics: Sequenc
 
 def brief_text(topics: Sequence[Topic], ranked: Sequence[Item] = ()) -> str:
     """The offline week in brief as markdown: a line per section, then the must-read and the
-    rule that picked it (`ranked`: the reader's pins and interests chose them)."""
+    rule that picked it (`ranked`: the reader's pins and interests chose them). Empty when
+    it would only repeat the body's titles: no note to quote."""
     brief = week_in_brief(
         [(t.name, [Noted(e.title, e.url, e.summary) for e in t.entries]) for t in topics]
     )
+    if not any(line.sentence for line in brief.lines):
+        return ""
     lines = []
     for line in brief.lines:
         things = "item" if line.count == 1 else "items"
@@ -561,8 +570,7 @@ def brief_text(topics: Sequence[Topic], ranked: Sequence[Item] = ()) -> str:
             more = line.count - len(shown)
             said = ", ".join(map(_link, shown)) + (f" and {more} more" if more else "")
         lines.append(f"- **{md_text(line.section)}** ({line.count} {things}): {said}")
-    quoted = any(line.sentence for line in brief.lines)
-    lines += ["", OFFLINE_NOTE if quoted else OFFLINE_TITLES_NOTE]
+    lines += ["", OFFLINE_NOTE]
     if ranked:
         chosen = ", ".join(_link(Noted(_title(item), item.url, None)) for item in ranked)
         lines += ["", f"**Must read:** {chosen}, {RANKED_MUST_READ_RULE}."]

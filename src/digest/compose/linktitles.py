@@ -1,4 +1,5 @@
-"""A readable title for a link nobody named and no run has read (pure): the words of its
+"""A readable title for a link nobody named and no run has read (pure): what a well-known
+address holds ("arxiv.org/abs/1910.05446" -> "arXiv 1910.05446"), else the words of its
 address ("i-want-off-mr-golangs-wild-ride" -> "I want off Mr Golang's wild ride"), else
 its host and path.
 
@@ -35,10 +36,46 @@ _CONTRACTIONS = {
 }  # fmt: skip
 MIN_SLUG_WORDS = 2
 
+# well-known addresses, matched from the start of "host/path?query" (no "www."): what they hold
+_KNOWN = tuple(
+    (re.compile(pattern, re.IGNORECASE), title)
+    for pattern, title in (
+        (r"arxiv\.org/(?:abs|pdf|html)/(?P<id>\d{4}\.\d{4,5})", "arXiv {id}"),
+        (r"(?:mobile\.)?(?:x|twitter)\.com/(?!i/)(?P<user>\w{1,15})/status/\d", "Post by @{user} on X"),
+        (r"(?:m\.)?youtube\.com/(?:watch\?(?:.*&)?v=|shorts/|live/)[\w-]|youtu\.be/[\w-]", "YouTube video"),
+        (r"(?:m\.)?youtube\.com/playlist\?(?:.*&)?list=", "YouTube playlist"),
+        (r"(?:m\.)?youtube\.com/@(?P<name>[\w.-]+)", "YouTube channel @{name}"),
+        (r"gist\.github\.com/(?P<user>[\w-]+)/[0-9a-f]+", "Gist by {user}"),
+        (r"github\.com/(?!(?:orgs|topics|features|sponsors|settings|marketplace|collections)/)"
+         r"(?P<repo>[\w.-]+/[\w.-]+)", "GitHub: {repo}"),
+        (r"news\.ycombinator\.com/item\?id=\d", "Hacker News discussion"),
+        (r"bsky\.app/profile/(?P<user>[\w.-]+)/post/\w", "Post by @{user} on Bluesky"),
+        (r"huggingface\.co/papers/(?P<id>\d{4}\.\d{4,5})", "Hugging Face paper {id}"),
+        (r"huggingface\.co/datasets/(?P<name>[\w.-]+/[\w.-]+)", "Hugging Face dataset {name}"),
+        (r"huggingface\.co/spaces/(?P<name>[\w.-]+/[\w.-]+)", "Hugging Face space {name}"),
+        (r"huggingface\.co/(?!(?:blog|docs|learn|papers|datasets|spaces)/)(?P<name>[\w.-]+/[\w.-]+)",
+         "Hugging Face model {name}"),
+        (r"(?:old\.)?reddit\.com/r/(?P<sub>\w+)/comments/\w+/?$", "Post in r/{sub}"),
+        (r"openreview\.net/(?:forum|pdf)\?(?:.*&)?id=(?P<id>[\w-]+)", "OpenReview paper {id}"),
+    )
+)  # fmt: skip
+
 
 def link_title(url: str) -> str:
-    """The slug of `url` made readable, else its host and path (text.url_title)."""
-    return slug_title(url) or url_title(url)
+    """What a well-known address holds, else the slug of `url` made readable, else its host
+    and path (text.url_title)."""
+    return known_title(url) or slug_title(url) or url_title(url)
+
+
+def known_title(url: str) -> str | None:
+    """A title from _KNOWN for an address of a well-known shape, or None."""
+    parts = urlsplit(for_display(url))
+    host = (parts.hostname or "").removeprefix("www.")
+    address = host + parts.path + (f"?{parts.query}" if parts.query else "")
+    for pattern, title in _KNOWN:
+        if found := pattern.match(address):
+            return title.format(**found.groupdict())
+    return None
 
 
 def slug_title(url: str) -> str | None:
