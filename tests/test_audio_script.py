@@ -71,7 +71,7 @@ def test_items_whose_page_was_not_read_are_left_out_and_counted() -> None:
 
     assert "Unread" not in text and "saved words" not in text
     assert "Other" not in text  # a section with nothing heard is not announced
-    assert "2 items whose page was not read yet are in the written digest only." in text
+    assert "2 items whose page was not fetched are in the written digest only." in text
 
 
 def test_max_minutes_cuts_the_script_and_says_what_was_left_out() -> None:

@@ -167,11 +167,11 @@ def test_a_page_not_read_says_why_and_when_instead_of_a_pretend_note() -> None:
         PERIOD, [unread_item(pretend)], WeekSummary(()), zone=ZONE, provenance=provenance
     )
     assert (
-        "  Read the appendix first. *(page not read yet: host unreachable;"
+        "  Read the appendix first. *(page not fetched: host unreachable;"
         " to be tried again later)*\n"
     ) in markdown
     assert "extractive summar" not in markdown
-    assert "*1 item: 1 not read (host unreachable).*" in markdown
+    assert "*1 item: 1 page not fetched (host unreachable).*" in markdown
 
 
 def test_import_reports_the_dates_and_weeks_it_touched(tmp_path: Path) -> None:

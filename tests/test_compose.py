@@ -195,7 +195,7 @@ def test_items_are_grouped_by_topic_then_first_tag_then_other() -> None:
             "Other",
             entry("C", "https://c.example/", "note c")
             + "\n"
-            + entry("D", "https://d.example/", "*(not read yet)*", site="d.example"),
+            + entry("D", "https://d.example/", "*(page not fetched)*", site="d.example"),
         ),
     ]
 
@@ -364,7 +364,7 @@ def test_the_footer_says_who_wrote_what_at_what_cost_and_what_was_skipped() -> N
         "*Notes: 1 note by m, prompt chat-2:English (1,200 tokens in, 80 out, $0.0012).*\n\n"
         "*Week summary: m, prompt chat-2:English (300 tokens in, 50 out, $0.0004).*\n\n"
         "*LLM total: 1,500 tokens in, 130 out, $0.0016.*\n\n"
-        "*2 items: 1 noted, 1 not read (not fetched yet).*\n"
+        "*2 items: 1 noted, 1 page not fetched.*\n"
     )
 
 
@@ -429,7 +429,7 @@ def test_an_unread_link_with_only_its_address_gets_no_pretend_note() -> None:
 
     markdown = compose(PERIOD, items, NO_SUMMARY, zone=ZONE)
 
-    quiet = "*(page not read yet: host unreachable; not tried again)*"
+    quiet = "*(page not fetched: host unreachable; not tried again)*"
     assert entry("YouTube video", url, quiet) in markdown
     assert entry("Bees", "https://b.example/x", quiet, site="b.example") in markdown
     cells = entry(
@@ -458,7 +458,7 @@ def test_notes_without_a_link_are_notes_in_the_footer_never_pages_not_fetched() 
     footer = markdown.split("\n---\n\n")[1]
     assert footer == (
         "*Notes: 1 extractive summary (offline, no LLM).*\n\n"
-        "*3 items: 1 noted, 1 shown as saved, 1 not read (not fetched yet).*\n"
+        "*3 items: 1 noted, 1 shown as written, 1 page not fetched.*\n"
     )
 
 

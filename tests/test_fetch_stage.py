@@ -204,9 +204,9 @@ def test_a_failure_is_stored_with_its_kind_and_status_and_read_back_as_data(
     }
     reasons = [unread_line(failed[server.url(path)]) for path in ("/gone", "/slow", "/private")]
     assert reasons == [
-        "Page not read yet: page not found; to be tried again later.",
-        "Page not read yet: the site did not answer in time; to be tried again later.",
-        "Page not read yet: access denied or paywalled; to be tried again later.",
+        "Page not fetched: page not found; to be tried again later.",
+        "Page not fetched: the site did not answer in time; to be tried again later.",
+        "Page not fetched: access denied or paywalled; to be tried again later.",
     ]
     server.routes["/gone"] = article("Back")
     rig.fetch(T0 + 3 * HOUR)

@@ -266,10 +266,10 @@ def test_a_week_shows_the_items_saved_in_it() -> None:
 
 
 def test_an_item_without_a_note_says_why() -> None:
-    assert lifecycle.why_no_note(item()) == "not fetched yet"
+    assert lifecycle.why_no_note(item()) == "page not fetched"
     failed = item(ItemState.FAILED)
-    assert lifecycle.why_no_note(failed) == "not read (not fetched yet)"
-    assert lifecycle.why_no_note(failed, reason="paywalled") == "not read (paywalled)"
+    assert lifecycle.why_no_note(failed) == "page not fetched"
+    assert lifecycle.why_no_note(failed, reason="paywalled") == "page not fetched (paywalled)"
     assert lifecycle.why_no_note(item(ItemState.FETCHED)).startswith("waiting for a note")
 
 

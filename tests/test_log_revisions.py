@@ -34,7 +34,12 @@ def week(*items: tuple[str, str, str, str]) -> str:
 
 
 PIN = ("Rust", "Pin and suffering", "https://fasterthanli.me/articles/pin-and-suffering", "Pins.")
-GO = ("Rust", "I want off Mr Golang's wild ride", "https://fasterthanli.me/go", "(not read yet)")
+GO = (
+    "Rust",
+    "I want off Mr Golang's wild ride",
+    "https://fasterthanli.me/go",
+    "(page not fetched)",
+)
 DNS = ("Networks", "DNS tunnels", "https://a.example/dns", "Port 53 stays open.")
 BOOK = ("Reading", "DST Book", "", "A book to read.")
 

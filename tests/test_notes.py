@@ -295,7 +295,7 @@ def test_the_footer_names_models_prompt_tokens_cost_and_what_was_skipped(
     assert f"Notes: 2 notes by m, prompt chat-2:English ({tokens_in:,} tokens in," in footer
     assert f"${cost:.4f}" in footer
     assert "Week summary: m, prompt chat-2:English (" in footer
-    assert "3 items: 2 noted, 1 not read (not fetched yet)." in footer
+    assert "3 items: 2 noted, 1 page not fetched." in footer
 
 
 def test_a_refused_week_summary_keeps_its_calls_in_the_footer_and_the_footer_matches_status(

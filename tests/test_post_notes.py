@@ -58,6 +58,12 @@ def test_titles_lose_their_colon_and_shouted_words_keep_acronyms() -> None:
     assert readable_title("MIT's ABSOLUTELY FREE Books on AI & ML:") == (
         "MIT's absolutely free Books on AI & ML"
     )
+    dgpo = "Distribution-Guided Policy Optimization (DGPO) – a new PO method for H100s"
+    assert readable_title(dgpo) == dgpo
+    assert readable_title("How we train with DGPO on CUDA") == "How we train with DGPO on CUDA"
+    assert readable_title("A NEW METHOD (DGPO) FOR H100 TRAINING") == (
+        "A new method (DGPO) for H100 training"
+    )
     assert readable_title("Day 3: SLI, SLO & SLA") == "Day 3: SLI, SLO & SLA"
     assert readable_title("A DEVELOPER BUILT A GPU FROM SCRATCH") == (
         "A developer built a GPU from scratch"

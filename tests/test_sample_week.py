@@ -34,7 +34,7 @@ def test_the_sample_week_shows_sections_notes_the_brief_and_the_footer(tmp_path:
     assert "  - Orca: iteration-level scheduling\n" in digest  # a post's list
     assert "Martin Kleppmann" in digest and "always one thing" not in digest
     assert "**Must read:**" in digest and "## The week\n\n- **Databases** (3 items)" in digest
-    assert "*11 items: 4 noted, 2 shown as saved, 5 not read (not fetched yet).*" in digest
+    assert "*11 items: 4 noted, 2 shown as written, 5 pages not fetched.*" in digest
     assert not (tmp_path / "data" / "digests").exists()  # the user's own folder is untouched
     assert "your own saves go in" in result.stderr
 

@@ -118,13 +118,13 @@ def test_a_week_without_network_reads_well_and_says_what_to_run(tmp_path: Path) 
     )
     assert "[YouTube video](https://www.youtube.com/watch?v=33y9FMIvcWY)" in digest
     assert "· youtube.com" not in digest  # the title names the site already
-    assert digest.count("*(not read yet)*") == 5
+    assert digest.count("*(page not fetched)*") == 5
     assert "## The week" not in digest  # no note to quote: it would only repeat the body
-    assert "*6 items: 1 shown as saved, 5 not read (not fetched yet).*" in digest
-    assert "*No network at the last run (16 Nov 20:00 UTC): 5 pages of this week not read yet;" in (
+    assert "*6 items: 1 shown as written, 5 pages not fetched.*" in digest
+    assert "*No network at the last run (16 Nov 20:00 UTC): 5 pages of this week not fetched;" in (
         digest
     )
-    assert "once online, run digest now --retry to read them.*" in digest
+    assert "once online, run digest now --retry to fetch them.*" in digest
 
     with open_store(config.db_path) as store:
         network = gather_status(store)["network"]

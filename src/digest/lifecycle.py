@@ -618,9 +618,9 @@ def why_no_note(item: Item, *, page_unread: bool = False, reason: str | None = N
     """Why an item is shown without a note from its page: `page_unread` when its note only
     stands in for a page that was not read, for `reason` (host unreachable, paywalled…)."""
     if item.state is ItemState.NEW and item.url and item.note is None:
-        return "not fetched yet"
+        return "page not fetched"
     if item.state is ItemState.FAILED or page_unread:
-        return f"not read ({reason or 'not fetched yet'})"
+        return f"page not fetched ({reason})" if reason else "page not fetched"
     return "waiting for a note (the LLM was unavailable or the budget spent)"
 
 

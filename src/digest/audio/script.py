@@ -215,7 +215,7 @@ def _closing(left_out: int, unread: int, max_minutes: float) -> str:
         )
     if unread:
         lines.append(
-            f"{_count(unread, 'item')} whose page was not read yet"
+            f"{_count(unread, 'item')} whose page was not fetched"
             f" {'is' if unread == 1 else 'are'} in the written digest only."
         )
     lines.append("That was the week.")

@@ -103,8 +103,9 @@ def write_json(hits: Sequence[SearchHit], zone: ZoneInfo, out: TextIO) -> None:
 
 
 def show_hits(hits: Sequence[SearchHit], zone: ZoneInfo, console: Console) -> None:
-    """Two lines a hit: id, date, title and host; then the snippet, its matches in bold on a
-    terminal (between ** elsewhere)."""
+    """A line a hit: id, date, title and host; then the snippet, its matches in bold on a
+    terminal and plain elsewhere (a pipe or file gets text, not markdown), unless it only
+    repeats the title or host."""
     for hit in hits:
         day = hit.saved_at.astimezone(zone).date().isoformat()
         host = f"  ({hit.host})" if hit.host else ""
@@ -112,9 +113,22 @@ def show_hits(hits: Sequence[SearchHit], zone: ZoneInfo, console: Console) -> No
         head.append(_shown(hit_title(hit)), style="bold")
         head.append(host, style="dim")
         console.print(head, soft_wrap=True, crop=False)
-        console.print(
-            _snippet(_shown(hit.snippet), console.is_terminal), soft_wrap=True, crop=False
-        )
+        if not _repeats_head(hit):
+            console.print(
+                _snippet(_shown(hit.snippet), console.is_terminal), soft_wrap=True, crop=False
+            )
+
+
+def _repeats_head(hit: SearchHit) -> bool:
+    """Whether the snippet says nothing the hit's first line does not: its title, its host
+    or a part of either (FTS5 cuts a snippet of a long title with "…")."""
+    words = _comparable(marked(hit.snippet, "", ""))
+    head = (_comparable(hit_title(hit)), _comparable(hit.host or ""))
+    return not words or any(words in shown for shown in head)
+
+
+def _comparable(text: str) -> str:
+    return " ".join(text.replace("…", " ").casefold().split())
 
 
 def hit_title(hit: SearchHit) -> str:
@@ -133,7 +147,7 @@ def _shown(text: str) -> str:
 def _snippet(snippet: str, terminal: bool) -> Text:
     line = Text("        ")
     if not terminal:
-        return line.append(marked(snippet))
+        return line.append(marked(snippet, "", ""))
     position = 0
     for match in _MARKED.finditer(snippet):
         line.append(_STRAY.sub("", snippet[position : match.start()]))

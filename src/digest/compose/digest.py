@@ -56,7 +56,9 @@ from digest.urls import without_userinfo
 OTHER = "Other"
 CATCH_ALL = (OTHER, ALSO_SAVED)  # the sections of what has no section of its own: last
 SAVED_CONTEXT_MARKER = "(from saved context — the page could not be read)"
-NOT_READ_MARKER = "(not read yet)"  # the footer says why and what to run
+NOT_READ_MARKER = "(page not fetched)"  # the footer says why and what to run
+PAGE_NOT_FETCHED = "page not fetched"  # in the footer, not "not read": `digest read` marks that
+SHOWN_AS_SAVED = "shown as written"  # notes, short posts and lists: no summary to make
 EXTRACTIVE_MARKER = "(extractive summary)"
 EXCERPT_MARKER = "(from the central passages of a long page)"
 EMPTY_WEEK = "Nothing was saved this week."
@@ -682,38 +684,45 @@ def _usage_text(usage: Usage) -> str:
 
 
 def account_line(items: Sequence[Item], muted: int = 0) -> str:
-    """Every item of the week in one line: "31 items: 1 noted, 30 not read (not fetched
-    yet), 2 muted by rules." (shown as saved: notes, short posts and lists as written)."""
+    """Every item of the week in one line: "31 items: 1 noted, 30 pages not fetched, 2 muted
+    by rules." ("shown as written": notes, short posts and lists, with no summary made)."""
     counts = Counter(map(_accounted_as, items))
     if muted:
         counts["muted by rules"] = muted
     total = len(items) + muted
-    parts = ", ".join(f"{count} {what}" for what, count in sorted(counts.items(), key=_order))
+    parts = ", ".join(
+        f"{count} {_plural(what) if count > 1 else what}"
+        for what, count in sorted(counts.items(), key=_order)
+    )
     return f"{total} item{'' if total == 1 else 's'}: {parts}." if parts else "No items."
+
+
+def _plural(what: str) -> str:
+    return "pages" + what.removeprefix("page") if what.startswith("page ") else what
 
 
 def offline_line(at: datetime, waiting: int) -> str:
     """The network was down at the last fetch: what waits, and what to run when it is back."""
     pages = f"{waiting} page{'' if waiting == 1 else 's'} of this week"
     return (
-        f"No network at the last run ({at:%d %b %H:%M} UTC): {pages} not read yet;"
-        " once online, run digest now --retry to read them."
+        f"No network at the last run ({at:%d %b %H:%M} UTC): {pages} not fetched;"
+        " once online, run digest now --retry to fetch them."
     )
 
 
 def _accounted_as(item: Item) -> str:
     page_unread = item.url is not None and (item.note is None or offline_stand_in(item))
     if page_unread and item.kind is not ItemKind.POST:
-        why = reason(item) or ("not fetched yet" if _never_fetched(item) else None)
-        return f"not read ({why or 'not fetched yet'})"
+        why = None if _never_fetched(item) else reason(item)
+        return f"{PAGE_NOT_FETCHED} ({why})" if why else PAGE_NOT_FETCHED
     if item.note is None and not _shown_as_written(item):
         return why_no_note(item)
-    return "noted" if _shows_summary(item) else "shown as saved"
+    return "noted" if _shows_summary(item) else SHOWN_AS_SAVED
 
 
 def _order(entry: tuple[str, int]) -> tuple[int, str]:
     what = entry[0]
-    rank = 0 if what == "noted" else 1 if what == "shown as saved" else 3 if "muted" in what else 2
+    rank = 0 if what == "noted" else 1 if what == SHOWN_AS_SAVED else 3 if "muted" in what else 2
     return rank, what
 
 

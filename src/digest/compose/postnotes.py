@@ -16,8 +16,10 @@ from digest.text import is_list_line, list_item, sentences, shorten, without_lin
 MAX_POINTS = 6  # a post's list is kept as a short list; the rest is counted
 POINT_CHARS = 140
 MAX_SENTENCES = 2
-SHOUTED_SHARE = 0.6  # a title with this share of its words in capitals is shouting
-SHOUTED_WORD = 4  # a word this long in capitals shouts ("FREE"), shorter ones are acronyms
+SHOUTED_SHARE = 0.5  # a title with this share of its words in capitals is shouting
+# In a title that does not shout, a word in capitals this long shouts ("ABSOLUTELY");
+# shorter ones may be acronyms ("DGPO", "CUDA") and are kept as written.
+SHOUTED_WORD = 7
 PROSE_CHARS = 360  # a long post's note: its telling sentences up to about this long
 # Said to sell or to make one click, not to inform.
 _PROMOTION = re.compile(
@@ -46,7 +48,9 @@ _FRAGMENT = re.compile(r"^(and|but|or|so|which|then)\b|^[a-z]+\)", re.IGNORECASE
 _NAME = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:of\s+|&\s+)?[A-Z][\w'’.-]*)+")
 _NUMBER = re.compile(r"\b\d[\d.,:%x×-]*\b")
 _ODD_CASE = re.compile(r"\b(?:[A-Z]{2,}\w*|[a-z]+[A-Z]\w*)\b")  # CS107, MasterDnsVPN, vLLM
-_WORD = re.compile(r"[A-Za-z][A-Za-z'’]*")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9'’]*")
+# an acronym as its title defines or names it: "(DGPO)", "H100", "GPT4"
+_ACRONYM = re.compile(r"\(([A-Z][A-Z0-9]{1,5})\)|\b[A-Z]+[0-9][A-Z0-9]*\b")
 _CAPITALS = (
     "AI ML LLM LLMS GPU GPUS CPU TPU API SQL DNS HTTP HTML CSS PDF JAX AWS GCP UI UX OS IO"
     " CUDA RL NLP RAG JSON XML URL CLI PTX MLIR MIT CMU UCLA NASA IBM USA UK EU CEO CTO VPN"
@@ -115,14 +119,15 @@ def _ended(sentence: str, *, listed: bool) -> str:
 
 def readable_title(title: str) -> str:
     """A post's title without a trailing colon, its shouted words in lower case (all its
-    words when it shouts as a whole), acronyms kept: "MIT's absolutely free books"."""
+    words when it shouts as a whole), acronyms kept: "MIT's absolutely free books",
+    "Policy Optimization (DGPO)", "H100"."""
     title = title.rstrip().rstrip(":;,").rstrip()
     words = _WORD.findall(title)
     shouted = [w for w in words if len(w) > 1 and w.isupper()]
-    if len(words) >= 3 and len(shouted) >= SHOUTED_SHARE * len(words):
-        lowered = _WORD.sub(lambda m: _lowered(m[0], 1), title)
-    else:
-        lowered = _WORD.sub(lambda m: _lowered(m[0], SHOUTED_WORD), title)
+    shouts = len(words) >= 3 and len(shouted) >= SHOUTED_SHARE * len(words)
+    shortest = 1 if shouts else SHOUTED_WORD
+    kept = {m.span(1) if m[1] else m.span() for m in _ACRONYM.finditer(title)}
+    lowered = _WORD.sub(lambda m: m[0] if m.span() in kept else _lowered(m[0], shortest), title)
     return lowered[:1].upper() + lowered[1:] if lowered != title else title
 
 

@@ -57,14 +57,14 @@ def fetch_reason(kind: FailureKind | None, status: int | None) -> str:
 
 
 def unread_line(item: Item) -> str | None:
-    """'Page not read yet: host unreachable; to be tried again later.' or None."""
+    """'Page not fetched: host unreachable; to be tried again later.' or None."""
     why = reason(item)
     if why is None:
         return None
     if item.quality in QUALITY_REASONS and not item.error:
         return f"Page not read: {why}; shown from what was saved with it."  # checked again later
     when = "not tried again" if item.gave_up else "to be tried again later"
-    return f"Page not read yet: {why}; {when}."
+    return f"Page not fetched: {why}; {when}."
 
 
 def saved_words(item: Item) -> str | None:
