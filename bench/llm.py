@@ -323,15 +323,15 @@ def print_notes(
 ) -> None:
     """Every note kept as the model's, verbatim, with the facts (numbers, names) that the
     faithfulness check does not find in its article: to be read by hand."""
-    from digest.notes.faithful import known_facts, unknown_facts
+    from digest.notes.faithful import check, known_facts
+    from digest.text import sentences
 
     lacking = 0
     for item_id, _m, _v, summary, points in by_model:
         title, body, _ref = articles[item_id - 1]
         known = known_facts(f"{title}\n{body}")
-        missing = [
-            fact for text in (summary, *json.loads(points)) for fact in unknown_facts(text, known)
-        ]
+        said = (summary, *json.loads(points))
+        missing = [fact for text in said for fact in check(sentences(text), known).missing()]
         lacking += bool(missing)
         print(f"- item {item_id} ({title}): {summary}")
         for point in json.loads(points):

@@ -4,6 +4,7 @@ and the run ends with one line saying whose notes they are and why the rest are 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -11,8 +12,10 @@ from click.testing import CliRunner
 
 from digest.cli import cli
 from digest.models import SavedItem, Stage
+from digest.notes.faithful import check, known_facts
 from digest.pipeline import RunResult, run
 from digest.store import open_store
+from digest.text import sentences
 from fake_openai import RECORDINGS, FakeOpenAI, Reply, data_words
 from test_notes import NOW, WEEK, config_for, fetched, seed
 
@@ -101,14 +104,21 @@ def test_digest_now_exits_3_naming_the_unfit_model(tmp_path: Path) -> None:
 NEWS: list[dict[str, str]] = json.loads((RECORDINGS / "news.json").read_text(encoding="utf-8"))
 
 
-def replay_news(tmp_path: Path, fake: FakeOpenAI, name: str, model: str) -> RunResult:
+def replay_news(
+    tmp_path: Path, fake: FakeOpenAI, name: str, model: str, *, only_asked: bool = False
+) -> RunResult:
+    """The news articles (`only_asked`: those the recording asked about), noted by replaying
+    its answers."""
     config = config_for(tmp_path, fake, model=model)
+    asked = (RECORDINGS / f"{name}.json").read_text(encoding="utf-8")
+    title = re.compile(r"Title: (.*?)\\n")
+    news = [a for a in NEWS if not only_asked or a["title"] in title.findall(asked)]
     with open_store(config.db_path) as store:
         source = store.ensure_source("news", "file", path="/news")
-        saved = [SavedItem(url=a["url"], title=a["title"], saved_at=NOW) for a in NEWS]
+        saved = [SavedItem(url=a["url"], title=a["title"], saved_at=NOW) for a in news]
         store.save_items(source, saved, NOW)
         ids = {item.url: item.id for item in store.all_items()}
-        for article in NEWS:
+        for article in news:
             store.apply_fetch(fetched(ids[article["url"]], article["text"], NOW))
     fake.responder = FakeOpenAI.replaying(name)
     return run(config, "now", period=WEEK, stages=(Stage.NOTES, Stage.DRAFT), clock=lambda: NOW)
@@ -128,3 +138,30 @@ def test_the_breaker_trips_on_the_base_gemmas_recorded_answers(
     assert len(asked) == 8 and len(fake_openai.requests) == 14  # the last four never asked
     info = [line for report in result.reports for line in report.info]
     assert "notes: 2 by gemma-3-270m, 10 offline (5 no summary, 4 unfit model, 1 no words)" in info
+
+
+def test_smollm2s_invented_facts_are_refused_and_its_true_notes_kept(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    result = replay_news(
+        tmp_path, fake_openai, "smollm2-news", "smollm2-135m-instruct", only_asked=True
+    )
+
+    with open_store(tmp_path / "data" / "digest.db") as store:
+        items = {item.title: item for item in store.all_items()}
+    surfer = items["Teenage surfer wins the Coastal Cup"]
+    assert surfer.note is not None and not surfer.note.by_model  # "from the coast of Hawaii"
+    repairs = [str(request["messages"][-1]["content"]) for request in fake_openai.requests]
+    assert any("the article does not say Hawaii, 25, 2021" in asked for asked in repairs)
+    bridge = items["Council approves new footbridge over the river"]
+    assert bridge.note is not None and bridge.note.by_model
+    assert bridge.note.summary.startswith("The city of Ashford Vale approved a new footbridge")
+    assert "The plan will take 14 months to complete." in bridge.note.key_points  # "fourteen"
+    for item in items.values():  # what is kept as the model's says only what its article says
+        if item.note is not None and item.note.by_model:
+            known = known_facts(f"{item.title}\n{item.text}")
+            said = (item.note.summary, *item.note.key_points)
+            assert not [bad for text in said for bad in check(sentences(text), known).dropped]
+    info = [line for report in result.reports for line in report.info]
+    assert info == ["notes: 5 by smollm2-135m-instruct, 3 offline (2 off topic, 1 no words)"]
+    assert result.model_unreachable is None  # 3 of 8 refused: not unfit
