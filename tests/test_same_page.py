@@ -19,7 +19,7 @@ from digest.collect.importers.common import lines_of
 from digest.collect.importers.journal import JournalImporter
 from digest.models import FileReading, SavedItem
 from digest.store import open_store
-from digest.store.migrations import migrations
+from digest.store.migrations import migration_set
 from digest.urls import for_display, normalize_url, same_page_key
 
 NOW = datetime(2026, 11, 18, 12, tzinfo=UTC)
@@ -93,7 +93,7 @@ def test_an_http_only_page_keeps_its_http_url_to_fetch(tmp_path: Path) -> None:
 def test_the_migration_gives_old_items_the_same_page_key_and_leaves_clashes(tmp_path: Path) -> None:
     path = tmp_path / "digest.db"
     db = Database(sqlite3.connect(path))
-    migrations.apply(db, stop_before="m012_same_page_keys")
+    migration_set().apply(db, stop_before="m012_same_page_keys")
     for key in ("http://a.test/x/", "https://a.test/x", "http://b.test/y"):
         db.conn.execute(
             "INSERT INTO items (key, url, kind, saved_at, collected_at) VALUES (?, ?, 'link', ?, ?)",

@@ -24,7 +24,7 @@ from digest.errors import BadSearch
 from digest.lifecycle import FetchSucceeded, ItemState
 from digest.models import Extracted, ItemKind, SavedItem
 from digest.store import SearchFilter, SearchHit, Store, open_store
-from digest.store.migrations import migrations
+from digest.store.migrations import migration_set
 from digest.store.search import MARK_END, MARK_START
 from loopback import LoopbackServer, Response, serving
 
@@ -258,7 +258,7 @@ def test_a_changed_item_is_found_by_its_new_words_only(tmp_path: Path) -> None:
 def test_a_store_of_the_previous_schema_is_indexed_when_migrated(tmp_path: Path) -> None:
     path = tmp_path / "digest.db"
     db = Database(sqlite3.connect(path))
-    migrations.apply(db, stop_before="m022a_search_index")
+    migration_set().apply(db, stop_before="m022a_search_index")
     db.table("items").insert(
         {
             "key": "https://old.example/p",

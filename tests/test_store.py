@@ -26,7 +26,7 @@ from digest.lifecycle import (
 )
 from digest.models import DeliveryStatus, Extracted, SavedItem
 from digest.store import open_store
-from digest.store.migrations import migrations
+from digest.store.migrations import migration_set
 
 NOW = datetime(2026, 11, 18, 12, tzinfo=UTC)
 
@@ -34,8 +34,8 @@ NOW = datetime(2026, 11, 18, 12, tzinfo=UTC)
 def test_a_blank_database_gets_every_migration(tmp_path: Path) -> None:
     store = open_store(tmp_path / "digest.db")
 
-    applied = [m.name for m in migrations.applied(store.db)]
-    assert applied == [m.name for m in migrations._migrations]
+    applied = [m.name for m in migration_set().applied(store.db)]
+    assert applied == [m.name for m in migration_set()._migrations]
     assert {"items", "sources", "notes", "deliveries", "week_summaries"} <= set(
         store.db.table_names()
     )
@@ -45,7 +45,7 @@ def test_a_blank_database_gets_every_migration(tmp_path: Path) -> None:
 def test_a_database_of_the_first_schema_is_migrated_and_keeps_its_items(tmp_path: Path) -> None:
     path = tmp_path / "digest.db"
     db = Database(sqlite3.connect(path))
-    migrations.apply(db, stop_before="m002_week_summaries")
+    migration_set().apply(db, stop_before="m002_week_summaries")
     db.conn.execute(
         "INSERT INTO items (key, url, kind, saved_at, collected_at)"
         " VALUES ('https://a.example/', 'https://a.example/', 'link', '2026-11-18T00:00:00+00:00',"
@@ -210,7 +210,7 @@ ITEM_INDEXES = {"items_note_key", "items_saved_at", "items_state", "items_unread
 def schema_before_autoincrement(path: Path) -> Database:
     db = Database(sqlite3.connect(path))
     db.conn.execute("PRAGMA foreign_keys = ON")
-    migrations.apply(db, stop_before="m013_items_autoincrement")
+    migration_set().apply(db, stop_before="m013_items_autoincrement")
     return db
 
 
@@ -282,7 +282,7 @@ def test_the_store_closes_when_its_block_ends(tmp_path: Path) -> None:
 def test_text_stored_before_the_cleaner_is_cleaned_by_its_migration(tmp_path: Path) -> None:
     path = tmp_path / "digest.db"
     db = Database(sqlite3.connect(path))
-    migrations.apply(db, stop_before="m019_text_for_readers")
+    migration_set().apply(db, stop_before="m019_text_for_readers")
     db.conn.execute(
         "INSERT INTO items (key, url, kind, title, context, saved_at, collected_at)"
         " VALUES ('https://a.example/', 'https://a.example/', 'link', 'Invoice \u202eexe.pdf',"

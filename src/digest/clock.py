@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -18,7 +17,13 @@ Sleep = Callable[[float], object]
 Lookup = Callable[[str, int], Awaitable[list[tuple[Any, ...]]]]
 
 monotonic: Monotonic = time.monotonic
-async_sleep: AsyncSleep = asyncio.sleep
+
+
+async def async_sleep(seconds: float) -> None:
+    """asyncio.sleep, with asyncio imported by the first wait (not by every command)."""
+    import asyncio
+
+    await asyncio.sleep(seconds)
 
 
 @dataclass(frozen=True)

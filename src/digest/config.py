@@ -44,7 +44,7 @@ SUBJECT_FIELDS = ("period", "dates")
 
 class _Section(BaseModel):
     # every number has a range (Field ge/gt and le), checked at load; no inf or nan
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, defer_build=True)
 
 
 class DigestSection(_Section):

@@ -11,7 +11,6 @@ from functools import cached_property
 from urllib.parse import parse_qsl, quote, unquote_plus, urlencode, urlsplit, urlunsplit
 
 import idna
-from confusable_homoglyphs import categories
 
 TRACKING_PARAMS = frozenset(
     {
@@ -486,5 +485,7 @@ _WRITING_SYSTEMS = (
 
 def _mixes_scripts(label: str) -> bool:
     """UTS #39's mixed-script test: no one script (Common and Inherited fit any) covers it."""
+    from confusable_homoglyphs import categories  # loads its tables: only for non-ASCII hosts
+
     scripts = {str(categories.alias(char)) for char in label} - {"COMMON", "INHERITED"}
     return len(scripts) > 1 and not any(scripts <= system for system in _WRITING_SYSTEMS)

@@ -27,7 +27,7 @@ from digest.store.highlights import HighlightsStore
 from digest.store.items import item_key, url_key
 from digest.store.links import LinksStore
 from digest.store.mail import MailStore
-from digest.store.migrations import known_steps, migrations, unknown_steps
+from digest.store.migrations import known_steps, migration_set, pending_steps, unknown_steps
 from digest.store.notes import NotesStore
 from digest.store.readings import ReadingsStore
 from digest.store.runs import RunsStore
@@ -90,7 +90,8 @@ def open_store(path: Path, *, busy_timeout_s: float = 10.0) -> Store:
         conn.execute("PRAGMA foreign_keys = ON")
         store = Store(conn)
         _refuse_newer(store, path)
-        migrations.apply(store.db)
+        if pending_steps(conn):
+            migration_set().apply(store.db)
     except sqlite3.OperationalError as exc:
         conn.close()
         raise store_error(exc, path) from exc
@@ -129,8 +130,8 @@ def schema_differences(store: Store) -> tuple[list[str], list[str]]:
     """The migrations this version would apply, and applied ones it does not know (the
     database was used by a newer version)."""
     try:
-        pending = [migration.name for migration in migrations.pending(store.db)]
-        unknown = unknown_steps(store.db)
+        pending = pending_steps(store.conn)
+        unknown = unknown_steps(store.conn)
     except sqlite3.DatabaseError as exc:
         raise StoreError(f"database is unusable: {exc}") from exc
     return pending, unknown
@@ -138,7 +139,7 @@ def schema_differences(store: Store) -> tuple[list[str], list[str]]:
 
 def _refuse_newer(store: Store, path: Path) -> None:
     """StoreTooNew, before anything is written, when a newer digest has migrated `path`."""
-    unknown = unknown_steps(store.db)
+    unknown = unknown_steps(store.conn)
     if unknown:
         raise StoreTooNew(
             f"database {path} is at schema {unknown[-1]}, newer than this digest's"

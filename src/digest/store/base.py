@@ -8,13 +8,15 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
-from typing import Any, Self
-
-from sqlite_utils import Database
+from typing import TYPE_CHECKING, Any, Self
 
 from digest.errors import DiskError, StoreConflict, StoreError, StoreLocked
 from digest.models import DeliveryStatus
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database
 
 BATCH = 500
 
@@ -61,7 +63,13 @@ class StoreBase:
     def __init__(self, conn: sqlite3.Connection):
         self.conn = conn
         self.conn.row_factory = sqlite3.Row
-        self.db = Database(conn)
+
+    @cached_property
+    def db(self) -> Database:
+        """sqlite-utils over the connection, for the migrations (it imports numpy: made on use)."""
+        from sqlite_utils import Database
+
+        return Database(self.conn)
 
     def close(self) -> None:
         self.conn.close()

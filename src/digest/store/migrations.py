@@ -1,31 +1,84 @@
-"""Named schema steps, applied in order by store.open_store; never edit a step once released."""
+"""Named schema steps, applied in order by store.open_store; never edit a step once released.
+
+The steps are registered here and handed to sqlite-utils' Migrations only when one is
+pending: importing sqlite-utils loads numpy, a fifth of a second that a command on a
+migrated store (`digest status`) need not pay. Which steps are applied is read with sqlite3.
+"""
 
 from __future__ import annotations
 
 import json
 import re
 import sqlite3
-
-from sqlite_utils import Database, Migrations
+from collections.abc import Callable
+from functools import cache
+from typing import TYPE_CHECKING, TypeVar
 
 from digest.text import for_reader
 from digest.urls import same_page_key
 
-migrations = Migrations("digest")
+if TYPE_CHECKING:
+    from sqlite_utils import Database, Migrations
+
+MIGRATION_SET = "digest"
+MIGRATIONS_TABLE = "_sqlite_migrations"  # sqlite-utils' record of the applied steps
+
+Step = TypeVar("Step", bound=Callable[["Database"], None])
+_steps: list[tuple[str, Callable[[Database], None], bool]] = []
+
+
+def step(name: str, *, transactional: bool = True) -> Callable[[Step], Step]:
+    """Register a schema step under `name`, after the ones registered before it."""
+
+    def register(function: Step) -> Step:
+        _steps.append((name, function, transactional))
+        return function
+
+    return register
 
 
 def known_steps() -> list[str]:
     """The names of every step this code knows, in order (all pending on an empty database)."""
-    return [step.name for step in migrations.pending(Database(memory=True))]
+    return [name for name, _, _ in _steps]
 
 
-def unknown_steps(db: Database) -> list[str]:
-    """Steps applied to `db` that this code does not know: a newer digest wrote it."""
+def applied_steps(conn: sqlite3.Connection) -> list[str]:
+    """The names of the steps applied to the database of `conn`, in the order applied."""
+    table = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (MIGRATIONS_TABLE,)
+    ).fetchone()
+    if table is None:
+        return []
+    rows = conn.execute(
+        f"SELECT name FROM {MIGRATIONS_TABLE} WHERE migration_set = ? ORDER BY rowid",
+        (MIGRATION_SET,),
+    )
+    return [row[0] for row in rows]
+
+
+def pending_steps(conn: sqlite3.Connection) -> list[str]:
+    applied = set(applied_steps(conn))
+    return [name for name in known_steps() if name not in applied]
+
+
+def unknown_steps(conn: sqlite3.Connection) -> list[str]:
+    """Steps applied to the database that this code does not know: a newer digest wrote it."""
     known = set(known_steps())
-    return [step.name for step in migrations.applied(db) if step.name not in known]
+    return [name for name in applied_steps(conn) if name not in known]
 
 
-@migrations(name="m001_initial")
+@cache
+def migration_set() -> Migrations:
+    """The steps as sqlite-utils' Migrations (imported here, when one is to be applied)."""
+    from sqlite_utils import Migrations
+
+    migrations = Migrations(MIGRATION_SET)
+    for name, function, transactional in _steps:
+        migrations(name=name, transactional=transactional)(function)
+    return migrations
+
+
+@step(name="m001_initial")
 def m001_initial(db: Database) -> None:
     _execute_each(
         db,
@@ -152,7 +205,7 @@ def _execute_each(db: Database, script: str) -> None:
             db.execute(statement)
 
 
-@migrations(name="m002_week_summaries")
+@step(name="m002_week_summaries")
 def m002_week_summaries(db: Database) -> None:
     # The week summary is cached like a note: by (the notes it summarises, model, prompt version).
     db.execute(
@@ -161,20 +214,20 @@ def m002_week_summaries(db: Database) -> None:
     )
 
 
-@migrations(name="m003_read_at")
+@step(name="m003_read_at")
 def m003_read_at(db: Database) -> None:
     # `digest read ID|URL` marks an item read; unread items from earlier weeks form the backlog.
     db.execute("ALTER TABLE items ADD COLUMN read_at TEXT")
     db.execute("CREATE INDEX items_unread ON items(saved_at) WHERE read_at IS NULL")
 
 
-@migrations(name="m004_linked_text")
+@step(name="m004_linked_text")
 def m004_linked_text(db: Database) -> None:
     # What a post's links led to (title and first paragraph of each), material for its note.
     db.execute("ALTER TABLE items ADD COLUMN linked_text TEXT")
 
 
-@migrations(name="m005_llm_usage")
+@step(name="m005_llm_usage")
 def m005_llm_usage(db: Database) -> None:
     # What each note and week summary cost when it was made, so that a digest's provenance
     # footer is the same on every rerun; and which item each LLM call was for.
@@ -194,13 +247,13 @@ def m005_llm_usage(db: Database) -> None:
     )
 
 
-@migrations(name="m006_item_quality")
+@step(name="m006_item_quality")
 def m006_item_quality(db: Database) -> None:
     # What the last fetch got when it was no article: blocked, consent, login, paywalled, thin.
     db.execute("ALTER TABLE items ADD COLUMN quality TEXT")
 
 
-@migrations(name="m007_file_identity_and_source_origin")
+@step(name="m007_file_identity_and_source_origin")
 def m007_file_identity_and_source_origin(db: Database) -> None:
     # A file is skipped unread while its stat (size, mtime, inode, device) is the one we
     # recorded, unless its mtime was too close to that read to be trusted (checked_ns).
@@ -217,7 +270,7 @@ def m007_file_identity_and_source_origin(db: Database) -> None:
     )
 
 
-@migrations(name="m008_item_failures")
+@step(name="m008_item_failures")
 def m008_item_failures(db: Database) -> None:
     # Failed fetches in a row, reset by a success: what retry policy counts (`attempts`
     # counts every fetch, re-checks of walls and stubs included).
@@ -225,7 +278,7 @@ def m008_item_failures(db: Database) -> None:
     db.execute("UPDATE items SET failures = attempts WHERE state = 'failed'")
 
 
-@migrations(name="m009_item_aliases")
+@step(name="m009_item_aliases")
 def m009_item_aliases(db: Database) -> None:
     # The keys a shortened link had before it was settled under the page it led to: an
     # item collected again under such a key merges into that item instead of coming back.
@@ -235,14 +288,14 @@ def m009_item_aliases(db: Database) -> None:
     )
 
 
-@migrations(name="m010_feed_skipped_entries")
+@step(name="m010_feed_skipped_entries")
 def m010_feed_skipped_entries(db: Database) -> None:
     # How many entries without a link the feed had when last read: the collect report
     # says so once per change, not on every poll.
     db.execute("ALTER TABLE sources ADD COLUMN skipped_entries INTEGER NOT NULL DEFAULT 0")
 
 
-@migrations(name="m011_note_attempts")
+@step(name="m011_note_attempts")
 def m011_note_attempts(db: Database) -> None:
     # Note attempts are recorded on the item as fetch failures are: answers received for the
     # note key (text, model, prompt version) they were for, which llm.max_attempts caps over
@@ -268,7 +321,7 @@ def m011_note_attempts(db: Database) -> None:
     )
 
 
-@migrations(name="m012_same_page_keys")
+@step(name="m012_same_page_keys")
 def m012_same_page_keys(db: Database) -> None:
     # http and https, with or without a trailing slash: one page, one key (urls.same_page_key).
     # An item whose new key another item holds already keeps its old key; what is saved
@@ -279,7 +332,7 @@ def m012_same_page_keys(db: Database) -> None:
             db.execute("UPDATE OR IGNORE items SET key = ? WHERE id = ?", (new, item_id))
 
 
-@migrations(name="m013_items_autoincrement", transactional=False)
+@step(name="m013_items_autoincrement", transactional=False)
 def m013_items_autoincrement(db: Database) -> None:
     # Item ids are never reused: an id once shown in a digest or a run record keeps meaning
     # that item even after it is merged away. SQLite adds AUTOINCREMENT only by rebuilding
@@ -297,7 +350,7 @@ def m013_items_autoincrement(db: Database) -> None:
         db.conn.execute(f"PRAGMA foreign_keys = {'ON' if enforced else 'OFF'}")
 
 
-@migrations(name="m014_file_held_tail")
+@step(name="m014_file_held_tail")
 def m014_file_held_tail(db: Database) -> None:
     # The bytes of an unfinished last line (no line end) held back at the last read: read
     # only once a later collect finds the file as it was (size and mtime), the writer done.
@@ -338,7 +391,7 @@ def _rebuild_with_autoincrement(db: Database, table: str) -> None:
         conn.execute(sql)
 
 
-@migrations(name="m018_file_readings")
+@step(name="m018_file_readings")
 def m018_file_readings(db: Database) -> None:
     # How each file was read (its format, why, and whether the content made that clear), and
     # which items each line of it gave: a file keeps its reading as it grows, a post that
@@ -365,7 +418,7 @@ def m018_file_readings(db: Database) -> None:
     )
 
 
-@migrations(name="m019_text_for_readers")
+@step(name="m019_text_for_readers")
 def m019_text_for_readers(db: Database) -> None:
     # Text stored before the one cleaner (text.for_reader): bidi, zero-width and control
     # characters, and URL passwords quoted in it, leave what is already stored too.
@@ -428,7 +481,7 @@ _FORGET_ROW = f"INSERT INTO item_index (item_index, rowid, {_SEARCH_COLUMNS}) SE
 _SETTLED = "old.id < coalesce((SELECT min(first_new) FROM item_index_deferred), old.id + 1)"
 
 
-@migrations(name="m022a_search_index")
+@step(name="m022a_search_index")
 def m022a_search_index(db: Database) -> None:
     # Full-text search (FTS5, porter stemming over unicode61 without diacritics) over a view
     # of each item with its note. The index holds no copy of the texts (external content):
@@ -454,7 +507,7 @@ def m022a_search_index(db: Database) -> None:
         db.execute(statement)
 
 
-@migrations(name="m022b_item_stars")
+@step(name="m022b_item_stars")
 def m022b_item_stars(db: Database) -> None:
     # `digest star ID`: what the reader marked worth keeping, which the ranking learns from.
     db.execute(
@@ -463,7 +516,7 @@ def m022b_item_stars(db: Database) -> None:
     )
 
 
-@migrations(name="m023a_source_management")
+@step(name="m023a_source_management")
 def m023a_source_management(db: Database) -> None:
     # `digest sources pause|remove` for sources kept in the database (the config's own are
     # paused or removed in the config file). A removed source keeps its row, so that its
@@ -478,7 +531,7 @@ def m023a_source_management(db: Database) -> None:
     )
 
 
-@migrations(name="m023b_feed_ids")
+@step(name="m023b_feed_ids")
 def m023b_feed_ids(db: Database) -> None:
     # The Atom feed's ids, each minted once (a tag: URI, or the id an older feed file
     # already gave) and stored, so that setting [output] public_url changes none of them.
@@ -487,7 +540,7 @@ def m023b_feed_ids(db: Database) -> None:
     )
 
 
-@migrations(name="m024_failure_kinds")
+@step(name="m024_failure_kinds")
 def m024_failure_kinds(db: Database) -> None:
     # What kind of failure an item's last fetch was, and its HTTP status, beside the error's
     # text: read as data (compose/unread.py), never parsed back out of the text. Errors
@@ -501,7 +554,7 @@ def m024_failure_kinds(db: Database) -> None:
     )
 
 
-@migrations(name="m024a_history_indexes")
+@step(name="m024a_history_indexes")
 def m024a_history_indexes(db: Database) -> None:
     # The reader's history (the items starred and read, most recent first) is read at every
     # compose: by these indexes, not by a scan of every item (40 ms in 100,000).
@@ -514,7 +567,7 @@ def m024a_history_indexes(db: Database) -> None:
     )
 
 
-@migrations(name="m024a_item_features")
+@step(name="m024a_item_features")
 def m024a_item_features(db: Database) -> None:
     # What compose reads of an item's text (compose/features.py: embedding sum, word and
     # phrase hashes), computed when the text is stored; `text_hash` says of which text, so
@@ -528,7 +581,7 @@ def m024a_item_features(db: Database) -> None:
     )
 
 
-@migrations(name="m031_i31_logged_texts")
+@step(name="m031_i31_logged_texts")
 def m031_i31_logged_texts(db: Database) -> None:
     # The text of each week as the log last holds it: a later revision is logged as what
     # changed since (deliver/logdiff.py), not as the whole week again.
@@ -548,7 +601,7 @@ _SEARCHED_I31 = (*_SEARCHED, "topic")
 _CHANGED_I31 = " OR ".join(f"old.{column} IS NOT new.{column}" for column in _SEARCHED_I31)
 
 
-@migrations(name="m031b_i31_search_topics")
+@step(name="m031b_i31_search_topics")
 def m031b_i31_search_topics(db: Database) -> None:
     assert _TAGS_OF_NOTE in _SEARCH_DOCUMENT
     columns = ", ".join(_SEARCHED_I31)
@@ -574,7 +627,7 @@ def m031b_i31_search_topics(db: Database) -> None:
         db.execute(statement)
 
 
-@migrations(name="m035_newsletters")
+@step(name="m035_newsletters")
 def m035_newsletters(db: Database) -> None:
     # Mail sources (collect/mail): each letter read once per source, by its Message-ID; an
     # IMAP folder's UIDVALIDITY and the last UID read in it, so a collect asks only for
@@ -607,7 +660,7 @@ def m035_newsletters(db: Database) -> None:
     )
 
 
-@migrations(name="m035b_highlights")
+@step(name="m035b_highlights")
 def m035b_highlights(db: Database) -> None:
     # Highlights (`digest import` of Kindle clippings, Readwise CSV): each once by its item
     # and text, with the note written beside it; `shown_week` is the last week "From your
