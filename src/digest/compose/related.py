@@ -82,51 +82,64 @@ def related_lines(
     if not archive:
         return {}
     newest_first = sorted(archive, key=lambda item: (-item.saved_at.timestamp(), -item.id))
-    titles = {item.id: _words(item) for item in newest_first}
-    counts = Counter(word for found in titles.values() for word in found)
-    most = max(2, math.floor(RARE_SHARE * len(newest_first)))
-    rare = {word for word, count in counts.items() if count <= most}
+    known = _Archive(newest_first)
     lines: dict[int, str] = {}
     for item in week:
-        if line := _follow_up(item, newest_first, zone) or _related(
-            item, newest_first, titles, rare, zone
-        ):
+        if line := _follow_up(item, known, zone) or _related(item, known, zone):
             lines[item.id] = line
     return lines
 
 
-def _follow_up(item: Item, archive: Sequence[Item], zone: ZoneInfo) -> str | None:
+class _Archive:
+    """The archive's titles read once (newest first): each series' latest part, and by rare
+    title word the positions of the saves that use it, so that a week looks them up."""
+
+    def __init__(self, newest_first: Sequence[Item]) -> None:
+        self.items = newest_first
+        self.titles = [_title(item) for item in newest_first]
+        self.latest_part: dict[str, int] = {}
+        for position, title in enumerate(self.titles):
+            if (key := series_key(title)) is not None:
+                self.latest_part.setdefault(key, position)
+        words_of = [set(words(title)) - _GENERIC for title in self.titles]
+        counts = Counter(word for found in words_of for word in found)
+        most = max(2, math.floor(RARE_SHARE * len(newest_first)))
+        self.rare = {word for word, count in counts.items() if count <= most}
+        self.using: dict[str, list[int]] = {}
+        for position, found in enumerate(words_of):
+            for word in found & self.rare:
+                self.using.setdefault(word, []).append(position)
+
+    def sharing(self, mine: set[str]) -> list[int]:
+        """Positions (newest first) of the saves whose titles share MIN_SHARED of `mine`."""
+        shared = Counter(position for word in mine for position in self.using.get(word, ()))
+        return sorted(position for position, count in shared.items() if count >= MIN_SHARED)
+
+
+def _follow_up(item: Item, archive: _Archive, zone: ZoneInfo) -> str | None:
     key = series_key(_title(item))
-    if key is None:
+    if key is None or (position := archive.latest_part.get(key)) is None:
         return None
-    earlier = next((other for other in archive if series_key(_title(other)) == key), None)
-    if earlier is None or _title(earlier) == _title(item):
+    earlier, title = archive.items[position], archive.titles[position]
+    if title == _title(item):
         return None
     week = week_label(earlier.saved_at, zone)
-    return f"follow-up to *{shorten(_title(earlier), TITLE_CHARS)}* ({week})"
+    return f"follow-up to *{shorten(title, TITLE_CHARS)}* ({week})"
 
 
-def _related(
-    item: Item,
-    archive: Sequence[Item],
-    titles: Mapping[int, set[str]],
-    rare: set[str],
-    zone: ZoneInfo,
-) -> str | None:
-    mine = _words(item) & rare
-    if len(mine) < MIN_SHARED:
+def _related(item: Item, archive: _Archive, zone: ZoneInfo) -> str | None:
+    mine = _words(item) & archive.rare
+    if len(mine) < MIN_SHARED or not (found := archive.sharing(mine)):
         return None
-    found = [other for other in archive if len(titles[other.id] & mine) >= MIN_SHARED]
-    if not found:
-        return None
-    latest = found[0]
+    latest, title = archive.items[found[0]], archive.titles[found[0]]
     saved = latest.saved_at.astimezone(zone)
     when = _MONTHS[saved.month - 1]
     if saved.year != item.saved_at.astimezone(zone).year:
         when += f" {saved.year}"
     pieces = "piece" if len(found) == 1 else "pieces"
-    title = shorten(_title(latest), TITLE_CHARS)
-    return f"You saved {len(found)} related {pieces} (latest: *{title}*, {when})"
+    return (
+        f"You saved {len(found)} related {pieces} (latest: *{shorten(title, TITLE_CHARS)}*, {when})"
+    )
 
 
 def series_key(title: str) -> str | None:
