@@ -12,15 +12,12 @@ import re
 import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
 from io import BytesIO
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import jinja2
-
 from digest.compose.digest import Entry, Topic
-from digest.deliver.html import short_text
+from digest.deliver.html import our_templates, short_text
 from digest.models import Item
 from digest.reading import minutes_read
 from digest.urls import for_display
@@ -48,7 +45,7 @@ class Book:
 
 def epub_bytes(book: Book) -> bytes:
     """The EPUB file: mimetype first and stored, then the container, package and pages."""
-    env = _environment()
+    env = our_templates(TEMPLATES)
     by_url = {item.url: item for item in book.items if item.url}
     chapters = [_chapter(number, topic, by_url) for number, topic in enumerate(book.topics, 1)]
     count = sum(len(topic.entries) for topic in book.topics)
@@ -83,17 +80,6 @@ def _zipped(files: Mapping[str, str]) -> bytes:
         for name, text in files.items():
             book.writestr(zipfile.ZipInfo(name, _ZIP_TIME), text, zipfile.ZIP_DEFLATED)
     return buffer.getvalue()
-
-
-@cache
-def _environment() -> jinja2.Environment:
-    return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES),
-        autoescape=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        undefined=jinja2.StrictUndefined,
-    )
 
 
 def _chapter(number: int, topic: Topic, by_url: Mapping[str, Item]) -> dict[str, object]:

@@ -19,6 +19,7 @@ from functools import cache
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+import jinja2
 import nh3
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
@@ -403,3 +404,16 @@ def _plain_inline(children: Sequence[Token]) -> str:
         elif child.type in ("softbreak", "hardbreak"):
             parts.append("\n" if child.type == "hardbreak" else " ")
     return "".join(parts)
+
+
+@cache
+def our_templates(folder: Path) -> jinja2.Environment:
+    """digest's own templates in `folder` (EPUB, site): autoescaped and strict. A user's
+    templates render in the sandbox instead (digest.sandbox)."""
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(folder),
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
+    )

@@ -19,16 +19,14 @@ import subprocess
 import sys
 from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
-from functools import cache
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-import jinja2
 from markupsafe import Markup
 
 from digest.atomic import write_atomic
 from digest.compose.digest import content_hash, format_period
-from digest.deliver.html import html_fragment
+from digest.deliver.html import html_fragment, our_templates
 from digest.periods import parse_week
 
 TEMPLATES = Path(__file__).parent / "templates" / "site"
@@ -182,15 +180,4 @@ def _render(template: str, **values: object) -> str:
     values.setdefault("root", "")
     values.setdefault("sections", [])
     values["search"] = template == "index.html.j2"
-    return _environment().get_template(template).render(values)
-
-
-@cache
-def _environment() -> jinja2.Environment:
-    return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES),
-        autoescape=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        undefined=jinja2.StrictUndefined,
-    )
+    return our_templates(TEMPLATES).get_template(template).render(values)
