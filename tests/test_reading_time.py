@@ -11,8 +11,6 @@ from zoneinfo import ZoneInfo
 
 from digest.commands.export import export_row
 from digest.compose.digest import compose, group_by_topic
-from digest.compose.features import TEXT_CHARS
-from digest.compose.rules import apply_rules
 from digest.config import Config, DigestSection, EpubConfig, RuleConfig
 from digest.deliver.channel import Edition
 from digest.deliver.outbox import deliver_digest
@@ -20,6 +18,8 @@ from digest.lifecycle import FetchSucceeded
 from digest.models import Extracted, ItemState, Note, NoteBasis, SavedItem, WeekSummary
 from digest.periods import parse_week
 from digest.reading import WORDS_PER_MINUTE, reading_minutes
+from digest.rules import apply_rules
+from digest.selection import TEXT_CHARS
 from digest.store import open_store
 from weekitems import week_item
 

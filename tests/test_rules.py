@@ -15,9 +15,9 @@ from click.testing import CliRunner, Result
 from pydantic import ValidationError
 
 from digest.cli import cli
-from digest.compose.rules import matches
 from digest.config import RuleConfig
 from digest.models import ItemKind
+from digest.rules import matches
 from fake_openai import FakeOpenAI
 from loopback import LoopbackServer, Response
 from weekitems import week_item

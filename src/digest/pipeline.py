@@ -17,7 +17,6 @@ from typing import Any
 
 from digest.clock import REAL_WAITS, Clock, Progress, Waits, no_progress, utc_now
 from digest.collect.stage import CollectStage
-from digest.compose.rules import notes_skipped
 from digest.config import Config
 from digest.deliver.channel import DeliveryOutcome, Sleep
 from digest.deliver.stage import ComposeStage
@@ -26,6 +25,7 @@ from digest.fetch.stage import EarlyStart, FetchAndExtract, stop_fork_server
 from digest.models import Item, Period, Stage, StageReport
 from digest.notes.stage import Estimate, NotesScope, NotesStage, WriteNotes
 from digest.periods import parse_week, period_containing, previous_period, week_label
+from digest.rules import notes_skipped
 from digest.runtime.context import RunContext, RunStage
 from digest.store import open_store
 

@@ -27,9 +27,9 @@ import numpy as np
 from digest.compose.unread import offline_stand_in, saved_words
 from digest.models import Extracted, Item, ItemKind, TextFeatures
 from digest.notes.tags import is_tag_word
+from digest.selection import TEXT_CHARS
 from digest.text import url_title, without_links, words
 
-TEXT_CHARS = 5_000  # a page's opening tells its story (and what it is about): compose reads no more
 VERSION = "1"  # part of every text hash: a change to what is computed here renews them all
 _CLAUSE_END = re.compile(r"[^\w\s'’-]|\n")
 _POSSESSIVE = re.compile(r"['’]s$", re.I)

@@ -11,10 +11,11 @@ from collections.abc import Iterator, Sequence
 
 from digest.compose.digest import Backlog, Provenance, render_digest
 from digest.compose.ranking import History
-from digest.compose.rules import apply_rules, matches
-from digest.compose.week import reader_history, week_context, week_items
+from digest.compose.week import reader_history, week_context, with_features
 from digest.config import Config, RuleConfig
 from digest.models import Item, Period, WeekSummary
+from digest.rules import apply_rules, matches
+from digest.selection import week_items
 from digest.store import open_store
 
 SHOWN_MATCHES = 20
@@ -27,7 +28,7 @@ def rules_report(config: Config, period: Period) -> Iterator[str]:
         yield f"no [[rules]] in {config.path or 'the config'}"
         return
     with open_store(config.db_path) as store:
-        items = week_items(store, config, period)
+        items = with_features(store, week_items(store, config, period))
         history = reader_history(store)
     whole = _digest(config, period, config.rules, items, history)
     for rule in config.rules:

@@ -1,6 +1,6 @@
-"""The week as the reader sees it: the period's items through the reader's rules, the reading
-history that ranks them, and the context the digest's template renders. Read from the store
-here, decided in compose's pure modules (rules, ranking, topics, digest)."""
+"""The week as the reader sees it: the week's items (digest.selection) with their features,
+the reading history that ranks them, and the context the digest's template renders. Read
+from the store here, decided in compose's pure modules (ranking, topics, digest)."""
 
 from __future__ import annotations
 
@@ -8,27 +8,15 @@ from dataclasses import replace
 from typing import Any
 
 from digest.compose.digest import Backlog, Provenance, digest_context
-from digest.compose.features import TEXT_CHARS, feature_text, text_features, text_hash
+from digest.compose.features import feature_text, text_features, text_hash
 from digest.compose.ranking import HISTORY, History, rank_items
 from digest.compose.related import ARCHIVE_ITEMS, related_lines
-from digest.compose.rules import RulesOutcome, apply_rules, needs_whole_text
 from digest.compose.topics import offline_sections
 from digest.config import Config
 from digest.models import Item, Period, WeekSummary
+from digest.rules import RulesOutcome
+from digest.selection import TEXT_CHARS
 from digest.store import Store
-
-
-def ruled_week(store: Store, config: Config, period: Period) -> RulesOutcome:
-    """The period's items through the reader's [[rules]]: the muted left out, pins and
-    sections noted (the whole page is read only when a rule counts its words)."""
-    return apply_rules(config.rules, week_items(store, config, period))
-
-
-def week_items(store: Store, config: Config, period: Period) -> list[Item]:
-    chars = None if needs_whole_text(config.rules) else TEXT_CHARS
-    return with_features(
-        store, store.items_saved_between(period.start, period.end, text_chars=chars)
-    )
 
 
 def reader_history(store: Store) -> History:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from digest.audio.script import Script, week_script
@@ -20,7 +20,7 @@ from digest.compose.digest import (
     reader_view,
     render_digest,
 )
-from digest.compose.week import archive_before, reader_history, ruled_week, week_context
+from digest.compose.week import archive_before, reader_history, week_context, with_features
 from digest.config import Config
 from digest.deliver.channel import DeliveryOutcome, Edition, Sleep
 from digest.deliver.outbox import deliver_digest, write_draft
@@ -28,6 +28,7 @@ from digest.models import Item, Period, Stage, StageReport
 from digest.notes import Summarizer
 from digest.notes.stage import NotesStage
 from digest.runtime.context import RunContext
+from digest.selection import ruled_week
 from digest.urls import for_display
 
 log = logging.getLogger("digest")
@@ -84,6 +85,7 @@ async def compose_digest(
     """The period's markdown as the store stands, with its items and backlog."""
     store, config = run.store, run.config
     week = ruled_week(store, config, period)
+    week = replace(week, shown=with_features(store, week.shown))
     items = week.shown
     week_summary = await notes.week_summary(period, items, summarizer)
     muted = [item.id for item in week.muted]
