@@ -6,8 +6,8 @@ Fills a fresh store (in a temporary folder) with ITEMS saved links, WEEK_ITEMS o
 in one ISO week, fetched (an article of ~8,000 characters each, words drawn from a Zipf
 law over a shared vocabulary and one of 12 subjects', so no two pages are alike) and
 noted, the rest spread over the two years before (unread, so the backlog sections have
-candidates; the week a year earlier holds some). Then times `deliver.stage.compose_digest`
-for that week in this process (the offline summariser; the first call writes the cached
+candidates; the week a year earlier holds some). Then times the week summary and compose
+stages for that week in this process (the offline summariser; the first call writes the cached
 week summary, the later ones find it), twice: with a topic on every item (as a journal
 gives), and with none (as feeds, URL lists and bookmarks give: the offline sections are
 found, WordLlama and k-means). Counts the SQL statements one compose runs: one per need,
@@ -31,14 +31,16 @@ from pathlib import Path
 
 import numpy as np
 
+from digest.clock import utc_now
 from digest.compose.features import page_features
+from digest.compose.stage import Composed, ComposeStage
 from digest.config import parse_config
-from digest.deliver.stage import compose_digest
 from digest.lifecycle import FetchSucceeded, ItemState, NoteAttached
 from digest.models import Extracted, Note, SavedItem
-from digest.notes.stage import NotesStage
+from digest.notes.budget import RunBudget
+from digest.notes.stage import WeekSummaryStage
 from digest.pipeline import resolve_period
-from digest.runtime.context import RunContext
+from digest.runtime.context import RunContext, run_in_order
 from digest.store import Store, open_store
 from digest.store.base import iso
 
@@ -135,8 +137,7 @@ def time_compose(
 ) -> list[tuple[float, float]]:
     """(wall, CPU) seconds of each compose: the CPU time is what the load does not inflate."""
     config = parse_config(config_text, root / "digest.toml")
-    run = RunContext(store, config)
-    notes = NotesStage(store, config, run.clock)
+    budget = RunBudget(store, config, utc_now)
     period = resolve_period(config, WEEK, datetime.now(UTC))
     times, composed = [], []
 
@@ -144,7 +145,9 @@ def time_compose(
         # Returns nothing: asyncio.run puts SIGINT's handler back through signal.getsignal,
         # whose enum lookup builds repr(task), result included (0.5 s for a Composed of
         # 1,000 items). `digest compose` returns a run's small report, so it pays none.
-        composed.append(await compose_digest(run, notes, period, notes.writer(run)))
+        run = RunContext(store, config)
+        await run_in_order(run, [WeekSummaryStage(budget, period), ComposeStage(period)])
+        composed.append(run.made(Composed))
 
     for _ in range(repeat):
         started, cpu = time.perf_counter(), time.process_time()

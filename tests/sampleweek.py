@@ -12,14 +12,15 @@ from pathlib import Path
 
 from digest.collect.stage import collect
 from digest.compose.backlog import linkable_urls
+from digest.compose.stage import Composed, ComposeStage
 from digest.config import load_config
 from digest.deliver.html import markdown_to_html
-from digest.deliver.stage import compose_digest
-from digest.fetch.stage import FetchAndExtract
+from digest.fetch.stage import FetchStage
 from digest.models import StageReport
-from digest.notes.stage import NotesStage
+from digest.notes.budget import RunBudget
+from digest.notes.stage import NotesStage, WeekSummaryStage
 from digest.periods import parse_week
-from digest.runtime.context import RunContext
+from digest.runtime.context import RunContext, RunStage, run_in_order
 from loopback import LoopbackServer, Response
 from stores import store_at
 
@@ -151,14 +152,19 @@ def run_week(tmp_path: Path, server: LoopbackServer, shapes: Sequence[str]) -> W
     period = parse_week(WEEK, config.digest.zone)
     with store_at(config.digest.data_dir / "digest.db") as store:
         context = RunContext(store, config, lambda: NOW)
-        notes = NotesStage(store, config, context.clock)
-        summarizer = notes.writer(context)
+        budget = RunBudget(store, config, context.clock)
+        stages: list[RunStage] = [
+            FetchStage(),
+            NotesStage(budget, period),
+            WeekSummaryStage(budget, period),
+            ComposeStage(period),
+        ]
 
         async def run() -> tuple[str, list[str], list[StageReport]]:
             reports = await collect(context)
-            reports.extend(await FetchAndExtract().run(context))
-            reports.append(await notes.make_notes(summarizer))
-            composed = await compose_digest(context, notes, period, summarizer)
+            await run_in_order(context, stages)
+            reports.extend(context.reports)
+            composed = context.made(Composed)
             urls = sorted(linkable_urls(composed.items, composed.backlog))
             return composed.markdown, urls, reports
 

@@ -12,11 +12,13 @@ from pathlib import Path
 from digest.collect.stage import collect
 from digest.config import load_config
 from digest.deliver.channel import DeliveryOutcome
-from digest.deliver.stage import compose_digest, deliver_composed
-from digest.fetch.stage import FetchAndExtract
-from digest.notes.stage import NotesStage
+from digest.deliver.stage import Delivery, Written
+from digest.models import Stage
+from digest.notes.budget import RunBudget
+from digest.notes.stage import NotesScope
 from digest.periods import parse_week
-from digest.runtime.context import RunContext
+from digest.pipeline import WRITE, planned_stages
+from digest.runtime.context import RunContext, run_in_order
 from loopback import LoopbackServer, Response
 from sampleweek import FIXTURES, NOW, PAGES, WEEK, page
 from stores import store_at
@@ -62,14 +64,21 @@ def _run(tmp_path: Path) -> DeliveryOutcome:
     period = parse_week(WEEK, config.digest.zone)
     with store_at(config.digest.data_dir / "digest.db") as store:
         context = RunContext(store, config, lambda: NOW + timedelta(days=4))
-        notes = NotesStage(store, config, context.clock)
-        summarizer = notes.writer(context)
+        budget = RunBudget(store, config, context.clock)
+        stages = planned_stages(
+            (Stage.FETCH, *WRITE),
+            period,
+            budget,
+            notes=NotesScope(),
+            retry_fetch=False,
+            delivery=Delivery(sleep=lambda pause: None),
+        )
 
         async def run() -> DeliveryOutcome:
             await collect(context)
-            await FetchAndExtract().run(context)
-            await notes.make_notes(summarizer)
-            composed = await compose_digest(context, notes, period, summarizer)
-            return deliver_composed(context, period, composed, lambda pause: None)
+            await run_in_order(context, stages)
+            delivery = context.made(Written).delivery
+            assert delivery is not None
+            return delivery
 
         return asyncio.run(run())

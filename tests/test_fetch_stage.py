@@ -34,7 +34,7 @@ from digest.fetch.stage import (
     PROCESS_POOL_THRESHOLD,
     WORKER_MODULES,
     EarlyStart,
-    FetchAndExtract,
+    FetchStage,
     PageReader,
     Pool,
     by_host_in_turn,
@@ -87,7 +87,7 @@ class Rig:
     def fetch(self, at: datetime, waits: Waits = REAL_WAITS) -> StageReport:
         self.now = at
         run = RunContext(self.store, self.config, lambda: self.now, waits=waits)
-        [report] = asyncio.run(FetchAndExtract().run(run))
+        [report] = asyncio.run(FetchStage().run(run)).reports
         return report
 
     def items(self) -> list[Item]:
@@ -686,7 +686,7 @@ def test_a_cancelled_fetch_stage_leaves_nothing_running_and_records_nothing_afte
     async def scenario() -> set[asyncio.Task[object]]:
         run = RunContext(rig.store, rig.config, lambda: T0, progress=stop_after_first)
         with pytest.raises(RunCancelled, match="fetch stopped after 1 of 2"):
-            await FetchAndExtract().run(run)
+            await FetchStage().run(run)
         return asyncio.all_tasks() - {asyncio.current_task()}
 
     assert asyncio.run(scenario()) == set()

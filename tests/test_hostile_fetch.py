@@ -20,7 +20,7 @@ from digest.collect.feeds import collect_feeds
 from digest.config import Config, FetchConfig, SourceConfig
 from digest.errors import FetchError
 from digest.fetch.client import Fetcher, ca_context
-from digest.fetch.stage import FetchAndExtract
+from digest.fetch.stage import FetchStage
 from digest.models import ItemState, SavedItem, StageReport
 from digest.runtime.context import RunContext
 from digest.store import Store, open_store
@@ -187,11 +187,11 @@ def test_binary_body_is_closed_after_its_first_bytes_and_given_up_for_good(
         source_id = store.ensure_source("inbox", "file", path="/inbox")
         store.save_items(source_id, [SavedItem(video.url)], NOW)
         config = Config(fetch=settings(max_bytes=20_000_000))
-        [report] = asyncio.run(FetchAndExtract().run(RunContext(store, config, lambda: NOW)))
+        [report] = asyncio.run(FetchStage().run(RunContext(store, config, lambda: NOW))).reports
         time.sleep(0.2)  # let the server notice the hang-up
         [item] = store.all_items()
         later = RunContext(store, config, lambda: NOW + timedelta(days=30))
-        [again] = asyncio.run(FetchAndExtract().run(later))
+        [again] = asyncio.run(FetchStage().run(later)).reports
     finally:
         store.close()
         video.stop()
@@ -210,10 +210,10 @@ def test_a_broken_pdf_served_as_html_is_read_once_within_the_cap_and_never_again
         source_id = store.ensure_source("inbox", "file", path="/inbox")
         store.save_items(source_id, [SavedItem(pdf.url)], NOW)
         config = Config(fetch=settings(max_bytes=5_000_000))
-        [report] = asyncio.run(FetchAndExtract().run(RunContext(store, config, lambda: NOW)))
+        [report] = asyncio.run(FetchStage().run(RunContext(store, config, lambda: NOW))).reports
         [item] = store.all_items()
         later = RunContext(store, config, lambda: NOW + timedelta(days=30))
-        [again] = asyncio.run(FetchAndExtract().run(later))
+        [again] = asyncio.run(FetchStage().run(later)).reports
     finally:
         store.close()
         pdf.stop()
@@ -229,7 +229,7 @@ def test_a_pdf_served_as_html_is_read_as_a_pdf(server: LoopbackServer, store: St
     source_id = store.ensure_source("inbox", "file", path="/inbox")
     store.save_items(source_id, [SavedItem(server.url("/paper"))], NOW)
     config = Config(fetch=settings())
-    asyncio.run(FetchAndExtract().run(RunContext(store, config, lambda: NOW)))
+    asyncio.run(FetchStage().run(RunContext(store, config, lambda: NOW)))
     [item] = store.all_items()
     assert item.state is ItemState.FETCHED and "Attention is all you need" in (item.text or "")
 
@@ -280,7 +280,7 @@ def test_a_host_answering_retry_after_gets_one_request_per_run(
         store.save_items(source_id, [SavedItem(server.url(f"/page{n}")) for n in range(8)], NOW)
         # one request to a host at a time (with more, those begun before the answer still go)
         config = Config(fetch=settings(per_host_concurrency=1))
-        [report] = asyncio.run(FetchAndExtract().run(RunContext(store, config, lambda: NOW)))
+        [report] = asyncio.run(FetchStage().run(RunContext(store, config, lambda: NOW))).reports
         items = store.all_items()
     finally:
         store.close()

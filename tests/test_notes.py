@@ -20,8 +20,10 @@ from digest.config import Config, DigestSection, LLMConfig, ModelPrice
 from digest.lifecycle import FetchSucceeded, ItemState
 from digest.models import Extracted, Note, SavedItem, Stage
 from digest.notes.base import NoteRequest
+from digest.notes.budget import RunBudget
 from digest.notes.offline import OfflineSummarizer
-from digest.notes.stage import NotesScope, NotesStage
+from digest.notes.stage import NotesScope
+from digest.notes.writer import NoteWriter
 from digest.periods import parse_week
 from digest.pipeline import RunResult, estimate_run, run
 from digest.store import open_store
@@ -486,8 +488,8 @@ def test_a_bug_noting_one_item_is_its_failure_and_the_others_are_noted(tmp_path:
     )
 
     with open_store(config.db_path) as store:
-        notes_stage = NotesStage(store, config, lambda: NOW)
-        report = asyncio.run(notes_stage.make_notes(BrokenOnOneText(config.llm)))
+        writer = NoteWriter(RunBudget(store, config, lambda: NOW))
+        report = asyncio.run(writer.make_notes(BrokenOnOneText(config.llm)))
         notes = {item.id: item.note for item in store.all_items()}
 
     [failure] = report.failures

@@ -21,7 +21,7 @@ from requests.adapters import HTTPAdapter
 from digest.cli import cli
 from digest.clock import Waits
 from digest.config import Config, FetchConfig
-from digest.fetch.stage import FetchStage
+from digest.fetch.stage import FetchRun
 from digest.fetch.videos import Chapter, chapters_in, guarded_session, youtube_video_id
 from digest.lifecycle import items_due_for_fetch
 from digest.models import SavedItem
@@ -120,7 +120,7 @@ def fetch_videos(store: Store, server: LoopbackServer) -> list[str]:
     config = FetchConfig(allow_private_addresses=["127.0.0.0/8"], per_host_delay_s=0, timeout_s=5)
     session = requests.Session()
     session.mount("https://www.youtube.com", ToLoopback(server))
-    stage = FetchStage(
+    stage = FetchRun(
         store, config, lambda: T0, waits=Waits(lookup=youtube_here), video_session=session
     )
     report = asyncio.run(stage.run(items_due_for_fetch(store.fetch_candidates(), T0), []))

@@ -14,10 +14,11 @@ from digest.config import Config
 from digest.daemon import Jobs
 from digest.deliver.channel import DeliveryOutcome, Sleep
 from digest.deliver.outbox import resend_email
+from digest.deliver.stage import Delivery
 from digest.errors import RunCancelled
-from digest.models import Period, Stage
+from digest.models import Period
 from digest.periods import period_containing, previous_period
-from digest.pipeline import STAGES, RunResult, resolve_period, run
+from digest.pipeline import DRAFT, GATHER, RunResult, resolve_period, run, run_weeks
 from digest.store import Store, open_store
 
 log = logging.getLogger("digest")
@@ -59,7 +60,7 @@ def daemon_jobs(
                 config,
                 "daemon collect",
                 period=period,
-                stages=(*STAGES[:3], Stage.DRAFT),
+                stages=DRAFT,
                 clock=clock,
                 progress=stop_when_asked,
                 waits=waits,
@@ -76,20 +77,17 @@ def deliver_due_weeks(config: Config, clock: Clock, progress: Progress, pause: S
     """Collect and fetch once, then note and deliver each week due, oldest first."""
     last = resolve_period(config, "last", clock())
     _log_result(
-        run(config, "daemon digest", period=last, stages=STAGES[:2], clock=clock, progress=progress)
+        run(config, "daemon digest", period=last, stages=GATHER, clock=clock, progress=progress)
     )
     periods = due_periods(config, clock())
-    for done, period in enumerate(periods):
-        progress(Stage.DELIVER, done, len(periods))
-        result = run(
-            config,
-            "daemon digest",
-            period=period,
-            stages=STAGES[2:],
-            clock=clock,
-            progress=progress,
-            sleep=pause,
-        )
+    for result in run_weeks(
+        config,
+        "daemon digest",
+        periods,
+        delivery=Delivery(sleep=pause),
+        clock=clock,
+        progress=progress,
+    ):
         _log_result(result)
 
 

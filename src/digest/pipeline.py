@@ -1,32 +1,34 @@
-"""The thin imperative shell: the stages in order (collect, fetch, notes, compose and
-deliver), each one call over the run's context (runtime.context); each decides inside its
-own package."""
+"""The thin imperative shell: a named plan's stages in order (collect, fetch, notes, the week
+summary, compose and deliver), each one `run(context) -> StageOutcome` (runtime.context);
+each decides inside its own package, and what they made (the digest's path, its delivery,
+the model's verdict) is read from the run's outcomes. One `run_weeks` serves `digest now`,
+`--since`/`--all` and the daemon's weekly job."""
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
-import time
 from collections import Counter
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from digest.clock import REAL_WAITS, Clock, Progress, Waits, no_progress, utc_now
 from digest.collect.stage import CollectStage
+from digest.compose.stage import ComposeStage
 from digest.config import Config
-from digest.deliver.channel import DeliveryOutcome, Sleep
-from digest.deliver.stage import ComposeStage
+from digest.deliver.channel import DeliveryOutcome
+from digest.deliver.stage import DeliverStage, Delivery, Written
 from digest.errors import RunCancelled
-from digest.fetch.stage import EarlyStart, FetchAndExtract, stop_fork_server
-from digest.models import Item, Period, Stage, StageReport
-from digest.notes.stage import Estimate, NotesScope, NotesStage, WriteNotes
+from digest.fetch.stage import EarlyStart, FetchStage, stop_fork_server
+from digest.models import Period, Stage, StageReport
+from digest.notes.budget import ModelVerdict, RunBudget
+from digest.notes.estimate import Estimate, estimate
+from digest.notes.stage import NotesScope, NotesStage, WeekSummaryStage
 from digest.periods import parse_week, period_containing, previous_period, week_label
-from digest.rules import notes_skipped
-from digest.runtime.context import RunContext, RunStage
+from digest.runtime.context import RunContext, RunStage, run_in_order
 from digest.store import open_store
 
 log = logging.getLogger("digest")
@@ -59,20 +61,13 @@ class RunResult:
         return delivery_failed or bool(problems)
 
 
-def notes_offline(config: Config) -> Callable[[Item], bool]:
-    """Whether the reader's rules keep the model off an item's note."""
-    return functools.partial(notes_skipped, config.rules)
-
-
 def estimate_run(
     config: Config, period: Period, *, only_period: bool = True, refresh: bool = False
 ) -> Estimate:
     """What a run for `period` would spend on the LLM, from the store as it is (no writes,
     no API key needed)."""
     with open_store(config.db_path) as store:
-        notes = NotesStage(store, config, utc_now, notes_offline(config))
-        summarizer = notes.summarizer(on_call=lambda call: None, need_key=False)
-        return notes.estimate(summarizer, period, only_period=only_period, refresh=refresh)
+        return estimate(store, config, utc_now, period, only_period=only_period, refresh=refresh)
 
 
 def resolve_period(config: Config, week: str | None, now: datetime) -> Period:
@@ -92,60 +87,57 @@ def resolve_period(config: Config, week: str | None, now: datetime) -> Period:
     return period
 
 
-STAGES = (Stage.COLLECT, Stage.FETCH, Stage.NOTES, Stage.DELIVER)  # Stage.DRAFT: the file only
+# The plans a run makes, by the stages of models.Stage: DRAFT and DELIVER are the week
+# summary (the notes package's), compose, then the file alone or every channel.
+GATHER = (Stage.COLLECT, Stage.FETCH)
+WRITE = (Stage.NOTES, Stage.DELIVER)
+NOW = (*GATHER, *WRITE)
+DRAFT = (*GATHER, Stage.NOTES, Stage.DRAFT)  # the daemon's collect job: the week's file as it fills
 
 
 def planned_stages(
+    plan: Sequence[Stage],
     period: Period,
-    stages: Sequence[Stage],
-    notes: NotesStage,
+    budget: RunBudget,
     *,
-    sleep: Sleep,
-    scope: NotesScope,
+    notes: NotesScope,
     retry_fetch: bool,
+    delivery: Delivery,
 ) -> list[RunStage]:
-    """The stages of `stages` as a run makes them, in order: collect, fetch, notes, then
-    compose and deliver (or the file only: Stage.DRAFT)."""
-    planned: list[RunStage] = []
-    if Stage.COLLECT in stages:
-        # the extraction workers get ready while the feeds are still being read
-        planned.append(
-            CollectStage(period, EarlyStart()) if Stage.FETCH in stages else CollectStage(period)
-        )
-    if Stage.FETCH in stages:
-        planned.append(FetchAndExtract(retry=retry_fetch))
-    if Stage.NOTES in stages:
-        planned.append(WriteNotes(notes, period, scope))
-    if Stage.DRAFT in stages or Stage.DELIVER in stages:
-        planned.append(ComposeStage(period, notes, deliver=Stage.DELIVER in stages, sleep=sleep))
-    return planned
+    """The stage objects of `plan`, in its order."""
+    write: list[RunStage] = [WeekSummaryStage(budget, period), ComposeStage(period)]
+    # the extraction workers get ready while the feeds are still being read
+    collect = CollectStage(period, EarlyStart()) if Stage.FETCH in plan else CollectStage(period)
+    stages: dict[Stage, list[RunStage]] = {
+        Stage.COLLECT: [collect],
+        Stage.FETCH: [FetchStage(retry=retry_fetch)],
+        Stage.NOTES: [NotesStage(budget, period, notes)],
+        Stage.DRAFT: [*write, DeliverStage(period, replace(delivery, draft=True))],
+        Stage.DELIVER: [*write, DeliverStage(period, delivery)],
+    }
+    return [stage for step in plan for stage in stages[step]]
 
 
-async def _run_stages(
-    run: RunContext,
-    period: Period,
-    stages: Sequence[Stage],
-    sleep: Sleep,
-    scope: NotesScope,
-    retry_fetch: bool,
+async def _run_plan(
+    run: RunContext, period: Period, stages: Sequence[RunStage], budget: RunBudget
 ) -> RunResult:
-    result = RunResult(period)
-    notes = NotesStage(run.store, run.config, run.clock, notes_offline(run.config), run.progress)
-    planned = planned_stages(
-        period, stages, notes, sleep=sleep, scope=scope, retry_fetch=retry_fetch
-    )
+    """The stages in order; the run's result from what they did and made."""
     try:
-        for stage in planned:
-            result.reports.extend(await stage.run(run))
+        await run_in_order(run, stages)
     finally:
         stop_fork_server()  # when the collect stage started it and the fetch stage had no use for it
-        await notes.aclose()
-        result.model_unreachable = notes.unreachable
-        result.prompt_problems = notes.prompt_problems
-    for stage in planned:
-        if isinstance(stage, ComposeStage):
-            result.path, result.delivery = stage.path, stage.delivery
-    return result
+        await budget.aclose()
+    written = run.all_made(Written)
+    verdicts = run.all_made(ModelVerdict)
+    verdict = verdicts[-1] if verdicts else ModelVerdict()
+    return RunResult(
+        period,
+        path=written[-1].path if written else None,
+        reports=run.reports,
+        delivery=written[-1].delivery if written else None,
+        model_unreachable=verdict.unreachable,
+        prompt_problems=list(verdict.prompt_problems),
+    )
 
 
 def run(
@@ -153,26 +145,31 @@ def run(
     command: str,
     *,
     period: Period,
-    stages: Sequence[Stage] = STAGES,
+    stages: Sequence[Stage] = NOW,
     clock: Clock = utc_now,
     progress: Progress = no_progress,
-    sleep: Sleep = time.sleep,
     notes: NotesScope = NotesScope(),
     retry_fetch: bool = False,
+    delivery: Delivery = Delivery(),
     waits: Waits = REAL_WAITS,
 ) -> RunResult:
-    """Open the store, run the stages in order and record the run; the caller holds the run lock.
+    """Open the store, make the plan `stages` for `period` and record the run; the caller
+    holds the run lock.
 
-    `sleep` is the pause between mail retries; a true result stops the retries; `waits`
-    are the fetcher's (per-host delays). With `retry_fetch`, every failed item is fetched
-    again now.
+    `notes` says which notes are written; with `retry_fetch`, every failed item is fetched
+    again now; `delivery` says how the digest goes out; `waits` are the fetcher's (per-host
+    delays).
     """
     with open_store(config.db_path) as store:
         run_id = store.start_run(command, clock())
         context = RunContext(store, config, clock, progress, run_id, waits)
+        budget = RunBudget(store, config, clock, run_id)
+        planned = planned_stages(
+            stages, period, budget, notes=notes, retry_fetch=retry_fetch, delivery=delivery
+        )
         status, stats = "failed", dict[str, Any](period=period.label)
         try:
-            result = asyncio.run(_run_stages(context, period, stages, sleep, notes, retry_fetch))
+            result = asyncio.run(_run_plan(context, period, planned, budget))
             status = "partial" if result.failures else "ok"
             stats |= {report.name: report.done for report in result.reports}
             stats["failures"] = len(result.failures)
@@ -184,6 +181,32 @@ def run(
         finally:
             store.finish_run(run_id, status, stats, clock())
         return result
+
+
+def run_weeks(
+    config: Config,
+    command: str,
+    weeks: Sequence[Period],
+    *,
+    plan: Sequence[Stage] = WRITE,
+    notes: NotesScope = NotesScope(),
+    retry_fetch: bool = False,
+    delivery: Delivery = Delivery(),
+    clock: Clock = utc_now,
+    progress: Progress = no_progress,
+) -> list[RunResult]:
+    """Each of `weeks` in a run of its own, oldest first, making `plan` (WRITE: note, compose
+    and deliver; NOW: collect and fetch first; see `run` for the rest); between two weeks,
+    `progress` hears how many are done (the daemon stops there)."""
+    results = []
+    for done, period in enumerate(weeks):
+        if done:
+            progress(Stage.DELIVER, done, len(weeks))
+        results.append(
+            run(config, command, period=period, stages=plan, clock=clock, progress=progress,
+                notes=notes, retry_fetch=retry_fetch, delivery=delivery)
+        )  # fmt: skip
+    return results
 
 
 # `digest now --since YYYY-Www` / `--all`: every week that has items, in one command.
@@ -217,16 +240,16 @@ def backfill(
     progress: Progress = no_progress,
     retry: bool = False,
 ) -> tuple[RunResult, list[tuple[Week, RunResult]]]:
-    """The collect-and-fetch run, then one note-and-compose run per week with items."""
+    """The collect-and-fetch run, then one note-and-compose run per week with items; past
+    weeks are not mailed."""
     current = period_containing(clock(), config.digest.zone)
     gathered = run(
-        config, "now", period=current, stages=STAGES[:2], clock=clock, progress=progress,
+        config, "now", period=current, stages=GATHER, clock=clock, progress=progress,
         retry_fetch=retry,
     )  # fmt: skip
-    scope = NotesScope(only_period=True, retry=retry)
-    quiet = config.model_copy(update={"email": config.email.model_copy(update={"enabled": False})})
     weeks = weeks_with_items(config, since, current.label)
-    return gathered, [
-        (week, run(quiet, "now", period=week.period, stages=STAGES[2:], clock=clock, notes=scope))
-        for week in weeks
-    ]
+    results = run_weeks(
+        config, "now", [week.period for week in weeks], clock=clock,
+        notes=NotesScope(only_period=True, retry=retry), delivery=Delivery(mail=False),
+    )  # fmt: skip
+    return gathered, list(zip(weeks, results, strict=True))

@@ -37,18 +37,18 @@ def _run_stages(
 ) -> None:
     from digest.clock import utc_now
     from digest.notes.stage import NotesScope
-    from digest.pipeline import run
+    from digest.pipeline import run_weeks
     from digest.runtime.progress import stage_progress
 
     cfg = config()
     period = week_period(cfg, week, utc_now())
     notes = NotesScope(only_period=only_period, retry=retry_notes, refresh=refresh)
     with stage_progress() as progress:
-        result = run(
+        [result] = run_weeks(
             cfg,
             command,
-            period=period,
-            stages=stages,
+            [period],
+            plan=stages,
             progress=progress,
             notes=notes,
             retry_fetch=retry_fetch,
@@ -105,9 +105,11 @@ def now(
         for line in estimate_run(cfg, week_period(cfg, week, utc_now())).lines():
             click.echo(line)
         return
+    from digest.pipeline import NOW
+
     _run_stages(
         "now",
-        (Stage.COLLECT, Stage.FETCH, Stage.NOTES, Stage.DELIVER),
+        NOW,
         week,
         only_period=True,
         retry_fetch=retry,

@@ -14,7 +14,7 @@ from digest.config import MAIL_KINDS, SourceConfig
 from digest.fetch.client import Fetcher
 from digest.models import Period, Stage, StageReport
 from digest.periods import period_containing
-from digest.runtime.context import RunContext
+from digest.runtime.context import RunContext, StageOutcome
 
 
 @dataclass(frozen=True)
@@ -22,12 +22,12 @@ class CollectStage:
     period: Period  # the run's week: new items saved before it get a line of their own
     on_new: Callable[[int], None] = lambda new_items: None  # told of each source's new items
 
-    async def run(self, run: RunContext) -> list[StageReport]:
+    async def run(self, run: RunContext) -> StageOutcome:
         last = run.store.last_item_id()
         reports = await collect(run, self.on_new)
         if reports and (earlier := earlier_weeks(run, self.period, last)):
             reports[-1].info.append(earlier)
-        return reports
+        return StageOutcome(reports)
 
 
 def source_ids(run: RunContext) -> list[tuple[int, SourceConfig]]:

@@ -17,7 +17,7 @@ from digest.config import Config, SourceConfig
 from digest.lifecycle import FetchSucceeded
 from digest.models import Extracted, ItemKind, ItemState, Period, Stage
 from digest.periods import period_containing
-from digest.pipeline import RunResult, run
+from digest.pipeline import WRITE, RunResult, run
 from digest.store import open_store
 
 FULL_TEXT_WORDS = 80  # a saved entry this long is the article itself
@@ -49,9 +49,7 @@ def run_sample(config: Config, now: datetime) -> RunResult:
     write_saves(sample.data_dir / "inbox", _days(period, now, sample))
     run(sample, "sample", period=period, stages=(Stage.COLLECT,), clock=lambda: now)
     read_full_texts(sample, now)
-    result = run(
-        sample, "sample", period=period, stages=(Stage.NOTES, Stage.DELIVER), clock=lambda: now
-    )
+    result = run(sample, "sample", period=period, stages=WRITE, clock=lambda: now)
     if result.path is not None:
         text = result.path.read_text(encoding="utf-8")
         result.path.write_text(banner(config) + text, encoding="utf-8")

@@ -34,6 +34,7 @@ def deliver_digest(
     audio: Script | None = None,
     items: Sequence[Item] = (),
     edition: Edition | None = None,
+    left_out: Collection[str] = (),
 ) -> DeliveryOutcome:
     """Write the digest file, then deliver each channel at most once per content.
 
@@ -45,6 +46,7 @@ def deliver_digest(
     takes a revision only when `reader_view` (what a reader sees) changed, not when only
     the rendering did. `audio` is the week's script, spoken into the podcast before the
     mail (which then links the episode). `items` get a note each in [output] notes_dir.
+    The channels named in `left_out` are not delivered this time.
     """
     job = Job(
         store,
@@ -65,7 +67,7 @@ def deliver_digest(
     for channel in CHANNELS.values():
         if held_empty and not channel.carries_empty:
             continue
-        if channel.wanted(job):
+        if channel.name not in left_out and channel.wanted(job):
             _isolated(channel, job, outcome)
     if held_empty:
         outcome.held.append(

@@ -1,124 +1,76 @@
-"""The compose-and-deliver stage: the week's digest composed from the store as it stands
-(with its week summary, from the run's notes stage), then written as a draft or delivered
-on every channel, exactly once each (outbox.py)."""
+"""The deliver stage: the composed digest (compose.stage) written as a draft, or delivered on
+every channel, exactly once each (outbox.py)."""
 
 from __future__ import annotations
 
 import logging
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from digest.audio.script import Script, week_script
-from digest.compose.backlog import backlog_for, linkable_urls
-from digest.compose.digest import (
-    Backlog,
-    Provenance,
-    Topic,
-    format_period,
-    reader_view,
-    render_digest,
-)
-from digest.compose.week import archive_before, reader_history, week_context, with_features
+from digest.compose.backlog import linkable_urls
+from digest.compose.digest import Topic, format_period
+from digest.compose.stage import Composed
 from digest.config import Config
 from digest.deliver.channel import DeliveryOutcome, Edition, Sleep
 from digest.deliver.outbox import deliver_digest, write_draft
-from digest.models import Item, Period, Stage, StageReport
-from digest.notes import Summarizer
-from digest.notes.stage import NotesStage
-from digest.runtime.context import RunContext
-from digest.selection import ruled_week
+from digest.models import Period, Stage, StageReport
+from digest.runtime.context import RunContext, StageOutcome
 from digest.urls import for_display
 
 log = logging.getLogger("digest")
 
 
 @dataclass(frozen=True)
-class Composed:
-    """A period's digest as the store stands: its markdown, its items and backlog, and a
-    hash of what a reader sees in it (compose.digest.reader_view)."""
+class Delivery:
+    """How a run's digest goes out: `draft`, its file alone rewritten (the log and the mail
+    get the weekly revision); else on every channel the config asks for, but the mail when
+    `mail` is false (a backfill's past weeks: written, logged and put in the feed, not
+    mailed). `sleep` is the pause between mail retries; a true result stops them."""
 
-    markdown: str
-    items: list[Item]
-    backlog: Backlog
-    reader_view: str
-    topics: list[Topic]  # its sections as listed, for the audio edition
-    brief: str  # the week in brief, markdown
-    problems: list[str] = field(default_factory=list)  # a template of yours that failed
+    draft: bool = False
+    mail: bool = True
+    sleep: Sleep = time.sleep
+
+    @property
+    def left_out(self) -> frozenset[str]:
+        return frozenset() if self.mail else frozenset({"email"})
 
 
-@dataclass
-class ComposeStage:
-    """Compose `period` and deliver it, or (`deliver` false) rewrite its file only: the log
-    and mail get the weekly revision. `path` and `delivery` say what it did."""
+@dataclass(frozen=True)
+class Written:
+    """Where the week's digest went: its file, and its delivery (None: the draft alone)."""
 
-    period: Period
-    notes: NotesStage
-    deliver: bool = True
-    sleep: Sleep = time.sleep  # the pause between mail retries; a true result stops them
-    path: Path | None = None
+    path: Path
     delivery: DeliveryOutcome | None = None
 
-    async def run(self, run: RunContext) -> list[StageReport]:
-        composed = await compose_digest(run, self.notes, self.period, self.notes.writer(run))
-        if not self.deliver:
+
+@dataclass(frozen=True)
+class DeliverStage:
+    """Deliver the Composed digest of `period` as `delivery` says. Makes Written."""
+
+    period: Period
+    delivery: Delivery = Delivery()
+
+    async def run(self, run: RunContext) -> StageOutcome:
+        composed = run.made(Composed)
+        if self.delivery.draft:
             for problem in composed.problems:
                 log.warning("%s", problem)
-            self.path = write_draft(run.config, self.period, composed.markdown)
-            return []
-        outcome = self.delivery = deliver_composed(run, self.period, composed, self.sleep)
-        self.path = outcome.path
-        return [
-            StageReport(
-                Stage.DELIVER,
-                len(outcome.delivered),
-                outcome.failures,
-                [*outcome.held, *outcome.info],
+            return StageOutcome(
+                [], (Written(write_draft(run.config, self.period, composed.markdown)),)
             )
-        ]
-
-
-async def compose_digest(
-    run: RunContext, notes: NotesStage, period: Period, summarizer: Summarizer
-) -> Composed:
-    """The period's markdown as the store stands, with its items and backlog."""
-    store, config = run.store, run.config
-    week = ruled_week(store, config, period)
-    week = replace(week, shown=with_features(store, week.shown))
-    items = week.shown
-    week_summary = await notes.week_summary(period, items, summarizer)
-    muted = [item.id for item in week.muted]
-    provenance = Provenance(
-        notes.notes_usage(period, muted),
-        notes.week_usage,
-        notes.note_calls(period),
-        muted=len(muted),
-        offline_at=store.last_fetch_offline(),
-    )
-    backlog = backlog_for(store, config, period, items)
-    history = reader_history(store)
-    archive = archive_before(store, config, period)
-    context = week_context(
-        config, period, week, week_summary, history, backlog, provenance, archive
-    )
-    rendered = render_digest(context, config.output.templates_dir)
-    markdown = for_display(rendered.text)  # the digest goes everywhere: no secrets
-    problems = [rendered.problem] if rendered.problem else []
-    notes.took_problems(problems)  # the week summary's prompt file
-    return Composed(
-        markdown,
-        items,
-        backlog,
-        reader_view(context),
-        context["topics"],
-        context["week_summary"],
-        problems,
-    )
+        outcome = deliver_composed(run, self.period, composed, self.delivery)
+        report = StageReport(
+            Stage.DELIVER, len(outcome.delivered), outcome.failures, [*outcome.held, *outcome.info]
+        )
+        return StageOutcome([report], (Written(outcome.path, outcome),))
 
 
 def deliver_composed(
-    run: RunContext, period: Period, composed: Composed, sleep: Sleep
+    run: RunContext, period: Period, composed: Composed, delivery: Delivery = Delivery()
 ) -> DeliveryOutcome:
     config, items = run.config, composed.items
     outcome = deliver_digest(
@@ -128,12 +80,13 @@ def deliver_composed(
         composed.markdown,
         run.clock(),
         allowed_urls=[for_display(url) for url in linkable_urls(items, composed.backlog)],
-        sleep=sleep,
+        sleep=delivery.sleep,
         empty=not items,
         reader_view=composed.reader_view,
         audio=_script(config, period, composed.topics) if config.audio.enabled else None,
         items=items,
         edition=Edition(format_period(period, config.digest.zone), composed.brief, composed.topics),
+        left_out=delivery.left_out,
     )
     outcome.failures.extend(composed.problems)
     return outcome

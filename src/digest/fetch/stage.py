@@ -49,7 +49,7 @@ from digest.extract import extract
 from digest.fetch.client import Fetcher, FetchResult, check_status, describe_error, is_challenge
 from digest.fetch.worker import extract_file, with_features
 from digest.models import Extracted, Item, Stage, StageReport
-from digest.runtime.context import RunContext
+from digest.runtime.context import RunContext, StageOutcome
 from digest.runtime.tasks import run_together
 from digest.store import Store, url_key
 from digest.text import paragraphs, shorten
@@ -282,7 +282,7 @@ async def page_reader(
         stop_fork_server()  # one the collect stage started (EarlyStart) if the pool was not
 
 
-class FetchStage:
+class FetchRun:
     """One run of the fetch stage over one store."""
 
     def __init__(
@@ -515,18 +515,18 @@ def by_host_in_turn(items: Sequence[Item]) -> list[Item]:
 
 
 @dataclass(frozen=True)
-class FetchAndExtract:
+class FetchStage:
     """The fetch stage as a run makes it: the link items due at the run's time (every failed
     one with `retry`, whatever its backoff says), and the new posts' links."""
 
     retry: bool = False
 
-    async def run(self, run: RunContext) -> list[StageReport]:
+    async def run(self, run: RunContext) -> StageOutcome:
         due = lifecycle.items_due_for_fetch(
             run.store.fetch_candidates(), run.clock(), retry=self.retry
         )
-        stage = FetchStage(run.store, run.config.fetch, run.clock, run.progress, run.waits)
-        report = await stage.run(due, run.store.posts_to_follow())
+        fetches = FetchRun(run.store, run.config.fetch, run.clock, run.progress, run.waits)
+        report = await fetches.run(due, run.store.posts_to_follow())
         if run.run_id is not None:
             run.store.record_fetch(run.run_id, report.done, offline=report.offline)
-        return [report]
+        return StageOutcome([report])
