@@ -27,7 +27,6 @@ SHELL = ("cli", "commands", "pipeline", "jobs", "daemon", "__main__")
 KNOWN_CLIMBS = {
     ("digest.fetch.worker", "digest.compose.features"),  # the workers compute them (issue 32)
     ("digest.fetch.worker_tables", "digest.compose.features"),  # preloaded in the fork server
-    ("digest.runtime.logs", "digest.fetch.access"),  # the log masks feeds' secrets
 }
 
 
