@@ -31,9 +31,9 @@ from pathlib import Path
 
 import numpy as np
 
-from digest.compose.features import page_features
 from digest.config import parse_config
 from digest.deliver.stage import compose_digest
+from digest.features import page_features
 from digest.lifecycle import FetchSucceeded, ItemState, NoteAttached
 from digest.models import Extracted, Note, SavedItem
 from digest.notes.stage import NotesStage

@@ -31,7 +31,6 @@ from digest.compose.digest import (
     digest_context,
     reader_view,
 )
-from digest.compose.unread import pretend_note
 from digest.errors import FailureKind
 from digest.models import (
     Item,
@@ -45,6 +44,7 @@ from digest.models import (
     WeekSummary,
 )
 from digest.periods import parse_week
+from digest.unread import pretend_note
 
 GOLDEN = Path(__file__).parent / "golden"
 ZONE = ZoneInfo("Europe/Berlin")

@@ -10,15 +10,15 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from digest.compose.features import (
+from digest.compose.topics import JOIN_SIMILARITY, join_groups
+from digest.compose.week import with_features
+from digest.features import (
     feature_text,
     meanings,
     read,
     text_features,
     text_hash,
 )
-from digest.compose.topics import JOIN_SIMILARITY, join_groups
-from digest.compose.week import with_features
 from digest.lifecycle import FetchSucceeded, ItemState, NoteAttached
 from digest.models import Extracted, Item, Note, SavedItem
 from digest.store import Store, open_store

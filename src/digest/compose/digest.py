@@ -34,7 +34,6 @@ from digest.compose.posts import is_list_post, labelled_links, post_title
 from digest.compose.ranking import Ranking
 from digest.compose.stories import same_stories
 from digest.compose.topics import ALSO_SAVED
-from digest.compose.unread import offline_stand_in, reason, saved_words, unread_line
 from digest.compose.usertemplates import Rendered, render
 from digest.lifecycle import why_no_note
 from digest.models import (
@@ -51,6 +50,7 @@ from digest.models import (
 )
 from digest.reading import item_minutes
 from digest.text import sentences, shorten, without_links
+from digest.unread import offline_stand_in, reason, saved_words, unread_line
 from digest.urls import without_userinfo
 
 OTHER = "Other"

@@ -8,12 +8,12 @@ from dataclasses import replace
 from typing import Any
 
 from digest.compose.digest import Backlog, Provenance, digest_context
-from digest.compose.features import TEXT_CHARS, feature_text, text_features, text_hash
 from digest.compose.ranking import HISTORY, History, rank_items
 from digest.compose.related import ARCHIVE_ITEMS, related_lines
 from digest.compose.rules import RulesOutcome, apply_rules, needs_whole_text
 from digest.compose.topics import offline_sections
 from digest.config import Config
+from digest.features import TEXT_CHARS, feature_text, text_features, text_hash
 from digest.models import Item, Period, WeekSummary
 from digest.store import Store
 
