@@ -1,7 +1,8 @@
 """What sections, stories and the ranking read of an item, computed once per text (pure).
 
 `text_features(text)` reads a text once, when it is stored (the fetch stage, with the page
-just extracted; compose for a text it finds without them, such as a post's own): the sum of
+just extracted; compose, in memory only, for a text it finds without them, such as a post's
+own): the sum of
 its WordLlama token embeddings and their count (what it is about: their mean), its content
 words with their counts (TF-IDF for stories and sections) and the words and pairs of words
 that may name a section, as 64-bit hashes. Compose then reads vectors and hashes, never 5 MB
