@@ -17,8 +17,9 @@ def backlog_for(
     store: Store, config: Config, period: Period, items: Sequence[Item] = ()
 ) -> Backlog:
     """The unread items from before `period` (oldest first, a few) and last year's same week,
-    each only when the config asks for it; the highlights due to come back this week (so
-    marked: the next week moves on to others), and those of the week's `items`."""
+    each only when the config asks for it; the highlights due to come back this week (marked
+    so once the digest is written: deliver.outbox.record_resurfaced), and those of the
+    week's `items`."""
     settings = config.digest
     year_ago: list[Item] = []
     if settings.one_year_ago:
@@ -50,11 +51,7 @@ def resurfaced(store: Store, period: Period) -> list[StoredHighlight]:
         elif step is not None and (highlight.shown_week or "") < period.label:
             due.append((step, highlight))
     chosen = [highlight for _, highlight in sorted(due, key=lambda pair: pair[0])]
-    chosen = chosen[:RESURFACED_PER_WEEK]
-    fresh = [highlight.id for highlight in chosen if highlight.shown_week != period.label]
-    if fresh:
-        store.highlights_shown(fresh, period.label, period.end)
-    return chosen
+    return chosen[:RESURFACED_PER_WEEK]
 
 
 def linkable_urls(items: Iterable[Item], backlog: Backlog) -> set[str]:

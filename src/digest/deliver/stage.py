@@ -23,7 +23,7 @@ from digest.compose.digest import (
 from digest.compose.week import archive_before, reader_history, ruled_week, week_context
 from digest.config import Config
 from digest.deliver.channel import DeliveryOutcome, Edition, Sleep
-from digest.deliver.outbox import deliver_digest, write_draft
+from digest.deliver.outbox import deliver_digest, record_resurfaced, write_draft
 from digest.models import Item, Period, Stage, StageReport
 from digest.notes import Summarizer
 from digest.notes.stage import NotesStage
@@ -65,8 +65,10 @@ class ComposeStage:
             for problem in composed.problems:
                 log.warning("%s", problem)
             self.path = write_draft(run.config, self.period, composed.markdown)
+            record_resurfaced(run.store, self.period, composed.backlog.highlights)
             return []
         outcome = self.delivery = deliver_composed(run, self.period, composed, self.sleep)
+        record_resurfaced(run.store, self.period, composed.backlog.highlights)
         self.path = outcome.path
         return [
             StageReport(
