@@ -10,7 +10,8 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from digest.commands.export import export_row
-from digest.compose.digest import compose, group_by_topic
+from digest.compose.digest import compose
+from digest.compose.entries import group_by_topic
 from digest.compose.rules import apply_rules
 from digest.config import Config, DigestSection, EpubConfig, RuleConfig
 from digest.deliver.channel import Edition

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from digest.compose.digest import Backlog, post_links
+from digest.compose.digest import Backlog
+from digest.compose.entries import post_links
 from digest.config import Config
 from digest.lifecycle import RESURFACED_PER_WEEK, resurfacing_due
 from digest.models import Item, Period, StoredHighlight

@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from digest.compose.digest import Backlog, Provenance, digest_context
+from digest.compose.digest import Backlog, digest_context
+from digest.compose.footer import Provenance
 from digest.compose.ranking import HISTORY, History, rank_items
 from digest.compose.related import ARCHIVE_ITEMS, related_lines
 from digest.compose.rules import RulesOutcome, apply_rules, needs_whole_text

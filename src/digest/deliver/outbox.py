@@ -9,9 +9,8 @@ from datetime import datetime
 from pathlib import Path
 
 from digest.audio.script import Script
-from digest.compose.digest import content_hash
 from digest.config import Config
-from digest.deliver.channel import Channel, DeliveryOutcome, Edition, Job, Sleep
+from digest.deliver.channel import Channel, DeliveryOutcome, Edition, Job, Sleep, content_hash
 from digest.deliver.channels import CHANNELS
 from digest.deliver.channels.email import send_recorded
 from digest.deliver.channels.file import digest_path, write_digest_file

@@ -12,14 +12,9 @@ from pathlib import Path
 
 from digest.audio.script import Script, week_script
 from digest.compose.backlog import backlog_for, linkable_urls
-from digest.compose.digest import (
-    Backlog,
-    Provenance,
-    Topic,
-    format_period,
-    reader_view,
-    render_digest,
-)
+from digest.compose.digest import Backlog, reader_view, render_digest
+from digest.compose.entries import Topic
+from digest.compose.footer import Provenance
 from digest.compose.week import archive_before, reader_history, ruled_week, week_context
 from digest.config import Config
 from digest.deliver.channel import DeliveryOutcome, Edition, Sleep
@@ -27,6 +22,7 @@ from digest.deliver.outbox import deliver_digest, record_resurfaced, write_draft
 from digest.models import Item, Period, Stage, StageReport
 from digest.notes import Summarizer
 from digest.notes.stage import NotesStage
+from digest.periods import format_period
 from digest.runtime.context import RunContext
 from digest.urls import for_display
 
