@@ -2,9 +2,10 @@
 from a lower layer to a higher one.
 
 Layers, lowest first: the shared modules (store/, runtime/ and the modules beside the
-packages: models, lifecycle, config, text, urls…), which import no stage; then the stage
-packages, each importing only the stages below it; then the shell (cli/, commands/,
-pipeline, jobs, daemon), which may import anything. The stages are ordered by who uses whom:
+packages: models, lifecycle, config, text, urls, and what several stages read of an item:
+features, tagwords, unread…), which import no stage; then the stage packages, each
+importing only the stages below it; then the shell (cli/, commands/, pipeline, jobs,
+daemon), which may import anything. The stages are ordered by who uses whom:
 extract is pure (page in, text out) and fetch runs it; collect reads feeds through fetch's
 guarded client; notes read extract's verdicts and fetch's Retry-After; compose reads the
 notes; the audio edition reads the composed week; deliver sends all of it.
