@@ -4,16 +4,11 @@ items (shared by both, below the stages)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from digest.config import Config
+from digest.features import TEXT_CHARS
 from digest.models import Item, Period
 from digest.rules import RulesOutcome, apply_rules, needs_whole_text
-
-if TYPE_CHECKING:  # the extraction workers read TEXT_CHARS (compose.features): no store there
-    from digest.store import Store
-
-TEXT_CHARS = 5_000  # a page's opening tells its story (and what it is about): compose reads no more
+from digest.store import Store
 
 
 def ruled_week(store: Store, config: Config, period: Period) -> RulesOutcome:

@@ -4,11 +4,13 @@ what the channels need of it. Compose reads; it writes nothing out (deliver does
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from digest.compose.backlog import backlog_for
-from digest.compose.digest import Backlog, Provenance, Topic, reader_view, render_digest
-from digest.compose.week import archive_before, reader_history, week_context, with_features
+from digest.compose.digest import Backlog, reader_view, render_digest
+from digest.compose.entries import Topic
+from digest.compose.footer import Provenance
+from digest.compose.week import archive_before, featured, reader_history, week_context
 from digest.models import Item, Period, Usage
 from digest.notes.stage import SummedWeek
 from digest.runtime.context import RunContext, StageOutcome
@@ -43,7 +45,7 @@ class ComposeStage:
 def compose_digest(run: RunContext, period: Period, summed: SummedWeek) -> Composed:
     """The period's markdown as the store stands, with its items and backlog."""
     store, config = run.store, run.config
-    week = replace(summed.week, shown=with_features(store, summed.week.shown))
+    week = featured(store, summed.week)
     items = week.shown
     muted = [item.id for item in week.muted]
     totals = store.llm_usage_of_items(period.start, period.end)

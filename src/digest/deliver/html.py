@@ -25,11 +25,12 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from markupsafe import Markup
 
-from digest.compose.digest import format_period, md_url
+from digest.compose.markdown import md_url
 from digest.compose.usertemplates import is_overridden, render
 from digest.config import EmailConfig
 from digest.errors import DeliveryError
 from digest.models import Period
+from digest.periods import format_period
 from digest.text import fill_template
 
 ALLOWED_TAGS = frozenset(

@@ -11,12 +11,13 @@ from pathlib import Path
 
 from digest.audio.script import Script, week_script
 from digest.compose.backlog import linkable_urls
-from digest.compose.digest import Topic, format_period
+from digest.compose.entries import Topic
 from digest.compose.stage import Composed
 from digest.config import Config
 from digest.deliver.channel import DeliveryOutcome, Edition, Sleep
-from digest.deliver.outbox import deliver_digest, write_draft
+from digest.deliver.outbox import deliver_digest, record_resurfaced, write_draft
 from digest.models import Period, Stage, StageReport
+from digest.periods import format_period
 from digest.runtime.context import RunContext, StageOutcome
 from digest.urls import for_display
 
@@ -59,10 +60,11 @@ class DeliverStage:
         if self.delivery.draft:
             for problem in composed.problems:
                 log.warning("%s", problem)
-            return StageOutcome(
-                [], (Written(write_draft(run.config, self.period, composed.markdown)),)
-            )
+            path = write_draft(run.config, self.period, composed.markdown)
+            record_resurfaced(run.store, self.period, composed.backlog.highlights)
+            return StageOutcome([], (Written(path),))
         outcome = deliver_composed(run, self.period, composed, self.delivery)
+        record_resurfaced(run.store, self.period, composed.backlog.highlights)
         report = StageReport(
             Stage.DELIVER, len(outcome.delivered), outcome.failures, [*outcome.held, *outcome.info]
         )
