@@ -29,16 +29,15 @@ from digest.errors import ExtractError, FailureKind, RunCancelled
 from digest.features import feature_text, text_features
 from digest.fetch.client import Fetcher
 from digest.fetch.guard import FIRST_ANSWER_S
-from digest.fetch.stage import (
+from digest.fetch.pages import (
     PROCESS_POOL_THRESHOLD,
     WORKER_MODULES,
     EarlyStart,
-    FetchStage,
     PageReader,
     Pool,
-    by_host_in_turn,
     stop_fork_server,
 )
+from digest.fetch.stage import FetchStage, by_host_in_turn
 from digest.models import Item, ItemKind, ItemState, SavedItem, StageReport
 from digest.notes.requests import note_request
 from digest.runtime.context import RunContext

@@ -22,7 +22,8 @@ from digest.config import Config
 from digest.deliver.channel import DeliveryOutcome
 from digest.deliver.stage import DeliverStage, Delivery, Written
 from digest.errors import RunCancelled
-from digest.fetch.stage import EarlyStart, FetchStage, stop_fork_server
+from digest.fetch.pages import EarlyStart, stop_fork_server
+from digest.fetch.stage import FetchStage
 from digest.models import Period, Stage, StageReport
 from digest.notes.budget import ModelVerdict, RunBudget
 from digest.notes.estimate import Estimate, estimate
