@@ -26,6 +26,7 @@ from digest.models import (
 from digest.periods import parse_week
 from digest.store import open_store
 from loopback import LoopbackServer, Response
+from mailrig import Sink, smtp_server
 
 ARTICLE = "<html><body><article>" + "<p>The harbour wall was rebuilt this spring.</p>" * 20
 
@@ -65,6 +66,26 @@ def test_since_writes_every_week_with_items_one_line_each(tmp_path: Path) -> Non
     assert everything.exit_code == 0, everything.output
     assert "2026-W40: 1 item" in everything.stderr
     assert everything.stdout.splitlines()[-1] == str(digests / "2026-W45.md")
+
+
+def test_since_writes_and_logs_past_weeks_but_mails_none_of_them(tmp_path: Path) -> None:
+    (tmp_path / "journal.md").write_text(
+        "## 2026-10-14\n- Call the harbour master\n\n## 2026-11-04\n- Kiln firing schedule\n"
+    )
+    handler = Sink()
+    with smtp_server(handler) as port:
+        mail = f'[email]\nenabled = true\nhost = "127.0.0.1"\nport = {port}\nsecurity = "none"\n'
+        config = write_config(tmp_path, mail)
+        backfilled = invoke(config, "now", "--since", "2026-W42")
+        mailed_before = len(handler.envelopes)
+        one_week = invoke(config, "now", "--week", "2026-W42")
+
+    assert backfilled.exit_code == 0, backfilled.output
+    log = (tmp_path / "data" / "digest-log.md").read_text()
+    assert "2026-W42" in log and "2026-W45" in log  # written and logged
+    assert mailed_before == 0  # a backfill sends no mail per past week
+    assert one_week.exit_code == 0, one_week.output
+    assert len(handler.envelopes) == 1  # the week asked for alone is mailed, once over
 
 
 def test_now_says_once_when_new_items_belong_to_earlier_weeks(tmp_path: Path) -> None:
