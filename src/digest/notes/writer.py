@@ -181,6 +181,19 @@ class NoteWriter:
             budget.outcomes.not_asked("attempts used up", len(items))
             await self._stand_in([item for item in items if item.note is None], request, report)
             return
+        await self._ask(summarizer, items, key, request, calls, report)
+
+    async def _ask(
+        self,
+        summarizer: Summarizer,
+        items: Sequence[Item],
+        key: str,
+        request: NoteRequest,
+        calls: int,
+        report: StageReport,
+    ) -> None:
+        """One exchange with the model for the items' text, within the stage's deadline."""
+        budget = self.budget
         budget.asked += 1
         try:
             async with asyncio.timeout_at(budget.deadline):
