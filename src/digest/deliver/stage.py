@@ -72,7 +72,7 @@ class DeliverStage:
 
 
 def deliver_composed(
-    run: RunContext, period: Period, composed: Composed, delivery: Delivery = Delivery()
+    run: RunContext, period: Period, composed: Composed, delivery: Delivery
 ) -> DeliveryOutcome:
     config, items = run.config, composed.items
     outcome = deliver_digest(
