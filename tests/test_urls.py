@@ -9,13 +9,13 @@ from hypothesis import strategies as st
 from digest.urls import (
     BadURL,
     WebURL,
-    _normalize_parsed,
-    _url_problem,
     is_shortener,
     is_tracking_param,
     normalize_url,
     parse_url,
 )
+from digest.urls.checks import _url_problem
+from digest.urls.key import _normalize_parsed
 from fuzzing import urls as fuzz_urls
 
 UNRESERVED = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~"
