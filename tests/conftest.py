@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from digest.errors import BUG_LOGGER
 
@@ -16,6 +17,11 @@ sys.path.insert(0, str(Path(__file__).parent))
 from fake_openai import fake_openai  # noqa: E402, F401
 from loopback import LoopbackServer, serving  # noqa: E402
 from mailrig import hangup, sink, store  # noqa: E402, F401
+
+# A property's examples are bounded by their count, not by wall time: on a busy 2-core CI
+# machine one example of a fast property can take 400 ms, and a deadline there only flakes.
+settings.register_profile("digest", deadline=None)
+settings.load_profile("digest")
 
 
 class _BugRecords(logging.Handler):

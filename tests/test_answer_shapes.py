@@ -153,7 +153,7 @@ noise = st.sampled_from(["", "```json\n", "Sure! ", "<think>hm</think>", "}", "{
 
 
 @pytest.mark.slow
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 @given(st.text(max_size=300) | st.builds(lambda a, b, c: a + repr(b) + c, noise, json_like, noise))
 def test_reading_any_answer_never_raises(content: str) -> None:
     read = read_answer(content)
@@ -168,7 +168,7 @@ def test_reading_any_answer_never_raises(content: str) -> None:
 
 
 @pytest.mark.slow
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(json_like)
 def test_reading_any_week_answer_never_raises(data: Any) -> None:
     try:
@@ -198,7 +198,7 @@ def test_the_language_of_a_note_is_told_only_on_enough_words(
 
 
 @pytest.mark.slow
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.text(max_size=400), st.text(max_size=400))
 def test_judging_any_text_never_raises(text: str, other: str) -> None:
     judging.is_placeholder(text)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from digest.audio.script import OPENING_CHAPTER, spoken, week_script
@@ -96,7 +96,6 @@ def test_spoken_text_keeps_no_markdown_or_symbols(text: str) -> None:
 texts = st.text(alphabet=st.sampled_from("ab1 .,*_`#[]()<>→%&$/-:\n"), max_size=80)
 
 
-@settings(deadline=None)  # a whole week's script: on a busy machine one example took 376 ms
 @given(
     st.lists(
         st.tuples(texts, st.lists(st.tuples(texts, st.none() | texts, st.booleans()), max_size=4)),

@@ -82,7 +82,7 @@ def check(text: str) -> None:
 
 
 @pytest.mark.slow
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(tables)
 def test_any_table_shaped_config_loads_or_names_each_problem(
     parts: list[tuple[str, bool, dict[str, object]]],
@@ -91,7 +91,7 @@ def test_any_table_shaped_config_loads_or_names_each_problem(
 
 
 @pytest.mark.slow
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.text(max_size=200))
 def test_any_text_loads_or_is_a_config_error(text: str) -> None:
     check(text)

@@ -180,7 +180,7 @@ def article_sentence(draw: st.DrawFn) -> str:
     lines=st.lists(article_sentence(), min_size=2, max_size=8, unique=True),
     data=st.data(),
 )
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow])
 def test_a_note_of_the_articles_own_sentences_is_never_refused_or_trimmed(
     lines: list[str], data: st.DataObject
 ) -> None:

@@ -116,7 +116,7 @@ def closest_pair_first(similarity: np.ndarray) -> list[list[int]]:
     return sorted(groups)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(st.integers(1, 14), st.integers(0, 2**31 - 1), st.floats(0.0, 0.3))
 def test_nearest_neighbour_chains_join_what_the_closest_pair_first_joins(
     count: int, seed: int, shift: float

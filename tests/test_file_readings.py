@@ -234,7 +234,7 @@ APPENDED_LINE = st.one_of(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(start=st.sampled_from([POSTS, POSTS + MORE_POSTS, JOURNAL]), lines=st.lists(APPENDED_LINE))
 def test_appending_lines_never_changes_a_clear_reading(start: str, lines: list[str]) -> None:
     _, first = find_reading(start, None, None)

@@ -22,7 +22,6 @@ def test_target_never_crashes_and_keeps_its_promises(name: str) -> None:
 
     @settings(
         max_examples=CI_EXAMPLES,
-        deadline=None,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     )
     @given(strategy)

@@ -53,7 +53,7 @@ PIECES = st.sampled_from(
 
 
 @pytest.mark.slow
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.lists(PIECES, min_size=1, max_size=16).map("".join), st.text(max_size=300))
 def test_any_pattern_compiles_or_is_refused_and_any_search_ends_at_once(
     pattern: str, text: str

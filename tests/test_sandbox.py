@@ -127,7 +127,7 @@ def templates(draw: st.DrawFn) -> str:
 
 
 @pytest.mark.slow
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 @given(templates())
 def test_any_template_renders_within_bounds_or_fails_in_one_line(template: str) -> None:
     started = time.monotonic()

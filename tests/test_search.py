@@ -337,9 +337,7 @@ def small_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
         yield store
 
 
-@settings(
-    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.text(alphabet=st.characters(codec="utf-8"), max_size=40))
 def test_any_query_gives_hits_or_one_bad_search_line(small_store: Store, query: str) -> None:
     try:

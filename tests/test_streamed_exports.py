@@ -96,7 +96,7 @@ def test_a_big_twitter_archive_is_imported_a_record_at_a_time(
     assert report.new == store.count_items() == 300
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(
     st.lists(
         st.dictionaries(

@@ -113,7 +113,7 @@ def test_a_section_name_is_never_a_count_or_a_numbered_section() -> None:
     assert not any(re.search(r"\bthree\b|Section \d", name, re.I) for name in names)
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=12)
 @given(st.integers(0, 11), st.integers(0, 10_000))
 def test_one_more_item_keeps_nine_in_ten_pairs_and_the_names_of_unchanged_groups(
     subject: int, seed: int
