@@ -38,7 +38,6 @@ from digest.config.sections import (
     SiteConfig,
 )
 from digest.config.sources import (
-    ENV_PREFIX,
     IMPORT_SOURCE,
     MAIL_KINDS,
     MANUAL_SOURCE,
@@ -48,7 +47,7 @@ from digest.config.sources import (
     SourceAuth,
     SourceConfig,
 )
-from digest.config.values import checked_template, mail_addresses, web_url
+from digest.config.values import ENV_PREFIX, checked_template, mail_addresses, web_url
 
 __all__ = [
     "DEFAULT_CONFIG_PATH",

@@ -10,8 +10,13 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import ConfigDict, Field, field_validator
 
-from digest.config.sources import ENV_PREFIX
-from digest.config.values import Section, checked_template, mail_addresses, web_url
+from digest.config.values import (
+    ENV_PREFIX,
+    Section,
+    checked_template,
+    mail_addresses,
+    web_url,
+)
 from digest.periods import cron_trigger
 from digest.urls import SHORTENER_HOSTS
 

@@ -15,8 +15,6 @@ MANUAL_SOURCE = "manual"
 IMPORT_SOURCE = "import"
 RESERVED_SOURCE_NAMES = frozenset({MANUAL_SOURCE, IMPORT_SOURCE})
 
-
-ENV_PREFIX = "env:"  # a header or cookie value read from this environment variable
 _HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an HTTP token (RFC 9110)
 _NOT_HEADER_VALUE = re.compile(r"[^\t\x20-\x7e]")  # sendable: visible ASCII, space and tab
 _MANAGED_HEADERS = frozenset({"host", "content-length", "transfer-encoding", "connection"})

@@ -1,5 +1,6 @@
-"""What every section of the config is built on: the base model, and the checks of one value
-(a web address, a plain template, mail addresses) that several sections share."""
+"""What every section of the config is built on: the base model, the `env:NAME` form of a
+value kept in the environment, and the checks of one value (a web address, a plain
+template, mail addresses) that several sections share."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from pydantic import BaseModel, ConfigDict
 
 from digest.text import template_problem
 from digest.urls import BadURL, parse_url
+
+ENV_PREFIX = "env:"  # a value read from this environment variable (a header, an Apprise URL)
 
 
 class Section(BaseModel):
