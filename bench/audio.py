@@ -21,7 +21,7 @@ from pathlib import Path
 from digest.audio.episode import record_episode
 from digest.audio.script import Script, week_script
 from digest.audio.voices import voice_for
-from digest.compose.digest import Entry, Topic
+from digest.compose.entries import Entry, Topic
 from digest.config import AudioConfig
 
 SUBJECTS = ("model serving", "storage engines", "testing", "compilers", "networks", "editors")

@@ -1,6 +1,6 @@
 """Composing one week from a big store: time beyond start-up and the SQL it takes.
 
-    python bench/compose.py [--items 100000] [--week-items 1000] [--repeat 7]
+    python bench/compose.py [--items 100000] [--week-items 1000] [--repeat 7] [--unfeatured]
 
 Fills a fresh store (in a temporary folder) with ITEMS saved links, WEEK_ITEMS of them
 in one ISO week, fetched (an article of ~8,000 characters each, words drawn from a Zipf
@@ -12,7 +12,9 @@ week summary, the later ones find it), twice: with a topic on every item (as a j
 gives), and with none (as feeds, URL lists and bookmarks give: the offline sections are
 found, WordLlama and k-means). Counts the SQL statements one compose runs: one per need,
 none per item. Also times `digest --help` (the whole process) and lists what start-up
-imports that it need not. The goals: compose < 0.3 s, start-up < 0.25 s.
+imports that it need not. The goals: compose < 0.3 s, start-up < 0.25 s. `--unfeatured`:
+the week's pages are stored without their features (as before issue 32), so that compose
+makes them.
 """
 
 from __future__ import annotations
@@ -31,9 +33,9 @@ from pathlib import Path
 
 import numpy as np
 
-from digest.compose.features import page_features
 from digest.config import parse_config
 from digest.deliver.stage import compose_digest
+from digest.features import page_features
 from digest.lifecycle import FetchSucceeded, ItemState, NoteAttached
 from digest.models import Extracted, Note, SavedItem
 from digest.notes.stage import NotesStage
@@ -82,8 +84,12 @@ def articles(count: int, seed: int = 0) -> list[str]:
     return pages
 
 
-def fill(store: Store, items: int, week_items: int, week_start: datetime) -> None:
-    """Saved links; the week's are fetched (an article's worth of text each) and noted."""
+def fill(
+    store: Store, items: int, week_items: int, week_start: datetime, *, featured: bool = True
+) -> None:
+    """Saved links; the week's are fetched (an article's worth of text each) and noted; with
+    their features as the fetch stage stores them, unless not `featured` (a store from before
+    features were stored: compose makes them)."""
     source = store.ensure_source("bench", "file", path="bench.txt")
     now = week_start + timedelta(days=8)
     older = items - week_items
@@ -110,7 +116,8 @@ def fill(store: Store, items: int, week_items: int, week_start: datetime) -> Non
     period = store.items_saved_between(week_start, week_start + timedelta(days=7))
     for item, text in zip(period, articles(len(period)), strict=True):
         page = Extracted(text=text, title=item.title, extractor="bench")
-        page = replace(page, features=page_features(item, page))  # as the fetch stage stores it
+        if featured:
+            page = replace(page, features=page_features(item, page))
         store.apply_fetch(
             FetchSucceeded(item.id, page, f"hash-{item.id}", now, ItemState.FETCHED, None)
         )
@@ -194,6 +201,9 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=100_000)
     parser.add_argument("--week-items", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument(
+        "--unfeatured", action="store_true", help="the week's pages stored without features"
+    )
     args = parser.parse_args()
     print(f"load averages before: {os.getloadavg()}")
     with tempfile.TemporaryDirectory() as tmp:
@@ -207,7 +217,7 @@ def main() -> None:
         store = open_store(config.db_path)
         week_start = resolve_period(config, WEEK, datetime.now(UTC)).start
         started = time.perf_counter()
-        fill(store, args.items, args.week_items, week_start)
+        fill(store, args.items, args.week_items, week_start, featured=not args.unfeatured)
         print(
             f"store: {store.count_items()} items, filled in {time.perf_counter() - started:.1f} s"
         )

@@ -19,7 +19,7 @@ from datetime import timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from digest.compose.digest import Entry, Topic
+from digest.compose.entries import Entry, Topic
 from digest.deliver.epub import Book, epub_bytes
 from digest.deliver.site import build_site
 from digest.models import Item, ItemKind, ItemState

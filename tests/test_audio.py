@@ -20,7 +20,7 @@ from click.testing import CliRunner, Result
 
 from digest.audio.script import week_script
 from digest.cli import cli
-from digest.compose.digest import Topic
+from digest.compose.entries import Topic
 from digest.config import AudioConfig, Config, DigestSection
 from digest.deliver.podcast import podcast_path, publish_episode
 from digest.errors import DeliveryError

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from digest.audio.script import OPENING_CHAPTER, spoken, week_script
-from digest.compose.digest import Entry, Topic
+from digest.compose.entries import Entry, Topic
 
 WEEK = "2026-W47"
 DATES = "16–22 November 2026"

@@ -10,7 +10,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from digest.cli import cli
-from digest.compose.digest import Provenance, compose
+from digest.compose.digest import compose
+from digest.compose.footer import Provenance
 from digest.errors import FailureKind
 from digest.models import (
     Item,

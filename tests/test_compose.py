@@ -22,16 +22,10 @@ from zoneinfo import ZoneInfo
 import pytest
 from markdown_it import MarkdownIt
 
-from digest.compose.digest import (
-    EMPTY_WEEK,
-    SAVED_CONTEXT_MARKER,
-    Provenance,
-    compose,
-    content_hash,
-    digest_context,
-    reader_view,
-)
-from digest.compose.unread import pretend_note
+from digest.compose.digest import EMPTY_WEEK, compose, digest_context, reader_view
+from digest.compose.entries import SAVED_CONTEXT_MARKER
+from digest.compose.footer import Provenance
+from digest.deliver.channel import content_hash
 from digest.errors import FailureKind
 from digest.models import (
     Item,
@@ -45,6 +39,7 @@ from digest.models import (
     WeekSummary,
 )
 from digest.periods import parse_week
+from digest.unread import pretend_note
 
 GOLDEN = Path(__file__).parent / "golden"
 ZONE = ZoneInfo("Europe/Berlin")

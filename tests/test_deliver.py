@@ -15,7 +15,7 @@ from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult
 
 from digest.atomic import write_atomic
-from digest.compose.digest import content_hash
+from digest.deliver.channel import content_hash
 from digest.deliver.channels.email import message_id_for
 from digest.deliver.channels.log import append_log, log_entry
 from digest.deliver.outbox import deliver_digest

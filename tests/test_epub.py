@@ -14,7 +14,7 @@ import ebooklib
 import pytest
 from ebooklib import epub
 
-from digest.compose.digest import Entry, Topic
+from digest.compose.entries import Entry, Topic
 from digest.config import Config, DigestSection, EmailConfig, EpubConfig
 from digest.deliver.channel import DeliveryOutcome, Edition
 from digest.deliver.outbox import deliver_digest

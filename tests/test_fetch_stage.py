@@ -24,10 +24,9 @@ from click.testing import CliRunner
 
 from digest.cli import cli
 from digest.clock import REAL_WAITS, Lookup, Waits
-from digest.compose.features import feature_text, text_features
-from digest.compose.unread import unread_line
 from digest.config import Config, FetchConfig
 from digest.errors import ExtractError, FailureKind, RunCancelled
+from digest.features import feature_text, text_features
 from digest.fetch.client import Fetcher
 from digest.fetch.guard import FIRST_ANSWER_S
 from digest.fetch.stage import (
@@ -44,6 +43,7 @@ from digest.models import Item, ItemKind, ItemState, SavedItem, StageReport
 from digest.notes.requests import note_request
 from digest.runtime.context import RunContext
 from digest.store import Store, open_store, url_key
+from digest.unread import unread_line
 from loopback import LoopbackServer, Response, serving
 from test_quality_pipeline import CHALLENGE_PAGE
 

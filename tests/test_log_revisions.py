@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from digest.compose.digest import content_hash
+from digest.deliver.channel import content_hash
 from digest.deliver.channels.log import log_entry
 from digest.deliver.logdiff import changes, last_full_text, shown_items
 from digest.deliver.outbox import deliver_digest

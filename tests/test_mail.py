@@ -13,8 +13,8 @@ from zoneinfo import ZoneInfo
 import pytest
 from aiosmtpd.smtp import Envelope, Session
 
-from digest.compose.digest import content_hash
 from digest.config import OutputConfig
+from digest.deliver.channel import content_hash
 from digest.deliver.message import MAX_HTML_PART_BYTES, clean_header, render_email
 from digest.deliver.outbox import deliver_digest, resend_email
 from digest.deliver.plaintext import markdown_to_text

@@ -15,7 +15,7 @@ from aiosmtpd.smtp import Envelope, Session
 from click.testing import CliRunner
 
 from digest.cli import cli
-from digest.compose.digest import content_hash
+from digest.deliver.channel import content_hash
 from digest.deliver.outbox import deliver_digest, resend_email
 from digest.periods import parse_week
 from digest.store import Store

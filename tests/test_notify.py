@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from digest.compose.digest import Entry, Topic, content_hash
+from digest.compose.entries import Entry, Topic
 from digest.config import (
     Config,
     DigestSection,
@@ -20,7 +20,7 @@ from digest.config import (
     NotifyConfig,
     OutputConfig,
 )
-from digest.deliver.channel import DeliveryOutcome, Edition
+from digest.deliver.channel import DeliveryOutcome, Edition, content_hash
 from digest.deliver.channels.notify import targets
 from digest.deliver.outbox import deliver_digest
 from digest.lifecycle import DeliveryBegun

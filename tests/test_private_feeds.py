@@ -17,10 +17,9 @@ from digest.collect.feeds import collect_feeds
 from digest.commands.doctor import run_checks
 from digest.config import Config, FetchConfig, SourceConfig, parse_config
 from digest.errors import ConfigError
-from digest.fetch.access import same_site, source_access
+from digest.fetch.access import config_secrets, same_site, source_access
 from digest.fetch.client import Fetcher
 from digest.models import StageReport
-from digest.runtime.logs import config_secrets
 from digest.store import Store
 from loopback import LoopbackServer, Request, Response, serving
 from stores import store_at

@@ -7,7 +7,8 @@ from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
 from digest.collect.importers.common import urls_in, web_links
-from digest.compose.digest import compose, without_lead
+from digest.compose.digest import compose
+from digest.compose.entries import without_lead
 from digest.compose.posts import labelled_links
 from digest.config import LLMConfig
 from digest.models import Item, ItemKind, ItemState, Note, NoteBasis, WeekSummary

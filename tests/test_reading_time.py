@@ -10,12 +10,13 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from digest.commands.export import export_row
-from digest.compose.digest import compose, group_by_topic
-from digest.compose.features import TEXT_CHARS
+from digest.compose.digest import compose
+from digest.compose.entries import group_by_topic
 from digest.compose.rules import apply_rules
 from digest.config import Config, DigestSection, EpubConfig, RuleConfig
 from digest.deliver.channel import Edition
 from digest.deliver.outbox import deliver_digest
+from digest.features import TEXT_CHARS
 from digest.lifecycle import FetchSucceeded
 from digest.models import Extracted, ItemState, Note, NoteBasis, SavedItem, WeekSummary
 from digest.periods import parse_week

@@ -130,7 +130,7 @@ class Extracted:
 
 @dataclass(frozen=True)
 class TextFeatures:
-    """What compose reads of an item's text, computed once (compose/features.py) and stored:
+    """What compose reads of an item's text, computed once (features.py) and stored:
     no compose tokenises a page again. Arrays as bytes, so this module needs no numpy."""
 
     text_hash: str  # of the text they were computed from (and of how): stale when it changes
@@ -241,7 +241,7 @@ class Item:
     language: str | None = None  # the page's, as extracted ("en", "de-AT")
     error_kind: FailureKind | None = None  # what kind of failure `error` was (None: before m024)
     error_status: int | None = None  # its HTTP status
-    features: TextFeatures | None = None  # of compose.features.feature_text(item), when stored
+    features: TextFeatures | None = None  # of features.feature_text(item), when stored
     newsletters: tuple[str, ...] = ()  # the letters it came in: "Changelog Weekly"
     words: int | None = None  # of the whole page's text (the store counts them); None: no text
 

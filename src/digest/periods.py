@@ -1,5 +1,6 @@
-"""ISO-week arithmetic in the configured time zone, and cron expressions read as cron
-means them; pure functions of their arguments."""
+"""ISO-week arithmetic in the configured time zone, weeks and days as a reader reads them
+("17–23 November 2026"), and cron expressions read as cron means them; pure functions of
+their arguments."""
 
 from __future__ import annotations
 
@@ -58,6 +59,31 @@ def year_earlier(period: Period, zone: ZoneInfo) -> Period:
         return parse_week(f"{year}-W{week:02d}", zone)
     except ValueError:
         return parse_week(f"{year}-W52", zone)
+
+
+_MONTHS = (
+    "January", "February", "March", "April", "May", "June",
+    "July", "August", "September", "October", "November", "December",
+)  # fmt: skip
+
+
+def format_period(period: Period, zone: ZoneInfo, *, short: bool = False) -> str:
+    """'17–23 November 2026' ('17–23 Nov 2026' if short); months and years are named only
+    where they change."""
+    first = period.start.astimezone(zone).date()
+    last = (period.end.astimezone(zone) - timedelta(days=1)).date()
+    months = [month[:3] for month in _MONTHS] if short else _MONTHS
+    start, end = (f"{day.day} {months[day.month - 1]}" for day in (first, last))
+    if first.year != last.year:
+        return f"{start} {first.year} – {end} {last.year}"
+    if first.month != last.month:
+        return f"{start} – {end} {last.year}"
+    return f"{first.day}–{end} {last.year}"
+
+
+def format_date(day: date) -> str:
+    """'3 November 2026'."""
+    return f"{day.day} {_MONTHS[day.month - 1]} {day.year}"
 
 
 def cron_trigger(expr: str, zone: tzinfo | str) -> CronTrigger:

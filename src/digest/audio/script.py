@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from digest.compose.digest import Entry, Topic
+from digest.compose.entries import Entry, Topic
 from digest.text import sentences, words
 from digest.urls import for_display
 

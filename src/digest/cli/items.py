@@ -34,7 +34,7 @@ def read(refs: tuple[str, ...]) -> None:
     """Mark items read, by id or saved URL (any form: www., a trailing slash, no scheme):
     they leave "Still unread from earlier weeks"."""
     from digest.clock import utc_now
-    from digest.compose.backlog import mark_read
+    from digest.commands.marks import mark_read
     from digest.store import open_store
 
     with open_store(config().db_path) as store:
@@ -164,8 +164,8 @@ def star(refs: tuple[str, ...], unstar: bool, list_stars: bool) -> None:
     """Star items by id or saved URL (any form: www., a trailing slash, no scheme): the
     ranking learns from them. --list shows them."""
     from digest.clock import utc_now
-    from digest.compose.backlog import list_stars as starred_lines
-    from digest.compose.backlog import mark_starred
+    from digest.commands.marks import list_stars as starred_lines
+    from digest.commands.marks import mark_starred
     from digest.store import open_store
 
     if list_stars == bool(refs):
@@ -182,7 +182,7 @@ def star(refs: tuple[str, ...], unstar: bool, list_stars: bool) -> None:
 @locked
 def unread(refs: tuple[str, ...]) -> None:
     """Take back the read mark of items, by id or saved URL."""
-    from digest.compose.backlog import mark_unread
+    from digest.commands.marks import mark_unread
     from digest.store import open_store
 
     with open_store(config().db_path) as store:

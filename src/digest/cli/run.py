@@ -236,8 +236,9 @@ def daemon() -> None:
     import threading
 
     from digest.daemon import run_daemon
+    from digest.fetch.access import config_secrets
     from digest.jobs import daemon_jobs
-    from digest.runtime.logs import config_secrets, configure_logging
+    from digest.runtime.logs import configure_logging
 
     cfg = config()
     configure_logging(logging.INFO, cfg.log, config_secrets(cfg))

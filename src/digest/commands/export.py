@@ -7,11 +7,11 @@ import json
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from digest.compose.unread import pretend_note
 from digest.models import OFFLINE_MODEL, Item, Period
 from digest.reading import item_minutes
 from digest.store import Store
 from digest.text import clean
+from digest.unread import pretend_note
 from digest.urls import for_display
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\n")  # clean makes a CR a newline

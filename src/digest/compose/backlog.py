@@ -2,28 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
-from datetime import datetime
+from collections.abc import Iterable, Sequence
 
-from digest.compose.digest import Backlog, post_links
-from digest.compose.linktitles import link_title
+from digest.compose.digest import Backlog
+from digest.compose.entries import post_links
 from digest.config import Config
-from digest.errors import DigestError
-from digest.lifecycle import RESURFACED_PER_WEEK, ItemRead, ItemStarred, resurfacing_due
+from digest.lifecycle import RESURFACED_PER_WEEK, resurfacing_due
 from digest.models import Item, Period, StoredHighlight
 from digest.periods import year_earlier
 from digest.store import Store
 from digest.urls import without_userinfo
-
-STARS_LISTED = 1000  # `digest star --list`: the most recent stars, at most
 
 
 def backlog_for(
     store: Store, config: Config, period: Period, items: Sequence[Item] = ()
 ) -> Backlog:
     """The unread items from before `period` (oldest first, a few) and last year's same week,
-    each only when the config asks for it; the highlights due to come back this week (so
-    marked: the next week moves on to others), and those of the week's `items`."""
+    each only when the config asks for it; the highlights due to come back this week (marked
+    so once the digest is written: deliver.outbox.record_resurfaced), and those of the
+    week's `items`."""
     settings = config.digest
     year_ago: list[Item] = []
     if settings.one_year_ago:
@@ -55,11 +52,7 @@ def resurfaced(store: Store, period: Period) -> list[StoredHighlight]:
         elif step is not None and (highlight.shown_week or "") < period.label:
             due.append((step, highlight))
     chosen = [highlight for _, highlight in sorted(due, key=lambda pair: pair[0])]
-    chosen = chosen[:RESURFACED_PER_WEEK]
-    fresh = [highlight.id for highlight in chosen if highlight.shown_week != period.label]
-    if fresh:
-        store.highlights_shown(fresh, period.label, period.end)
-    return chosen
+    return chosen[:RESURFACED_PER_WEEK]
 
 
 def linkable_urls(items: Iterable[Item], backlog: Backlog) -> set[str]:
@@ -70,63 +63,3 @@ def linkable_urls(items: Iterable[Item], backlog: Backlog) -> set[str]:
     stored = {item.url for item in (*items, *backlog.unread, *backlog.year_ago) if item.url}
     stored |= {highlight.url for highlight in backlog.highlights if highlight.url}
     return {without_userinfo(url) for url in posts | stored}
-
-
-def mark_read(store: Store, refs: Iterable[str], now: datetime) -> Iterator[str]:
-    """`digest read`: a line per item marked, then DigestError naming refs that match none."""
-    unknown: list[str] = []
-    for _, item in _found(store, refs, unknown):
-        store.apply_read(ItemRead(item.id, now))
-        yield f"read: {item.id} {item.display_title}"
-    _none_found(unknown)
-
-
-def mark_unread(store: Store, refs: Iterable[str]) -> Iterator[str]:
-    """`digest unread`: the read mark taken back, a line per item."""
-    unknown: list[str] = []
-    for _, item in _found(store, refs, unknown):
-        store.apply_unread(item.id)
-        yield f"unread: {item.id} {item.display_title}"
-    _none_found(unknown)
-
-
-def mark_starred(store: Store, refs: Iterable[str], now: datetime, unstar: bool) -> Iterator[str]:
-    """`digest star`: a line per item starred (or unstarred)."""
-    unknown: list[str] = []
-    for _, item in _found(store, refs, unknown):
-        store.apply_star(ItemStarred(item.id, now, starred=not unstar))
-        yield f"{'unstarred' if unstar else 'starred'}: {item.id} {item.display_title}"
-    _none_found(unknown)
-
-
-def list_stars(store: Store) -> Iterator[str]:
-    """`digest star --list`: the starred items, most recently starred first."""
-    stars = store.starred_items(STARS_LISTED, text_chars=0)
-    if not stars:
-        yield "no starred items (`digest star ID|URL` stars one)"
-    for item in stars:
-        if item.url is None:
-            yield f"{item.id}  {item.display_title}"
-        else:
-            title = item.display_title if item.display_title != item.url else link_title(item.url)
-            yield f"{item.id}  {title}  {item.url}"
-
-
-def _found(store: Store, refs: Iterable[str], unknown: list[str]) -> Iterator[tuple[str, Item]]:
-    for ref in refs:
-        try:
-            item = store.item_by_ref(int(ref) if ref.isdigit() else ref)
-        except ValueError:
-            item = None
-        if item is None:
-            unknown.append(ref)
-        else:
-            yield ref, item
-
-
-def _none_found(unknown: list[str]) -> None:
-    if unknown:
-        raise DigestError(
-            f"no saved item with id or URL {', '.join(map(repr, unknown))};"
-            " ids are in `digest search` and `digest export`"
-        )

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from digest.compose.features import embed, features_of, meanings
+from digest.features import embed, features_of, meanings
 from digest.models import Item
 from digest.text import shorten
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterator, Sequence
 
-from digest.compose.digest import Backlog, Provenance, render_digest
+from digest.compose.digest import Backlog, render_digest
+from digest.compose.footer import Provenance
 from digest.compose.ranking import History
 from digest.compose.rules import apply_rules, matches
 from digest.compose.week import reader_history, week_context, week_items

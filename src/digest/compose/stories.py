@@ -3,7 +3,7 @@
 Two items are one story when one's text is a copy of the other's (syndication: more than 85 %
 of the shorter text's five-word shingles are in the longer one, as Feedly counts it) or a
 rewrite of the same news (their TF-IDF vectors over the week's texts are very close). The
-vectors come from each item's stored word counts (compose/features.py); only the texts of
+vectors come from each item's stored word counts (features.py); only the texts of
 the few pairs that come close are read again, for their shingles.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from digest.compose.features import Terms, feature_text, features_of, read, terms_of
+from digest.features import Terms, feature_text, features_of, read, terms_of
 from digest.models import Item
 from digest.text import COMMON_WORD_UNITS, words
 

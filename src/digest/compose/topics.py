@@ -26,7 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from digest.compose.features import (
+from digest.compose.related import series_key
+from digest.features import (
     embed,
     feature_text,
     features_of,
@@ -38,7 +39,6 @@ from digest.compose.features import (
     terms_of,
     unit,
 )
-from digest.compose.related import series_key
 from digest.models import Item, TextFeatures
 from digest.text import STOPWORDS, words
 

@@ -7,14 +7,15 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from digest.compose.digest import Backlog, Provenance, digest_context
-from digest.compose.features import TEXT_CHARS, feature_text, text_features, text_hash
+from digest.compose.digest import Backlog, digest_context
+from digest.compose.footer import Provenance
 from digest.compose.ranking import HISTORY, History, rank_items
 from digest.compose.related import ARCHIVE_ITEMS, related_lines
 from digest.compose.rules import RulesOutcome, apply_rules, needs_whole_text
 from digest.compose.topics import offline_sections
 from digest.config import Config
-from digest.models import Item, Period, WeekSummary
+from digest.features import TEXT_CHARS, feature_text, text_features, text_hash
+from digest.models import Item, Period, TextFeatures, WeekSummary
 from digest.store import Store
 
 
@@ -45,19 +46,18 @@ def archive_before(store: Store, config: Config, period: Period) -> list[Item]:
 
 def with_features(store: Store, items: list[Item]) -> list[Item]:
     """The items with what sections, stories and the ranking read of them: as stored when
-    they are of the item's text as it is now, else computed and stored (items saved before
-    features were, or whose text changed since: a post's own text, a note attached)."""
+    they are of the item's text as it is now (the fetch stage stores them with the page),
+    else computed here and kept in memory only (items saved before features were, a post's
+    own text, a note attached since): compose writes nothing to the store."""
     stored = store.features_of([item.id for item in items])
-    found, made = [], {}
-    for item in items:
-        text = feature_text(item)
-        features = stored.get(item.id)
-        if features is None or features.text_hash != text_hash(text):
-            features = made[item.id] = text_features(text)
-        found.append(replace(item, features=features))
-    if made:
-        store.save_features(made)
-    return found
+    return [replace(item, features=_current(stored.get(item.id), item)) for item in items]
+
+
+def _current(stored: TextFeatures | None, item: Item) -> TextFeatures:
+    text = feature_text(item)
+    if stored is None or stored.text_hash != text_hash(text):
+        return text_features(text)
+    return stored
 
 
 def week_context(

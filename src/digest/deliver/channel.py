@@ -10,6 +10,7 @@ idempotent by its content and needs no record.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Protocol
 
 from digest.audio.script import Script
-from digest.compose.digest import Topic, content_hash
+from digest.compose.entries import Topic
 from digest.config import Config
 from digest.lifecycle import DeliveryBegun, DeliveryEnded
 from digest.models import DeliveryStatus, Item, Period
@@ -26,6 +27,11 @@ from digest.store.base import DeliveryRecord
 
 # A pause between retries; a true result (threading.Event.wait once set) means stop retrying.
 Sleep = Callable[[float], bool | None]
+
+
+def content_hash(markdown: str) -> str:
+    """What a digest's records are keyed by: the same bytes are the same digest."""
+    return hashlib.sha256(markdown.encode("utf-8")).hexdigest()
 
 
 @dataclass

@@ -16,7 +16,7 @@ from io import BytesIO
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from digest.compose.digest import Entry, Topic
+from digest.compose.entries import Entry, Topic
 from digest.deliver.html import our_templates
 from digest.deliver.plaintext import short_text
 from digest.models import Item

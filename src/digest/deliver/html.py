@@ -19,7 +19,7 @@ import nh3
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from digest.compose.digest import md_url
+from digest.compose.markdown import md_url
 
 ALLOWED_TAGS = frozenset(
     {"p", "h1", "h2", "h3", "ul", "ol", "li", "a", "strong", "em", "code", "pre", "blockquote"}

@@ -16,13 +16,13 @@ from zoneinfo import ZoneInfo
 
 from markupsafe import Markup
 
-from digest.compose.digest import format_period
 from digest.compose.usertemplates import is_overridden, render
 from digest.config import EmailConfig
 from digest.deliver.html import html_fragment, html_page, markdown_to_html, sanitised
 from digest.deliver.plaintext import markdown_to_text
 from digest.errors import DeliveryError
 from digest.models import Period
+from digest.periods import format_period
 from digest.text import fill_template
 
 MAIL_TEMPLATE = "mail.html.j2"

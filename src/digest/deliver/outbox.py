@@ -9,14 +9,13 @@ from datetime import datetime
 from pathlib import Path
 
 from digest.audio.script import Script
-from digest.compose.digest import content_hash
 from digest.config import Config
-from digest.deliver.channel import Channel, DeliveryOutcome, Edition, Job, Sleep
+from digest.deliver.channel import Channel, DeliveryOutcome, Edition, Job, Sleep, content_hash
 from digest.deliver.channels import CHANNELS
 from digest.deliver.channels.email import send_recorded
 from digest.deliver.channels.file import digest_path, write_digest_file
 from digest.errors import DeliveryError, bugs_recorded
-from digest.models import Item, Period
+from digest.models import Item, Period, StoredHighlight
 from digest.store import Store
 
 
@@ -87,6 +86,14 @@ def write_draft(config: Config, period: Period, markdown: str) -> Path:
     path = digest_path(config, period)
     write_digest_file(path, markdown)
     return path
+
+
+def record_resurfaced(store: Store, period: Period, highlights: Sequence[StoredHighlight]) -> None:
+    """Note the highlights a written digest of `period` brought back: the next week moves on
+    to others, a later revision of this one keeps them (compose.backlog.resurfaced)."""
+    fresh = [highlight.id for highlight in highlights if highlight.shown_week != period.label]
+    if fresh:
+        store.highlights_shown(fresh, period.label, period.end)
 
 
 def resend_email(

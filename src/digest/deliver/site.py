@@ -25,9 +25,9 @@ from zoneinfo import ZoneInfo
 from markupsafe import Markup
 
 from digest.atomic import write_atomic
-from digest.compose.digest import content_hash, format_period
+from digest.deliver.channel import content_hash
 from digest.deliver.html import html_fragment, our_templates
-from digest.periods import parse_week
+from digest.periods import format_period, parse_week
 
 TEMPLATES = Path(__file__).parent / "templates" / "site"
 MANIFEST = ".digest-site.json"

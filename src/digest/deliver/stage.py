@@ -12,21 +12,17 @@ from pathlib import Path
 
 from digest.audio.script import Script, week_script
 from digest.compose.backlog import backlog_for, linkable_urls
-from digest.compose.digest import (
-    Backlog,
-    Provenance,
-    Topic,
-    format_period,
-    reader_view,
-    render_digest,
-)
+from digest.compose.digest import Backlog, reader_view, render_digest
+from digest.compose.entries import Topic
+from digest.compose.footer import Provenance
 from digest.compose.week import archive_before, reader_history, ruled_week, week_context
 from digest.config import Config
 from digest.deliver.channel import DeliveryOutcome, Edition, Sleep
-from digest.deliver.outbox import deliver_digest, write_draft
+from digest.deliver.outbox import deliver_digest, record_resurfaced, write_draft
 from digest.models import Item, Period, Stage, StageReport
 from digest.notes import Summarizer
 from digest.notes.stage import NotesStage
+from digest.periods import format_period
 from digest.runtime.context import RunContext
 from digest.urls import for_display
 
@@ -65,8 +61,10 @@ class ComposeStage:
             for problem in composed.problems:
                 log.warning("%s", problem)
             self.path = write_draft(run.config, self.period, composed.markdown)
+            record_resurfaced(run.store, self.period, composed.backlog.highlights)
             return []
         outcome = self.delivery = deliver_composed(run, self.period, composed, self.sleep)
+        record_resurfaced(run.store, self.period, composed.backlog.highlights)
         self.path = outcome.path
         return [
             StageReport(

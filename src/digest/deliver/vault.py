@@ -25,7 +25,8 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from digest.atomic import write_atomic
-from digest.compose.digest import md_line, md_url, topic_of
+from digest.compose.entries import topic_of
+from digest.compose.markdown import md_line, md_url
 from digest.models import Item, Period
 from digest.urls import for_display
 

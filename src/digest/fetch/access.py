@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from digest.config import ENV_PREFIX, BasicAuth, BearerAuth, SourceConfig
+from digest.config import ENV_PREFIX, BasicAuth, BearerAuth, Config, SourceConfig
 from digest.errors import SourceError
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -92,6 +92,13 @@ def secrets_of(source: SourceConfig) -> list[str]:
         return []
     sent = access.credentials.headers.values() if access.credentials else ()
     return [value for value in sent if value]
+
+
+def config_secrets(config: Config) -> list[str]:
+    """The secret values the config points at (they live in the environment or in files):
+    the mail password, the API key and what private feeds send, for the log to mask."""
+    sources = [secret for source in config.sources for secret in secrets_of(source)]
+    return [secret for secret in (config.email.password, config.llm.api_key) if secret] + sources
 
 
 def basic_login(source: SourceConfig) -> tuple[str, str] | None:

@@ -16,8 +16,8 @@ from dataclasses import replace
 from functools import cache
 from pathlib import Path
 
-from digest.compose.features import page_features
 from digest.extract import extract
+from digest.features import page_features
 from digest.models import Extracted, Item
 
 # After a page this large, the memory freed from its parse tree goes back to the system:

@@ -1,6 +1,7 @@
 """Logging for the CLI and the daemon: one line per event, secrets masked, stderr or a file.
 
-Nothing happens at import; the CLI calls `configure_logging` once it knows the config.
+Nothing happens at import; the CLI calls `configure_logging` once it knows the config, with
+the secret values it points at (fetch.access.config_secrets).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from logging.handlers import RotatingFileHandler
 from pathlib import Path
 
 from digest.atomic import open_append
-from digest.config import Config, LogConfig
+from digest.config import LogConfig
 from digest.text import for_terminal
 from digest.urls import for_display
 
@@ -69,14 +70,6 @@ class _OwnFileHandler(RotatingFileHandler):
 
     def _open(self) -> io.TextIOWrapper:
         return open_append(Path(self.baseFilename))
-
-
-def config_secrets(config: Config) -> list[str]:
-    """The secret values the config points at (they live in the environment)."""
-    from digest.fetch.access import secrets_of
-
-    sources = [secret for source in config.sources for secret in secrets_of(source)]
-    return [secret for secret in (config.email.password, config.llm.api_key) if secret] + sources
 
 
 def configure_logging(

@@ -109,10 +109,6 @@ class ItemsStore(StoreBase):
         )
         return {row[0]: TextFeatures(*row[1:]) for row in rows}
 
-    def save_features(self, features: dict[int, TextFeatures]) -> None:
-        with self.write() as conn:
-            _save_features(conn, features)
-
     def note_candidates(self) -> list[Item]:
         """Items without a note or in a state the lifecycle notes from; the lifecycle decides
         which are due (lifecycle.due_for_note)."""

@@ -543,7 +543,7 @@ def m023b_feed_ids(db: Database) -> None:
 @step(name="m024_failure_kinds")
 def m024_failure_kinds(db: Database) -> None:
     # What kind of failure an item's last fetch was, and its HTTP status, beside the error's
-    # text: read as data (compose/unread.py), never parsed back out of the text. Errors
+    # text: read as data (unread.py), never parsed back out of the text. Errors
     # recorded before have no kind: the reader is told the page could not be fetched.
     _execute_each(
         db,
@@ -569,7 +569,7 @@ def m024a_history_indexes(db: Database) -> None:
 
 @step(name="m024a_item_features")
 def m024a_item_features(db: Database) -> None:
-    # What compose reads of an item's text (compose/features.py: embedding sum, word and
+    # What compose reads of an item's text (features.py: embedding sum, word and
     # phrase hashes), computed when the text is stored; `text_hash` says of which text, so
     # a row left from an older text is recomputed. Items stored before get theirs at the
     # first compose of their week.

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from digest.compose.digest import format_period
 from digest.deliver.channel import DeliveryOutcome, Job, begun, ended, failed, sent_before
 from digest.deliver.channels.feed import feed_ids
 from digest.deliver.podcast import publish_episode
 from digest.errors import DeliveryError
 from digest.models import DeliveryStatus
+from digest.periods import format_period
 
 
 class PodcastChannel:

@@ -1,7 +1,8 @@
 """What sections, stories and the ranking read of an item, computed once per text (pure).
 
 `text_features(text)` reads a text once, when it is stored (the fetch stage, with the page
-just extracted; compose for a text it finds without them, such as a post's own): the sum of
+just extracted; compose, in memory only, for a text it finds without them, such as a post's
+own): the sum of
 its WordLlama token embeddings and their count (what it is about: their mean), its content
 words with their counts (TF-IDF for stories and sections) and the words and pairs of words
 that may name a section, as 64-bit hashes. Compose then reads vectors and hashes, never 5 MB
@@ -24,10 +25,10 @@ from typing import Any
 
 import numpy as np
 
-from digest.compose.unread import offline_stand_in, saved_words
 from digest.models import Extracted, Item, ItemKind, TextFeatures
-from digest.notes.tags import is_tag_word
+from digest.tagwords import is_tag_word
 from digest.text import url_title, without_links, words
+from digest.unread import offline_stand_in, saved_words
 
 TEXT_CHARS = 5_000  # a page's opening tells its story (and what it is about): compose reads no more
 VERSION = "1"  # part of every text hash: a change to what is computed here renews them all
@@ -193,7 +194,7 @@ def load_tables() -> None:
 
 @cache
 def _tokenizer() -> Any:
-    from tokenizers import Tokenizer  # loaded on first use: importing compose stays cheap
+    from tokenizers import Tokenizer  # loaded on first use: importing this stays cheap
 
     tokenizer = Tokenizer.from_file(str(_wordllama_file("tokenizers", _TOKENIZER)))
     tokenizer.no_padding()
