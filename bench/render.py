@@ -26,7 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from browser import available, chromium, viewport  # noqa: E402
 from digest.compose.digest import compose  # noqa: E402
-from digest.deliver.html import MAX_HTML_PART_BYTES, markdown_to_html  # noqa: E402
+from digest.deliver.html import markdown_to_html  # noqa: E402
+from digest.deliver.message import MAX_HTML_PART_BYTES  # noqa: E402
 from digest.models import (  # noqa: E402
     Item,
     ItemKind,

@@ -21,7 +21,7 @@ from zoneinfo import ZoneInfo
 import httpx
 from hypothesis import strategies as st
 
-from digest.collect.feeds import parse_feed
+from digest.collect.feed_entries import parse_feed
 from digest.collect.filetext import decode
 from digest.collect.formats import REGISTRY, ImportResult
 from digest.collect.highlights import HIGHLIGHT_FORMATS, read_highlights

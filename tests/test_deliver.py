@@ -18,8 +18,8 @@ from digest.atomic import write_atomic
 from digest.deliver.channel import content_hash
 from digest.deliver.channels.email import message_id_for
 from digest.deliver.channels.log import append_log, log_entry
-from digest.deliver.html import markdown_to_text
 from digest.deliver.outbox import deliver_digest
+from digest.deliver.plaintext import markdown_to_text
 from digest.lifecycle import DeliveryBegun
 from digest.models import Period
 from digest.periods import parse_week

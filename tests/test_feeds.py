@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
+from digest.collect.feed_entries import parse_feed, strip_declarations
 from digest.collect.feedparts import feed_parts
-from digest.collect.feeds import FeedPoll, collect_feeds, parse_feed, poll_feed, strip_declarations
+from digest.collect.feeds import FeedPoll, collect_feeds, poll_feed
 from digest.config import FetchConfig, SourceConfig
 from digest.errors import SourceError
 from digest.fetch.client import Fetcher, FetchResult

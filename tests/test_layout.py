@@ -14,7 +14,8 @@ from markdown_it import MarkdownIt
 from digest.compose.backlog import linkable_urls
 from digest.compose.digest import Backlog, compose
 from digest.compose.entries import without_lead
-from digest.deliver.html import markdown_to_html, markdown_to_text
+from digest.deliver.html import markdown_to_html
+from digest.deliver.plaintext import markdown_to_text
 from digest.models import Item, ItemKind, ItemState, Note, Statement, WeekSummary
 from digest.notes.requests import note_request
 from digest.periods import parse_week

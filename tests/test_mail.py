@@ -15,8 +15,9 @@ from aiosmtpd.smtp import Envelope, Session
 
 from digest.config import OutputConfig
 from digest.deliver.channel import content_hash
-from digest.deliver.html import MAX_HTML_PART_BYTES, clean_header, markdown_to_text, render_email
+from digest.deliver.message import MAX_HTML_PART_BYTES, clean_header, render_email
 from digest.deliver.outbox import deliver_digest, resend_email
+from digest.deliver.plaintext import markdown_to_text
 from digest.errors import DeliveryError
 from digest.models import Period
 from digest.periods import parse_week

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from digest.config import SUBJECT_FIELDS, parse_config
-from digest.deliver.html import email_subject
+from digest.deliver.message import email_subject
 from digest.errors import ConfigError
 from digest.models import Period
 from digest.text import fill_template, template_problem

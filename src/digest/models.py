@@ -10,7 +10,7 @@ from typing import Final
 from digest.errors import FailureKind
 from digest.urls import for_display
 
-# The item lifecycle's states and what a page can be (lifecycle.py decides the moves)
+# The item lifecycle's states and what a page can be (lifecycle/ decides the moves)
 
 
 class ItemKind(StrEnum):

@@ -36,7 +36,8 @@ def import_(files: tuple[Path, ...], forced_format: str | None) -> None:
     an OPML file adds its feeds as feed sources. A file that cannot be imported is named
     on stderr and the others go on; exit 1 only when every file failed."""
     from digest.clock import utc_now
-    from digest.collect.files import Unimported, describe, import_files
+    from digest.collect.files import describe, import_files
+    from digest.collect.finding import Unimported
     from digest.collect.importers import supported_formats
     from digest.store import open_store
 

@@ -44,9 +44,10 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from digest.collect.bigfiles import READ_BLOCK, BigFile, big_file, blocks, read_range, save_big
-from digest.collect.files import Found, Unimported, describe, files_under, not_saves, problem_lines
+from digest.collect.files import describe, problem_lines
 from digest.collect.filesave import FileReport, file_key, load, save
 from digest.collect.filetext import Opener, open_binary, read_bytes, read_head, unreadable
+from digest.collect.finding import Found, Unimported, files_under, not_saves
 from digest.config import SourceConfig
 from digest.errors import ImportFormatError, SourceError, StoreError, unit_bug
 from digest.lifecycle import FileSeen, FilesGone, ReadingVoided, SourceChecked, SourceFailed

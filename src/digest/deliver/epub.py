@@ -17,7 +17,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from digest.compose.entries import Entry, Topic
-from digest.deliver.html import our_templates, short_text
+from digest.deliver.html import our_templates
+from digest.deliver.plaintext import short_text
 from digest.models import Item
 from digest.reading import minutes_read
 from digest.urls import for_display

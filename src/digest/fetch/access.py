@@ -17,8 +17,7 @@ from urllib.parse import urlsplit
 
 from digest.config import ENV_PREFIX, BasicAuth, BearerAuth, Config, SourceConfig
 from digest.errors import SourceError
-
-DEFAULT_PORTS = {"http": 80, "https": 443}
+from digest.urls import DEFAULT_PORTS
 
 
 @dataclass(frozen=True)

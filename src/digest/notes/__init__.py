@@ -52,6 +52,7 @@ def _offline(config: LLMConfig, options: Options) -> Summarizer:
 
 
 def _openai(config: LLMConfig, options: Options) -> Summarizer:
+    from digest.notes.chat_calls import ChatCalls
     from digest.notes.openai_chat import OpenAISummarizer
 
     api_key, base_url = config.api_key, config.effective_base_url
@@ -61,7 +62,7 @@ def _openai(config: LLMConfig, options: Options) -> Summarizer:
             " provider needs an API key, or llm.base_url for a local server"
         )
     # Local OpenAI-compatible servers need no key, but the client insists on one.
-    return OpenAISummarizer(
+    calls = ChatCalls(
         config,
         api_key=api_key or "not-needed",
         base_url=base_url,
@@ -71,6 +72,7 @@ def _openai(config: LLMConfig, options: Options) -> Summarizer:
         clock=options.clock,
         sleep=options.sleep,
     )
+    return OpenAISummarizer(config, calls)
 
 
 REGISTRY: dict[str, Callable[[LLMConfig, Options], Summarizer]] = {

@@ -24,7 +24,7 @@ from digest.store.base import (
 from digest.store.counts import CountsStore
 from digest.store.deliveries import DeliveriesStore
 from digest.store.highlights import HighlightsStore
-from digest.store.items import item_key, url_key
+from digest.store.item_saves import item_key, url_key
 from digest.store.links import LinksStore
 from digest.store.mail import MailStore
 from digest.store.migrations import known_steps, migration_set, pending_steps, unknown_steps

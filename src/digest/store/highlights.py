@@ -9,7 +9,8 @@ from datetime import datetime
 
 from digest.models import Highlight, StoredHighlight
 from digest.store.base import SaveReport, from_iso, iso
-from digest.store.items import ItemsStore, item_key
+from digest.store.item_saves import item_key
+from digest.store.items import ItemsStore
 from digest.text import for_reader
 
 

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 
 from digest.lifecycle import LetterRead
 from digest.store.base import BATCH, SaveReport, iso
-from digest.store.items import ItemsStore, item_key, take_own_text
+from digest.store.item_saves import item_key, take_own_text
+from digest.store.items import ItemsStore
 
 
 class MailStore(ItemsStore):

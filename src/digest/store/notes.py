@@ -9,7 +9,7 @@ from datetime import datetime
 from digest.lifecycle import NoteAttached
 from digest.models import ModelUsage, Note, Usage
 from digest.store.base import StoreBase, iso
-from digest.store.items import note_from_row
+from digest.store.item_rows import note_from_row
 from digest.text import clean, for_reader
 
 

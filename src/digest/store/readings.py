@@ -23,13 +23,8 @@ from datetime import datetime
 from digest.lifecycle import FileIntent, FileSeen, FilesGone, ReadingEnded, ReadingVoided
 from digest.models import FileReading, SavedItem
 from digest.store.base import BATCH, SaveReport, iso
-from digest.store.items import (
-    MAX_CONTEXT_CHARS,
-    MAX_TITLE_CHARS,
-    ItemsStore,
-    _capped,
-    item_key,
-)
+from digest.store.item_saves import MAX_CONTEXT_CHARS, MAX_TITLE_CHARS, capped, item_key
+from digest.store.items import ItemsStore
 from digest.store.records import FileState
 
 
@@ -191,8 +186,8 @@ def _update_grown(
             " WHERE id = ?",
             (
                 new_key,
-                _capped(item.title, MAX_TITLE_CHARS),
-                _capped(item.context, MAX_CONTEXT_CHARS),
+                capped(item.title, MAX_TITLE_CHARS),
+                capped(item.context, MAX_CONTEXT_CHARS),
                 json.dumps(list(item.links)),
                 item_id,
             ),

@@ -16,7 +16,8 @@ from digest.lifecycle import (
 )
 from digest.models import FeedState, SourceStatus
 from digest.store.base import SaveReport, from_iso, iso
-from digest.store.items import ItemsStore, take_own_text
+from digest.store.item_saves import take_own_text
+from digest.store.items import ItemsStore
 from digest.store.records import ImportedFeed, ManagedSource, SourceListing
 from digest.urls import for_display
 

@@ -9,7 +9,7 @@ the post's creation time: none of these exports records when it was saved.
 - mastodon-archive: the archive's bookmarks.json, {"type": "OrderedCollection",
   "orderedItems": ["https://host/users/x/statuses/id", …]}: links to the statuses
   (Settings → Export's bookmarks.csv, one URI a line, is read as a list of URLs);
-  `/users/x/statuses/id` and the API's `/@x/id` have one canonical form (urls.py),
+  `/users/x/statuses/id` and the API's `/@x/id` have one canonical form (urls/key.py),
   so the same post saved both ways is one item.
 - twitter: [{id / tweet_id, full_text / text, created_at, screen_name or
   user.screen_name, url, expanded urls}], bare or inside

@@ -43,7 +43,7 @@ class FeedFile:
         # which loading the registry for any other format should not pay for.
         import feedparser
 
-        from digest.collect.feeds import feed_entry_item, strip_declarations
+        from digest.collect.feed_entries import feed_entry_item, strip_declarations
 
         parsed = feedparser.parse(strip_declarations(text.encode("utf-8")))
         if not parsed.get("version"):

@@ -11,8 +11,8 @@ from email.message import EmailMessage
 
 from digest.config import Config
 from digest.deliver.channel import DeliveryOutcome, Job, begun, ended
-from digest.deliver.html import MailTemplate, render_email
 from digest.deliver.mail import DeliveryUnknown, SmtpReplyError, send_email
+from digest.deliver.message import MailTemplate, render_email
 from digest.deliver.podcast import episode_link
 from digest.errors import DeliveryError
 from digest.lifecycle import backoff_delay

@@ -14,8 +14,8 @@ from digest.atomic import write_atomic
 from digest.config import EmailConfig
 from digest.deliver.channel import DeliveryOutcome, Job, begun, ended, failed, settled
 from digest.deliver.epub import MEDIA_TYPE, Book, epub_bytes
-from digest.deliver.html import clean_header
 from digest.deliver.mail import DeliveryUnknown, send_email
+from digest.deliver.message import clean_header
 from digest.errors import DeliveryError
 from digest.models import DeliveryStatus
 

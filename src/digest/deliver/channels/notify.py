@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from digest.config import ENV_PREFIX, NotifyConfig
 from digest.deliver.channel import DeliveryOutcome, Job, begun, ended, settled
 from digest.deliver.channels.email import full_copy_location, why_not_sent
-from digest.deliver.html import short_text
+from digest.deliver.plaintext import short_text
 from digest.errors import bugs_recorded
 from digest.fetch.guard import AddressPolicy
 from digest.lifecycle import backoff_delay
