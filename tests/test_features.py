@@ -91,13 +91,17 @@ def test_the_fetch_stage_stores_the_features_of_items_from_before_them(tmp_path:
     rig.store.close()
 
 
-def test_features_are_filled_starred_and_read_first_then_newest(tmp_path: Path) -> None:
+def test_pages_get_features_starred_and_read_first_then_newest(tmp_path: Path) -> None:
     store = open_store(tmp_path / "digest.db")
     source = store.ensure_source("inbox", "file", path="/inbox")
-    saves = [SavedItem(f"https://example.org/{n}", title=f"Page {n}") for n in range(5)]
+    saves = [SavedItem(f"https://example.org/{n}", title=f"Page {n}") for n in range(6)]
     for minutes, save in enumerate(saves):
         store.save_items(source, [save], T0 + timedelta(minutes=minutes))
     ids = {item.title: item.id for item in store.all_items()}
+    for title, item_id in ids.items():
+        if title != "Page 5":  # not fetched: no page, nothing costly to make
+            page = Extracted(text=f"{PAGE} {title}", title=title)
+            store.apply_fetch(FetchSucceeded(item_id, page, "hash", T0, ItemState.FETCHED, None))
     store.apply_star(ItemStarred(ids["Page 0"], T0))
     store.apply_read(ItemRead(ids["Page 1"], T0))
 
