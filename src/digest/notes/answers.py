@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from digest.models import NoteBasis
 from digest.notes.answer_text import prose, read_answer, summary_field, without_reasoning
+from digest.notes.base import MAX_KEY_POINT_CHARS
 from digest.notes.faithful import check, known_facts, unknown_facts
 from digest.notes.judging import (
     ENGLISH,
@@ -41,7 +42,6 @@ from digest.text import URL, clean, sentences, shorten, without_links
 MAX_SUMMARY_CHARS = 1200
 MAX_SUMMARY_SENTENCES = 6
 MAX_LIST_ITEMS = 5
-MAX_KEY_POINT_CHARS = 200
 
 NOTE_SCHEMA: dict[str, object] = {
     "type": "object",
