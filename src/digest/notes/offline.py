@@ -117,7 +117,8 @@ class OfflineSummarizer:
 
 
 def summary_sentences(text: str, count: int, title: str | None = None) -> list[str]:
-    """The `count` sentences of `text` that carry it, in reading order (for benchmarks)."""
+    """The `count` sentences an offline note of `text` sums it up in (as `note_now` picks them,
+    before each is shortened), in reading order: what bench/offline_rouge.py scores."""
     found = _statements(clean(text))
     return [found[i] for i in sorted(pick_sentences(Ranked.of(found, title), count))]
 
