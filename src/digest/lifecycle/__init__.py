@@ -41,8 +41,6 @@ from digest.lifecycle.files import (
     ReadingVoided,
 )
 from digest.lifecycle.notes import (
-    NOTE_RETRY_BASE_S,
-    NOTE_RETRY_MAX_S,
     NOTE_STATES,
     PROMPT_FILE_MARK,
     NoteAttached,
@@ -69,7 +67,6 @@ from digest.lifecycle.sources import (
     letter_read,
 )
 from digest.lifecycle.states import (
-    PERMANENT_FAILURE_LIMIT,
     TRANSITIONS,
     Backoff,
     Event,
@@ -116,14 +113,11 @@ __all__ = [
     "ItemState",
     "LetterRead",
     "LinksFollowed",
-    "NOTE_RETRY_BASE_S",
-    "NOTE_RETRY_MAX_S",
     "NOTE_STATES",
     "NoteAttached",
     "NoteAttempts",
     "NoteBasis",
     "NoteFailed",
-    "PERMANENT_FAILURE_LIMIT",
     "PROMPT_FILE_MARK",
     "Quality",
     "RESURFACED_PER_WEEK",
