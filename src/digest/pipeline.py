@@ -224,7 +224,7 @@ def weeks_with_items(config: Config, since: Period | None, now_label: str) -> li
     """Weeks from `since` (else the first) to the current one that have items, oldest first."""
     zone = config.digest.zone
     with open_store(config.db_path) as store:
-        counts = Counter(week_label(item.saved_at, zone) for item in store.all_items())
+        counts = Counter(week_label(saved, zone) for saved in store.saved_times())
     first = since.label if since else ""
     return [
         Week(parse_week(label, zone), count)

@@ -160,6 +160,11 @@ class ItemsStore(StoreBase):
         )
         return count, from_iso(earliest) if earliest else None
 
+    def saved_times(self) -> list[datetime]:
+        """When each item was saved (no rows beyond that: a backfill counts weeks)."""
+        rows = self._query("SELECT saved_at FROM items")
+        return [datetime.fromisoformat(saved) for (saved,) in rows]
+
     def all_items(self) -> list[Item]:
         return self._items("ORDER BY i.saved_at, i.id")
 
