@@ -22,11 +22,11 @@ from digest.patterns import PATTERN_TEXT_CHARS, compile_pattern, pattern_found
     ],
 )
 def test_a_catastrophic_pattern_ends_at_once(pattern: str, text: str, expected: bool) -> None:
-    started = time.monotonic()
+    started = time.process_time()  # the work it takes: a busy machine's wall time only flakes
 
     found = pattern_found(pattern, text)
 
-    assert time.monotonic() - started < 1 and found == expected
+    assert time.process_time() - started < 1 and found == expected
 
 
 def test_words_are_words_in_any_script() -> None:
@@ -62,6 +62,6 @@ def test_any_pattern_compiles_or_is_refused_and_any_search_ends_at_once(
         compile_pattern(pattern)
     except ValueError:
         return
-    started = time.monotonic()
+    started = time.process_time()
     pattern_found(pattern, text * 30)
-    assert time.monotonic() - started < 1
+    assert time.process_time() - started < 1
