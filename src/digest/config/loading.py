@@ -18,6 +18,7 @@ from digest.config.models import Config
 from digest.config.sections import DigestSection
 from digest.config.sources import BasicAuth, BearerAuth, SourceConfig
 from digest.errors import ConfigError
+from digest.userfiles import UserFileError, read_small_text
 
 log = logging.getLogger("digest")
 
@@ -157,9 +158,9 @@ def read_prompt_file(path: Path, key: str) -> str:
     it cannot be read. What it says is the run's to check (notes/prompts.py): one that does
     not parse, or uses a variable it is not given, costs the run its words, not the load."""
     try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"config error: {key}: cannot read {path}: {exc}") from exc
+        return read_small_text(path, "a prompt")
+    except UserFileError as exc:
+        raise ConfigError(f"config error: {key}: {exc}") from exc
 
 
 def _check_prompt_files(config: Config) -> None:

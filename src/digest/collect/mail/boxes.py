@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from digest.config import SourceConfig
 from digest.errors import SourceError
+from digest.userfiles import UserFileError, read_small_text
 
 if TYPE_CHECKING:  # imap-tools is imported when a mailbox is opened: not by every command
     from imap_tools import BaseMailBox
@@ -85,9 +86,9 @@ def mail_password(source: SourceConfig) -> str:
         return value
     assert source.password_file is not None  # the config requires one of them
     try:
-        value = source.password_file.read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SourceError(f"{where}: cannot read {source.password_file}: {exc}") from exc
+        value = read_small_text(source.password_file, "a secret").strip()
+    except UserFileError as exc:
+        raise SourceError(f"{where}: password_file: {exc}") from exc
     if not value:
         raise SourceError(f"{where}: {source.password_file} is empty")
     return value
