@@ -11,6 +11,7 @@ cap (and one byte) is read.
 from __future__ import annotations
 
 import os
+import ssl
 import stat
 from pathlib import Path
 
@@ -58,3 +59,14 @@ def _read_at_most(fd: int, size: int) -> bytes:
         chunks.append(chunk)
         left -= len(chunk)
     return b"".join(chunks)
+
+
+def tls_context(ca_file: Path | None) -> ssl.SSLContext:
+    """Certificates and host names checked; `ca_file`'s certificates (a self-signed
+    server's) trusted too. UserFileError when it cannot be read as a certificate file."""
+    context = ssl.create_default_context()
+    if ca_file is not None:
+        context.load_verify_locations(
+            cadata=read_small_text(ca_file, "a certificate", CERTIFICATE_BYTES)
+        )
+    return context

@@ -173,6 +173,8 @@ def _resolve_source_paths(source: SourceConfig, resolve: Callable[[Path], Path])
     update: dict[str, object] = {"path": resolve(source.path)} if source.path else {}
     if source.password_file:
         update["password_file"] = resolve(source.password_file)
+    if source.ca_file:
+        update["ca_file"] = resolve(source.ca_file)
     auth = source.auth
     if isinstance(auth, BasicAuth) and auth.password_file:
         update["auth"] = auth.model_copy(update={"password_file": resolve(auth.password_file)})

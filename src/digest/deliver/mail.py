@@ -16,7 +16,7 @@ from email.policy import SMTP as SMTP_POLICY
 
 from digest.config import EmailConfig
 from digest.errors import DeliveryError
-from digest.userfiles import CERTIFICATE_BYTES, UserFileError, read_small_text
+from digest.userfiles import UserFileError, tls_context
 
 NO_STARTTLS = "use security = 'ssl' (usually port 465) or a server that offers STARTTLS"
 UNTRUSTED_CERTIFICATE = (
@@ -122,13 +122,10 @@ def connect(config: EmailConfig) -> smtplib.SMTP:
 
 def _tls_context(config: EmailConfig) -> ssl.SSLContext:
     """Certificate and host name verified; `ca_file` adds a trusted (self-signed) certificate."""
-    if config.ca_file is None:
-        return ssl.create_default_context()
     try:
-        pem = read_small_text(config.ca_file, "a certificate", CERTIFICATE_BYTES)
+        return tls_context(config.ca_file)
     except UserFileError as exc:
         raise DeliveryError(f"[email] ca_file: {exc}") from exc
-    return ssl.create_default_context(cadata=pem)
 
 
 def authenticate(smtp: smtplib.SMTP, config: EmailConfig) -> None:
