@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from digest.errors import FailureKind
+from digest.lifecycle.fetching import FETCH_WHEN_ONLINE
 from digest.store import Store
 from digest.store.records import ItemToLookAt, LLMTotals, LLMUsageBy, RunRecord, SourceListing
 from digest.text import for_terminal
@@ -103,17 +104,20 @@ def _run(run: RunRecord, live_since: datetime | None) -> dict[str, Any]:
 
 
 def _network(store: Store, source: str | None) -> dict[str, Any]:
-    """Whether the last fetch had a network, and the pages no run has fetched yet."""
+    """Whether the last fetch had a network, and what no run has fetched yet: the pages,
+    and the posts whose links are not followed (said as the fetch stage says it)."""
     offline_at = store.last_fetch_offline()
-    waiting = store.pages_not_fetched(source)
+    waiting = store.not_fetched(source)
     what: str | None = None
-    if offline_at is not None and waiting:
-        what = "`digest now --retry` fetches them once you are online"
-    elif waiting:
+    if offline_at is not None and waiting.total:
+        what = FETCH_WHEN_ONLINE
+    elif waiting.total:
         what = "the next run fetches them"
     return {
         "offline_at": offline_at.isoformat() if offline_at else None,
-        "pages_not_fetched": waiting,
+        "pages_not_fetched": waiting.pages,
+        "posts_links_not_followed": waiting.posts,
+        "not_fetched": waiting.describe() if waiting.total else None,
         "what_to_do": what,
     }
 
@@ -204,14 +208,13 @@ def _items_line(items: dict[str, Any]) -> str:
 
 
 def _network_line(network: dict[str, Any]) -> str | None:
-    waiting = network["pages_not_fetched"]
+    waiting = network["not_fetched"]
     if not waiting:
         return None
-    pages = f"{waiting} page{'' if waiting == 1 else 's'} not fetched yet"
     if network["offline_at"]:
         at = _one_line(network["offline_at"])
-        return f"No network at the last fetch ({at}): {pages}; {network['what_to_do']}"
-    return f"{pages.capitalize()}: {network['what_to_do']}"
+        return f"No network at the last fetch ({at}): {waiting}; {network['what_to_do']}"
+    return f"{waiting[0].upper()}{waiting[1:]}: {network['what_to_do']}"
 
 
 def _print_items_to_look_at(console: Console, block: dict[str, Any]) -> None:
