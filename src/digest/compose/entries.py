@@ -159,7 +159,9 @@ def _post_entry(item: Item) -> Entry:
     if item.note is None or not item.note.by_model:
         whole = len(model_text(context)) <= SHORT_NOTE_CHARS
         reading = post_reading(context, title, whole=whole)
-        return Entry(title, None, reading.prose, None, reading.points)
+        picked = not whole and (reading.prose or reading.points)  # its telling lines only
+        marker = EXTRACTIVE_MARKER if picked and item.note else None
+        return Entry(title, None, reading.prose, marker, reading.points)
     summary = without_lead(model_text(item.note.summary), title, title_opens_text=True)
     points = tuple(p for p in item.note.key_points if _comparable(p) not in _comparable(title))
     return Entry(title, None, summary or None, None, points)
@@ -184,13 +186,12 @@ def _note_entry(item: Item) -> Entry:
         rest = context.removeprefix(text) if context.startswith(text) else context
         rest = rest.lstrip(" -–—:;,.")
         return Entry(text, None, rest if rest and rest != text else None, None, ())
-    summary = (
-        without_lead(one_line(item.note.summary), text, title_opens_text=True)
-        if item.note
-        else None
-    )
-    points = item.note.key_points if item.note else ()
-    return Entry(text, None, summary or None, None, points)
+    if item.note is None:
+        return Entry(text, None, None, None, ())
+    summary = without_lead(one_line(item.note.summary), text, title_opens_text=True) or None
+    points = item.note.key_points
+    picked = item.note.extractive and (summary or points)  # sentences of the reader's own
+    return Entry(text, None, summary, EXTRACTIVE_MARKER if picked else None, points)
 
 
 def item_title(item: Item) -> str:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from digest.compose.entries import SHORT_NOTE_CHARS, entry_for
+from digest.compose.entries import EXTRACTIVE_MARKER, SHORT_NOTE_CHARS, entry_for
 from digest.compose.markdown import md_text, one_line
 from digest.lifecycle import why_no_note
 from digest.models import OFFLINE_MODEL, Item, ItemKind, ItemState, ModelUsage, Usage
@@ -36,7 +36,8 @@ def footer_lines(provenance: Provenance, items: Sequence[Item]) -> list[str]:
     """Who wrote the notes and the week summary, the tokens and cost, what was skipped."""
     lines = []
     offline = [item for item in items if item.note and item.note.extractive]
-    unshown = sum(not _shows_summary(item) for item in offline)  # "LMSys.", a stand-in, a list
+    # counted as the digest marks them: not "LMSys.", a stand-in, a list, a short post
+    unshown = sum(entry_for(item).marker != EXTRACTIVE_MARKER for item in offline)
     usages = [
         replace(entry, count=max(0, entry.count - unshown))
         if entry.model == OFFLINE_MODEL
