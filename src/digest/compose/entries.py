@@ -56,6 +56,18 @@ class Topic:
     def minutes(self) -> int:
         return sum(entry.minutes for entry in self.entries)
 
+    @property
+    def totals(self) -> str:
+        """The section's line: "3 items · 7 min read"; "2 items · pages not fetched" when
+        none of its pages was read; "2 items" for notes and posts."""
+        count = len(self.entries)
+        said = f"{count} item{'' if count == 1 else 's'}"
+        if self.minutes:
+            return f"{said} · {self.minutes} min read"
+        if all(entry.unread_page for entry in self.entries):
+            return f"{said} · {'page' if count == 1 else 'pages'} not fetched"
+        return said
+
 
 def topic_of(item: Item, shared_tags: Container[str] | None = None) -> str:
     """The item's topic, else its note's first tag (given `shared_tags`, its first tag that is
