@@ -62,6 +62,10 @@ async def no_such_name(host: str, port: int) -> list[tuple[Any, ...]]:
         ("https://tomasz.janczuk.org/2023/11/letsgo.html", "tomasz.janczuk.org/2023/11/letsgo.html"),
         ("https://brianmcfee.net/dstbook-site/content/intro.html", "brianmcfee.net/dstbook-site/content/intro.html"),
         ("https://worrydream.com/", "worrydream.com"),
+        ("https://accelerated-computing.academy/fall25/lectures/", "Fall25 lectures"),
+        ("https://course.example/cs149/schedule", "CS149 schedule"),
+        ("https://docs.example/en/stable/features/lora.html", "docs.example/en/stable/features/lora.html"),
+        ("https://docs.example/en/install", "docs.example/en/install"),
     ],
 )  # fmt: skip
 def test_a_link_nobody_named_is_titled_by_its_slug_else_its_host_and_path(
