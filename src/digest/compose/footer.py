@@ -10,6 +10,7 @@ from datetime import datetime
 
 from digest.compose.entries import EXTRACTIVE_MARKER, SHORT_NOTE_CHARS, entry_for
 from digest.compose.markdown import md_text, one_line
+from digest.config import NO_SOURCES, NO_SOURCES_FIX
 from digest.lifecycle import why_no_note
 from digest.models import OFFLINE_MODEL, Item, ItemKind, ItemState, ModelUsage, Usage
 from digest.unread import offline_stand_in, reason
@@ -30,6 +31,7 @@ class Provenance:
     note_calls: Usage | None = None
     muted: int = 0  # items the reader's rules left out
     offline_at: datetime | None = None  # the last fetch found no network, then
+    no_sources: bool = False  # a fresh installation: no source and nothing saved (its fix)
 
 
 def footer_lines(provenance: Provenance, items: Sequence[Item]) -> list[str]:
@@ -61,7 +63,10 @@ def footer_lines(provenance: Provenance, items: Sequence[Item]) -> list[str]:
     total = notes_usage + (provenance.week.usage if provenance.week else Usage())
     if total.tokens_in or total.tokens_out:
         lines.append(f"LLM total: {_usage_text(total)}.")
-    lines.append(account_line(items, provenance.muted))
+    if provenance.no_sources and not items:  # "`digest init` …", as plain words here
+        lines.append(f"No items: {NO_SOURCES}; {NO_SOURCES_FIX.replace('`', '')}.")
+    else:
+        lines.append(account_line(items, provenance.muted))
     if provenance.offline_at and (waiting := sum(map(_never_fetched, items))):
         lines.append(offline_line(provenance.offline_at, waiting))
     return [md_text(line) for line in lines]
