@@ -10,7 +10,7 @@
 
 Writes a Netscape bookmark HTML file with COUNT bookmarks in nested folders and a
 TIL journal with COUNT link lines under day headings, in a temporary folder. Each
-is imported into a fresh store by `digest.collect.files.import_file` in its own
+is imported into a fresh store by `digest import` (`digest.collect.files.import_files`) in its own
 child process, so the peak resident set size (ru_maxrss) is that file's alone.
 Prints wall time, CPU time (process start included) and peak memory per file, and the
 machine's load averages before and after; the goal is under 10 s and 200 MB each.
@@ -147,20 +147,19 @@ def write_sparse(folder: Path, size: int) -> tuple[Path, Path]:
 
 def measure_one(path: Path, db: Path) -> dict[str, float | int | str]:
     """Import `path` into a fresh store at `db`; run in a child process."""
-    from digest.collect.files import import_file
-    from digest.errors import ImportFormatError
+    from digest.collect.files import import_files
+    from digest.collect.filesave import FileReport
+    from digest.collect.finding import Unimported
     from digest.store import open_store
 
     started = time.perf_counter()
     store = open_store(db)
-    source_id = store.ensure_source("bench", "file", path=str(path))
-    try:
-        report = import_file(
-            store, path, source_id=source_id, zone=ZoneInfo("Europe/Berlin"), now=datetime.now(UTC)
-        )
+    (report,) = import_files(store, [path], zone=ZoneInfo("Europe/Berlin"), now=datetime.now(UTC))
+    if isinstance(report, Unimported):  # a binary file: refused, which is what it costs
+        shown, rejected, skipped = f"refused ({report.reason})", 0, 0
+    else:
+        assert isinstance(report, FileReport)
         shown, rejected, skipped = report.format, len(report.rejected), len(report.skipped)
-    except ImportFormatError as exc:  # a binary file: refused, which is what it costs
-        shown, rejected, skipped = f"refused ({exc.reason})", 0, 0
     items = store.count_items()
     store.close()
     seconds = time.perf_counter() - started

@@ -33,7 +33,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from digest.collect.files import import_file
+from digest.collect.files import import_files
 from digest.models import ItemKind
 from digest.store import SearchFilter, Store, open_store
 
@@ -92,8 +92,7 @@ def previous_schema_store(path: Path, count: int, words: int) -> None:
     journal = path.with_suffix(".md")
     write_journal(journal, count)
     store = open_store(path)
-    source = store.ensure_source("bench", "file", path=str(journal))
-    import_file(store, journal, source_id=source, zone=ZONE, now=NOW)
+    import_files(store, [journal], zone=ZONE, now=NOW)
     random_ = random.Random(22)
     vocab = vocabulary(5000, random_)
     with store.write() as conn:
@@ -139,10 +138,9 @@ def matching(store: Store, query: str) -> int:
 
 
 def collect_cpu(db: Path, journal: Path) -> float:
-    """CPU seconds to import `journal` into the store at `db` (what a collect of it does)."""
+    """CPU seconds to import `journal` into the store at `db` (`digest import` of it)."""
     store = open_store(db)
-    source = store.ensure_source("collect", "file", path=str(journal))
-    _, cpu = timed(lambda: import_file(store, journal, source_id=source, zone=ZONE, now=NOW))
+    _, cpu = timed(lambda: import_files(store, [journal], zone=ZONE, now=NOW))
     store.close()
     return cpu
 

@@ -25,10 +25,9 @@ from digest.collect.feed_entries import parse_feed
 from digest.collect.filetext import decode
 from digest.collect.formats import REGISTRY, ImportResult
 from digest.collect.highlights import HIGHLIGHT_FORMATS, read_highlights
-from digest.collect.importers import find_importer, supported_formats
+from digest.collect.importers import supported_formats
 from digest.collect.importers.common import storable
 from digest.collect.importers.journal import _MAX_JOINED_LINES as _JOINED_LINES
-from digest.collect.mail.letters import read_letter
 from digest.collect.mail.roundup import read_body
 from digest.collect.transcripts import transcript_text
 from digest.compose.digest import compose
@@ -40,6 +39,8 @@ from digest.fetch.client import FetchResult
 from digest.models import Item, Note, WeekSummary
 from digest.periods import parse_week
 from digest.urls import WebURL, parse_url
+from importing import find_importer
+from letters import read_letter
 from weekitems import week_item
 
 UTC = ZoneInfo("UTC")

@@ -4,8 +4,11 @@ sponsor block, a letter in ISO-8859-1, and one more to add between two collects.
 
 from __future__ import annotations
 
+import email
 from email.message import EmailMessage
 from urllib.parse import quote
+
+from digest.collect.mail.letters import Letter, letter_of
 
 DATE = "Wed, 18 Nov 2026 09:00:00 +0000"  # in 2026-W47
 FOOTER = (
@@ -139,3 +142,8 @@ def late_letter() -> bytes:
 
 def mailbox_letters(story_urls: list[str]) -> list[bytes]:
     return [plain_letter(), roundup(story_urls), sponsor_only(), latin1_letter()]
+
+
+def read_letter(raw: bytes) -> Letter:
+    """The letter in `raw` (RFC 5322 bytes), as the mailboxes hand it over."""
+    return letter_of(email.message_from_bytes(raw))

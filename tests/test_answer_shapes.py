@@ -15,8 +15,8 @@ from digest.config import LLMConfig
 from digest.errors import UnusableAnswer
 from digest.models import Note, NoteBasis
 from digest.notes import NoteRequest, judging, make_summarizer
+from digest.notes.answer_text import read_answer
 from digest.notes.answers import AnswerContext, parse_note_answer
-from digest.notes.reading import read_answer
 from digest.notes.week_answers import parse_week_answer
 from digest.text import looks_english, sentences, surely_english
 from fake_openai import UNUSABLE_SHAPES, USABLE_SHAPES, FakeOpenAI

@@ -11,11 +11,11 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from digest.collect import bigfiles, formats
-from digest.collect.files import import_file
 from digest.collect.filesave import FileReport
 from digest.collect.inbox import collect_file_source
 from digest.config import SourceConfig
 from digest.store import Store, open_store
+from importing import import_file
 
 NOW = datetime(2026, 11, 18, 12, tzinfo=UTC)
 UTC_ZONE = ZoneInfo("UTC")

@@ -39,7 +39,7 @@ from digest.models import (
     WeekSummary,
 )
 from digest.periods import parse_week
-from digest.unread import pretend_note
+from digest.unfetched import pretend_note
 
 GOLDEN = Path(__file__).parent / "golden"
 ZONE = ZoneInfo("Europe/Berlin")

@@ -4,6 +4,7 @@ computed in memory (never stored by compose) for a text it was not computed from
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +20,14 @@ from digest.features import (
     text_features,
     text_hash,
 )
-from digest.lifecycle import FetchSucceeded, ItemState, NoteAttached
+from digest.fetch.features import fill_missing_features
+from digest.lifecycle import (
+    FetchSucceeded,
+    ItemRead,
+    ItemStarred,
+    ItemState,
+    NoteAttached,
+)
 from digest.models import Extracted, Item, Note, SavedItem
 from digest.store import Store, open_store
 from loopback import LoopbackServer
@@ -69,6 +77,43 @@ def test_an_item_stored_before_features_gets_them_at_compose_which_stores_nothin
     assert first.features == text_features(feature_text(item))
     assert store.features_of([item.id]) == {}  # compose writes nothing: made again next time
     assert with_features(store, [item]) == [first]
+
+
+def test_the_fetch_stage_stores_the_features_of_items_from_before_them(tmp_path: Path) -> None:
+    rig = Rig(tmp_path)
+    item = fetched_without_features(rig.store)
+
+    rig.fetch(T0)
+
+    stored = rig.store.features_of([item.id])[item.id]
+    assert stored == text_features(feature_text(item))
+    assert with_features(rig.store, [item]) == [replace(item, features=stored)]  # read, not made
+    rig.store.close()
+
+
+def test_pages_get_features_starred_and_read_first_then_newest(tmp_path: Path) -> None:
+    store = open_store(tmp_path / "digest.db")
+    source = store.ensure_source("inbox", "file", path="/inbox")
+    saves = [SavedItem(f"https://example.org/{n}", title=f"Page {n}") for n in range(6)]
+    for minutes, save in enumerate(saves):
+        store.save_items(source, [save], T0 + timedelta(minutes=minutes))
+    ids = {item.title: item.id for item in store.all_items()}
+    for title, item_id in ids.items():
+        if title != "Page 5":  # not fetched: no page, nothing costly to make
+            page = Extracted(text=f"{PAGE} {title}", title=title)
+            store.apply_fetch(FetchSucceeded(item_id, page, "hash", T0, ItemState.FETCHED, None))
+    store.apply_star(ItemStarred(ids["Page 0"], T0))
+    store.apply_read(ItemRead(ids["Page 1"], T0))
+
+    assert fill_missing_features(store, limit=3) == 3
+    assert set(store.features_of(list(ids.values()))) == {
+        ids["Page 0"],
+        ids["Page 1"],
+        ids["Page 4"],
+    }
+    assert fill_missing_features(store, limit=3) == 2
+    assert fill_missing_features(store, limit=3) == 0
+    store.close()
 
 
 def test_a_text_that_changed_gets_new_features(tmp_path: Path) -> None:

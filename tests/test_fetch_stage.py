@@ -42,7 +42,7 @@ from digest.models import Item, ItemKind, ItemState, SavedItem, StageReport
 from digest.notes.requests import note_request
 from digest.runtime.context import RunContext
 from digest.store import Store, open_store, url_key
-from digest.unread import unread_line
+from digest.unfetched import unread_line
 from loopback import LoopbackServer, Response, serving
 from test_quality_pipeline import CHALLENGE_PAGE
 

@@ -8,12 +8,13 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from digest.collect.files import add_url, describe, import_file, import_files
+from digest.collect.files import add_url, describe, import_files
 from digest.collect.filesave import FileReport
 from digest.collect.finding import Unimported
 from digest.errors import ImportFormatError
 from digest.models import Rejected
 from digest.store import Store
+from importing import import_file
 
 FIXTURES = Path(__file__).parent / "fixtures" / "imports"
 ZONE = ZoneInfo("Europe/Berlin")

@@ -20,12 +20,12 @@ import pytest
 from digest.cli.base import SCREENFUL, print_reports
 from digest.collect import bigfiles
 from digest.collect.feeds import collect_feeds
-from digest.collect.files import import_file
 from digest.collect.inbox import collect_file_source
 from digest.config import FetchConfig, SourceConfig
 from digest.fetch.client import Fetcher
 from digest.models import Stage, StageReport
 from digest.store import Store
+from importing import import_file
 from loopback import LoopbackServer, Response
 from stores import store_at
 

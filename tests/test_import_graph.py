@@ -3,7 +3,7 @@ from a lower layer to a higher one.
 
 Layers, lowest first: the shared modules (store/, runtime/ and the modules beside the
 packages: models, lifecycle, config, text, urls, and what several stages read of an item:
-features, tagwords, unread…), which import no stage; then the stage packages, each
+features, tagwords, unfetched…), which import no stage; then the stage packages, each
 importing only the stages below it; then the shell (cli/, commands/, pipeline, jobs,
 daemon), which may import anything. The stages are ordered by who uses whom:
 extract is pure (page in, text out) and fetch runs it; collect reads feeds through fetch's

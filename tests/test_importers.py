@@ -9,12 +9,13 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from digest.collect.files import describe, import_file
+from digest.collect.files import describe
 from digest.collect.formats import ImportResult
-from digest.collect.importers import find_importer, supported_formats
+from digest.collect.importers import supported_formats
 from digest.errors import ImportFormatError
 from digest.models import ItemKind, SavedItem
 from digest.store import Store
+from importing import find_importer, import_file
 from stores import store_at
 
 FIXTURES = Path(__file__).parent / "fixtures" / "imports"

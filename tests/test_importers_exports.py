@@ -8,13 +8,13 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from digest.collect.files import import_file
 from digest.collect.formats import REGISTRY, ImportResult
-from digest.collect.importers import find_importer, supported_formats
+from digest.collect.importers import supported_formats
 from digest.collect.importers._json import JsonExport
 from digest.errors import ImportFormatError
 from digest.models import ItemKind, SavedItem
 from digest.store import open_store
+from importing import find_importer, import_file
 
 EXPORTS = Path(__file__).parent / "fixtures" / "exports"
 POSTS = Path(__file__).parent / "fixtures" / "posts"

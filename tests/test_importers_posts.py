@@ -5,9 +5,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from digest.collect.importers import find_importer
 from digest.collect.importers.posts import PostsImporter
 from digest.models import ItemKind
+from importing import find_importer, import_file
 
 FIXTURE = Path(__file__).parent / "fixtures" / "posts" / "pasted.txt"
 UTC = ZoneInfo("UTC")
@@ -175,7 +175,7 @@ def test_import_report_counts_posts_apart_from_notes_without_url(tmp_path: Path)
     from datetime import UTC as utc
     from datetime import datetime
 
-    from digest.collect.files import describe, import_file
+    from digest.collect.files import describe
     from digest.store import open_store
 
     path = tmp_path / "posts.txt"

@@ -14,10 +14,9 @@ import pytest
 from click.testing import CliRunner, Result
 
 from digest.cli import cli
-from digest.collect.mail.letters import read_letter
 from digest.collect.mail.links import clean_link
 from digest.collect.mail.roundup import read_body
-from letters import late_letter, mailbox_letters, roundup
+from letters import late_letter, mailbox_letters, read_letter, roundup
 from loopback import LoopbackServer, Response
 
 WEEK = "2026-W47"

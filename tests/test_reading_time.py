@@ -19,7 +19,7 @@ from digest.features import TEXT_CHARS
 from digest.lifecycle import FetchSucceeded
 from digest.models import Extracted, ItemState, Note, NoteBasis, SavedItem, WeekSummary
 from digest.periods import parse_week
-from digest.reading import WORDS_PER_MINUTE, reading_minutes
+from digest.reading_time import WORDS_PER_MINUTE, reading_minutes
 from digest.rules import apply_rules
 from digest.store import open_store
 from weekitems import week_item

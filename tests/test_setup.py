@@ -101,7 +101,7 @@ def test_a_run_from_another_folder_uses_the_user_config_and_its_data(
     user_config = home / ".config" / "digest" / "digest.toml"
     data = home / ".local" / "share" / "digest"
     assert result.stderr.splitlines()[0] == (
-        f"digest: config {user_config} (the user config); data {data}"
+        f"digest: config: {user_config} (the user config); data: {data}"
     )
     written = Path(result.stdout.splitlines()[-1])
     assert written.parent == data / "digests"

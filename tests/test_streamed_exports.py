@@ -13,10 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from digest.collect import bigfiles
-from digest.collect.files import import_file
 from digest.collect.formats import REGISTRY, ImportResult, merged, record_streaming
 from digest.collect.importers import supported_formats
 from digest.store import open_store
+from importing import import_file
 from test_importers_exports import FORMATS
 
 EXPORTS = Path(__file__).parent / "fixtures" / "exports"

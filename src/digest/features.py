@@ -28,7 +28,7 @@ import numpy as np
 from digest.models import Extracted, Item, ItemKind, TextFeatures
 from digest.tagwords import is_tag_word
 from digest.text import url_title, without_links, words
-from digest.unread import offline_stand_in, saved_words
+from digest.unfetched import offline_stand_in, saved_words
 
 TEXT_CHARS = 5_000  # a page's opening tells its story (and what it is about): compose reads no more
 VERSION = "1"  # part of every text hash: a change to what is computed here renews them all

@@ -61,7 +61,7 @@ def year_earlier(period: Period, zone: ZoneInfo) -> Period:
         return parse_week(f"{year}-W52", zone)
 
 
-_MONTHS = (
+MONTHS = (
     "January", "February", "March", "April", "May", "June",
     "July", "August", "September", "October", "November", "December",
 )  # fmt: skip
@@ -72,7 +72,7 @@ def format_period(period: Period, zone: ZoneInfo, *, short: bool = False) -> str
     where they change."""
     first = period.start.astimezone(zone).date()
     last = (period.end.astimezone(zone) - timedelta(days=1)).date()
-    months = [month[:3] for month in _MONTHS] if short else _MONTHS
+    months = [month[:3] for month in MONTHS] if short else MONTHS
     start, end = (f"{day.day} {months[day.month - 1]}" for day in (first, last))
     if first.year != last.year:
         return f"{start} {first.year} – {end} {last.year}"
@@ -83,7 +83,7 @@ def format_period(period: Period, zone: ZoneInfo, *, short: bool = False) -> str
 
 def format_date(day: date) -> str:
     """'3 November 2026'."""
-    return f"{day.day} {_MONTHS[day.month - 1]} {day.year}"
+    return f"{day.day} {MONTHS[day.month - 1]} {day.year}"
 
 
 def cron_trigger(expr: str, zone: tzinfo | str) -> CronTrigger:

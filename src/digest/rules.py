@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 from digest.config import RuleConfig
 from digest.models import Item
 from digest.patterns import pattern_found
-from digest.reading import WORDS_PER_MINUTE
+from digest.reading_time import WORDS_PER_MINUTE
 
 
 @dataclass(frozen=True)

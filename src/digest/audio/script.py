@@ -13,8 +13,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import date
 
 from digest.compose.entries import Entry, Topic
+from digest.periods import format_date
 from digest.text import sentences, words
 from digest.urls import for_display
 
@@ -62,10 +64,6 @@ _URL = re.compile(r"(?:https?://|www\.)\S+|\b[\w.-]+\.(?:com|org|net|io|dev|ai)/
 _MARKDOWN = re.compile(r"\\(?=\S)|[*`#|<>\[\]{}^]")
 _UNDERSCORES = re.compile(r"_+")
 _ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
-_MONTHS = (
-    "January", "February", "March", "April", "May", "June",
-    "July", "August", "September", "October", "November", "December",
-)  # fmt: skip
 # What is left unsaid: emoji, arrows and other pictographs, bullets, stray quotes, and the
 # symbols the rules above found nothing to say for (a % after no number).
 _UNSAID = re.compile(
@@ -113,9 +111,10 @@ def spoken(text: str) -> str:
 
 def _spoken_date(match: re.Match[str]) -> str:
     year, month, day = (int(part) for part in match.groups())
-    if not 1 <= month <= 12 or not 1 <= day <= 31:
+    try:
+        return format_date(date(year, month, day))
+    except ValueError:  # no such day: said as written
         return match[0]
-    return f"{day} {_MONTHS[month - 1]} {year}"
 
 
 def week_script(

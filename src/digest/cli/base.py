@@ -113,8 +113,9 @@ def config() -> Config:
 
 
 def _describe_location(location: ConfigLocation, cfg: Config) -> str:
-    where = f"{location.path} ({location.found_by})" if location.path else location.found_by
-    return f"config {where}; data {cfg.data_dir}"
+    if location.path is None:
+        return f"config: none (built-in defaults); data: {cfg.data_dir}"
+    return f"config: {location.path} ({location.found_by}); data: {cfg.data_dir}"
 
 
 def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:

@@ -16,6 +16,7 @@ from zoneinfo import ZoneInfo
 
 from digest.collect.filesave import FileReport, after_line_only, file_key, load, save_result
 from digest.collect.filetext import (
+    HEAD_BYTES,
     Opener,
     encoding_of,
     line_problem,
@@ -37,7 +38,6 @@ from digest.store import Store
 
 STREAM_BYTES = 16 * 1024 * 1024  # files larger than this are streamed when their format allows
 READ_BLOCK = 1024 * 1024
-HEAD_BYTES = 65536  # what the format is recognised from
 
 
 @dataclass(frozen=True)

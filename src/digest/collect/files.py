@@ -23,7 +23,6 @@ from digest.collect.filesave import (
     Loaded,
     file_key,
     is_feed_list,
-    load,
     recognise,
     save,
 )
@@ -126,29 +125,6 @@ def problem_lines(report: FileReport) -> list[str]:
 
 
 # -- `digest import` and `digest add` --------------------------------------------
-
-
-def import_file(
-    store: Store,
-    path: Path,
-    *,
-    source_id: int,
-    zone: ZoneInfo,
-    now: datetime,
-    forced_format: str | None = None,
-    topic: str | None = None,
-) -> FileReport:
-    """Import one file into `source_id`; `topic` is given to items the file leaves without one.
-
-    Raises SourceError when the file cannot be read, ImportFormatError when its format is
-    not recognised (or `forced_format` is unknown); both name the file.
-    """
-    recorded = store.file_reading(file_key(path))
-    big = big_file(path, file_size(path), forced_format, recorded)
-    if big is not None:
-        return save_big(store, big, source_id=source_id, zone=zone, now=now, topic=topic)[0]
-    loaded = load(path, read_bytes(path), forced_format, recorded)
-    return save(store, loaded, source_id=source_id, zone=zone, now=now, topic=topic)
 
 
 ImportOutcome = FileReport | FeedListReport | HighlightsReport | Unimported

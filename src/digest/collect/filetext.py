@@ -42,7 +42,7 @@ def read_bytes(path: Path, open_file: Opener = open_binary) -> bytes:
         raise unreadable(path, exc) from exc
 
 
-HEAD_BYTES = 65536  # what a file is recognised from
+HEAD_BYTES = 65536  # what a file, its format and its encoding are recognised from
 
 
 def read_head(path: Path) -> str:

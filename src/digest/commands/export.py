@@ -8,10 +8,10 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from digest.models import OFFLINE_MODEL, Item, Period
-from digest.reading import item_minutes
+from digest.reading_time import item_minutes
 from digest.store import Store
 from digest.text import clean
-from digest.unread import pretend_note
+from digest.unfetched import pretend_note
 from digest.urls import for_display
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\n")  # clean makes a CR a newline

@@ -23,7 +23,7 @@ from digest.lifecycle.fetching import FETCH_WHEN_ONLINE
 from digest.store import Store
 from digest.store.records import ItemToLookAt, LLMTotals, LLMUsageBy, RunRecord, SourceListing
 from digest.text import for_terminal
-from digest.unread import QUALITY_REASONS, fetch_reason
+from digest.unfetched import QUALITY_REASONS, fetch_reason
 from digest.urls import for_display
 
 SCHEMA = "digest-status"

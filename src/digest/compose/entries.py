@@ -15,9 +15,9 @@ from digest.compose.postnotes import post_reading
 from digest.compose.posts import is_list_post, labelled_links, post_title
 from digest.compose.topics import ALSO_SAVED
 from digest.models import Item, ItemKind, ItemState, NoteBasis
-from digest.reading import item_minutes
+from digest.reading_time import item_minutes
 from digest.text import sentences, shorten, without_links
-from digest.unread import offline_stand_in, reason, saved_words, unread_line
+from digest.unfetched import offline_stand_in, reason, saved_words, unread_line
 
 OTHER = "Other"
 CATCH_ALL = (OTHER, ALSO_SAVED)  # the sections of what has no section of its own: last
@@ -41,7 +41,7 @@ class Entry:
     why: str | None = None  # why the ranking put it where it is: "matches your interest 'x'"
     related: str | None = None  # what earlier saves it connects to: "follow-up to *T* (W41)"
     unread_page: bool = False  # a link whose page has not been read: its note is not the page's
-    minutes: int = 0  # the reading time of its page (digest/reading.py); 0: not read
+    minutes: int = 0  # the reading time of its page (digest/reading_time.py); 0: not read
     site: str | None = None  # the site's name, shown by a link whose page was not read
     newsletters: tuple[str, ...] = ()  # the letters it came in (a letter: its sender)
     highlights: tuple[str, ...] = ()  # what the reader highlighted in it

@@ -13,7 +13,7 @@ from digest.compose.markdown import md_text, one_line
 from digest.config import NO_SOURCES, NO_SOURCES_FIX
 from digest.lifecycle import why_no_note
 from digest.models import OFFLINE_MODEL, Item, ItemKind, ItemState, ModelUsage, Usage
-from digest.unread import offline_stand_in, reason
+from digest.unfetched import offline_stand_in, reason
 
 PAGE_NOT_FETCHED = "page not fetched"  # in the footer, not "not read": `digest read` marks that
 SHOWN_AS_SAVED = "shown as written"  # notes, short posts and lists: no summary to make

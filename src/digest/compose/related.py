@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo
 
 from digest.compose.linktitles import slug_title
 from digest.models import Item
-from digest.periods import week_label
+from digest.periods import MONTHS, week_label
 from digest.text import shorten, words
 
 ARCHIVE_ITEMS = 2000  # the most recent earlier saves looked at
@@ -69,10 +69,6 @@ _GENERIC = frozenset(
         "today",
     ]
 )
-_MONTHS = (
-    "January", "February", "March", "April", "May", "June",
-    "July", "August", "September", "October", "November", "December",
-)  # fmt: skip
 
 
 def related_lines(
@@ -133,7 +129,7 @@ def _related(item: Item, archive: _Archive, zone: ZoneInfo) -> str | None:
         return None
     latest, title = archive.items[found[0]], archive.titles[found[0]]
     saved = latest.saved_at.astimezone(zone)
-    when = _MONTHS[saved.month - 1]
+    when = MONTHS[saved.month - 1]
     if saved.year != item.saved_at.astimezone(zone).year:
         when += f" {saved.year}"
     pieces = "piece" if len(found) == 1 else "pieces"

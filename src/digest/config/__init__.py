@@ -5,7 +5,6 @@ read (loading), and what a user reads when it does not validate (messages).
 """
 
 from digest.config.loading import (
-    DEFAULT_CONFIG_PATH,
     ConfigLocation,
     default_config_text,
     load_config,
@@ -15,11 +14,10 @@ from digest.config.loading import (
     user_config_path,
     user_data_dir,
 )
-from digest.config.messages import describe_validation_errors, range_words
+from digest.config.messages import range_words
 from digest.config.models import Config
 from digest.config.rules import RuleConfig
 from digest.config.sections import (
-    DEFAULT_PRICES,
     NOTE_PROMPT_VARIABLES,
     SUBJECT_FIELDS,
     WEEK_PROMPT_VARIABLES,
@@ -32,7 +30,6 @@ from digest.config.sections import (
     LogConfig,
     ModelPrice,
     NotifyConfig,
-    OfflineConfig,
     OutputConfig,
     ScheduleConfig,
     SiteConfig,
@@ -46,14 +43,11 @@ from digest.config.sources import (
     RESERVED_SOURCE_NAMES,
     BasicAuth,
     BearerAuth,
-    SourceAuth,
     SourceConfig,
 )
-from digest.config.values import ENV_PREFIX, checked_template, mail_addresses, web_url
+from digest.config.values import ENV_PREFIX, web_url
 
 __all__ = [
-    "DEFAULT_CONFIG_PATH",
-    "DEFAULT_PRICES",
     "ENV_PREFIX",
     "IMPORT_SOURCE",
     "MAIL_KINDS",
@@ -77,19 +71,14 @@ __all__ = [
     "LogConfig",
     "ModelPrice",
     "NotifyConfig",
-    "OfflineConfig",
     "OutputConfig",
     "RuleConfig",
     "ScheduleConfig",
     "SiteConfig",
-    "SourceAuth",
     "SourceConfig",
-    "checked_template",
     "default_config_text",
-    "describe_validation_errors",
     "load_config",
     "locate_config",
-    "mail_addresses",
     "parse_config",
     "range_words",
     "read_prompt_file",

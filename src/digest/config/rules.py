@@ -38,7 +38,7 @@ class RuleConfig(Section):
     language: list[str] = Field(default_factory=list)  # the page's language: "en", "de"…
     min_words: int | None = Field(None, ge=0, le=10_000_000)
     max_words: int | None = Field(None, ge=0, le=10_000_000)
-    # reading time at digest.reading.WORDS_PER_MINUTE (230) of the page, else of what was saved
+    # reading time at digest.reading_time.WORDS_PER_MINUTE (230) of the page, else of what was saved
     min_minutes: float | None = Field(None, ge=0, le=100_000)
     max_minutes: float | None = Field(None, ge=0, le=100_000)
     mute: bool = False  # kept and searchable, left out of the digest (and noted offline)

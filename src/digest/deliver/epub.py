@@ -20,7 +20,7 @@ from digest.compose.entries import Entry, Topic
 from digest.deliver.html import our_templates
 from digest.deliver.plaintext import short_text
 from digest.models import Item
-from digest.reading import minutes_read
+from digest.reading_time import minutes_read
 from digest.urls import for_display
 
 TEMPLATES = Path(__file__).parent / "templates" / "epub"

@@ -15,10 +15,10 @@ from lxml.html import HtmlElement
 
 from digest.extract.cleanup import block_text, clean, collapse
 from digest.models import Extracted
+from digest.urls.key import ARXIV_HOSTS
 
 SiteReader = Callable[[HtmlElement, str, str], Extracted | None]
 
-_ARXIV_HOSTS = frozenset({"arxiv.org", "www.arxiv.org", "export.arxiv.org"})
 _GITHUB_HOSTS = frozenset({"github.com", "www.github.com"})
 _VIDEO_HOSTS = frozenset(
     {"youtube.com", "www.youtube.com", "m.youtube.com", "youtu.be", "vimeo.com", "www.vimeo.com"}
@@ -32,7 +32,7 @@ def site_reader(url: str) -> SiteReader | None:
     """The special reader for pages at this URL, if any."""
     parts = urlsplit(url)
     host, path = parts.hostname or "", parts.path
-    if host in _ARXIV_HOSTS and path.startswith("/abs/"):
+    if host in ARXIV_HOSTS and path.startswith("/abs/"):
         return read_arxiv_abstract
     if host in _GITHUB_HOSTS and len([p for p in path.split("/") if p]) == 2:
         return read_github_readme

@@ -28,6 +28,7 @@ from digest.errors import (
     UnreadableDocument,
     unit_bug,
 )
+from digest.fetch.features import fill_missing_features
 from digest.fetch.pages import Page, PageReader, page_reader
 from digest.fetch.worker import with_features
 from digest.lifecycle.fetching import FETCH_WHEN_ONLINE
@@ -293,7 +294,8 @@ def by_host_in_turn(items: Sequence[Item]) -> list[Item]:
 @dataclass(frozen=True)
 class FetchStage:
     """The fetch stage as a run makes it: the link items due at the run's time (every failed
-    one with `retry`, whatever its backoff says), and the new posts' links."""
+    one with `retry`, whatever its backoff says), the new posts' links, then the features of
+    items that have none (fetch.features)."""
 
     retry: bool = False
 
@@ -303,6 +305,7 @@ class FetchStage:
         )
         fetches = FetchRun(run.store, run.config.fetch, run.clock, run.progress, run.waits)
         report = await fetches.run(due, run.store.posts_to_follow())
+        fill_missing_features(run.store)
         if run.run_id is not None:
             run.store.record_fetch(run.run_id, report.done, offline=report.offline)
         return StageOutcome([report])

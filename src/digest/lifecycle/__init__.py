@@ -42,8 +42,6 @@ from digest.lifecycle.files import (
     ReadingVoided,
 )
 from digest.lifecycle.notes import (
-    NOTE_RETRY_BASE_S,
-    NOTE_RETRY_MAX_S,
     NOTE_STATES,
     PROMPT_FILE_MARK,
     NoteAttached,
@@ -70,7 +68,6 @@ from digest.lifecycle.sources import (
     letter_read,
 )
 from digest.lifecycle.states import (
-    PERMANENT_FAILURE_LIMIT,
     TRANSITIONS,
     Backoff,
     Event,
@@ -117,15 +114,12 @@ __all__ = [
     "ItemState",
     "LetterRead",
     "LinksFollowed",
-    "NOTE_RETRY_BASE_S",
-    "NOTE_RETRY_MAX_S",
     "NOTE_STATES",
     "NoteAttached",
     "NoteAttempts",
     "NoteBasis",
     "NoteFailed",
     "NotFetched",
-    "PERMANENT_FAILURE_LIMIT",
     "PROMPT_FILE_MARK",
     "Quality",
     "RESURFACED_PER_WEEK",

@@ -21,6 +21,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from digest.models import NoteBasis
+from digest.notes.answer_text import prose, read_answer, summary_field, without_reasoning
+from digest.notes.base import MAX_KEY_POINT_CHARS
 from digest.notes.faithful import check, known_facts, unknown_facts
 from digest.notes.judging import (
     ENGLISH,
@@ -35,13 +37,11 @@ from digest.notes.judging import (
     wordless,
     wrong_language,
 )
-from digest.notes.reading import prose, read_answer, summary_field, without_reasoning
 from digest.text import URL, clean, sentences, shorten, without_links
 
 MAX_SUMMARY_CHARS = 1200
 MAX_SUMMARY_SENTENCES = 6
 MAX_LIST_ITEMS = 5
-MAX_KEY_POINT_CHARS = 200
 
 NOTE_SCHEMA: dict[str, object] = {
     "type": "object",

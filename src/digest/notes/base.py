@@ -9,6 +9,10 @@ from typing import Protocol
 
 from digest.models import Note, NoteBasis, WeekSummary
 
+# The longest key point of any note: a model's longer point is cut to it, and a longer
+# sentence is no point for the offline summariser (which never cuts one).
+MAX_KEY_POINT_CHARS = 200
+
 
 @dataclass(frozen=True)
 class NoteRequest:

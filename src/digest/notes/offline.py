@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from digest.config import LLMConfig
 from digest.errors import SummarizeError
 from digest.models import OFFLINE_MODEL, Note, NoteBasis, Statement, WeekSummary
-from digest.notes.base import NoteRequest
+from digest.notes.base import MAX_KEY_POINT_CHARS, NoteRequest
 from digest.notes.tags import tags_for
 from digest.text import (
     clean,
@@ -35,7 +35,6 @@ from digest.text import (
 
 PROMPT_VERSION = "extractive-3"
 MAX_SENTENCE_CHARS = 320
-MAX_KEY_POINT_CHARS = 200  # a longer sentence is no point; points are never cut
 MAX_SENTENCES = 400  # the rest of a very long page rarely changes the note
 DAMPING = 0.85
 # Weights of the lead and of the title's words in the centrality prior (see rank_sentences);
@@ -118,7 +117,8 @@ class OfflineSummarizer:
 
 
 def summary_sentences(text: str, count: int, title: str | None = None) -> list[str]:
-    """The `count` sentences of `text` that carry it, in reading order (for benchmarks)."""
+    """The `count` sentences an offline note of `text` sums it up in (as `note_now` picks them,
+    before each is shortened), in reading order: what bench/offline_rouge.py scores."""
     found = _statements(clean(text))
     return [found[i] for i in sorted(pick_sentences(Ranked.of(found, title), count))]
 

@@ -12,10 +12,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from digest.notes.answer_text import prose, read_answer
 from digest.notes.answers import TERMINAL, first, one_line, texts
 from digest.notes.faithful import known_facts, unknown_facts
 from digest.notes.judging import content_words, is_placeholder, is_repetitive, stems
-from digest.notes.reading import prose, read_answer
 from digest.text import shorten
 
 MAX_STATEMENTS = 6

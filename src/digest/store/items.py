@@ -109,6 +109,23 @@ class ItemsStore(StoreBase):
         )
         return {row[0]: TextFeatures(*row[1:]) for row in rows}
 
+    def items_without_features(self, limit: int, *, text_chars: int) -> list[Item]:
+        """Up to `limit` items with a page but no features stored (fetched before the
+        features were kept with the page): the starred and the read first (they rank every
+        week), then the most recently saved."""
+        return self._items(
+            "LEFT JOIN item_features f ON f.item_id = i.id"
+            " WHERE f.item_id IS NULL AND coalesce(i.text, '') != ''"
+            " ORDER BY EXISTS (SELECT 1 FROM item_stars t WHERE t.item_id = i.id) DESC,"
+            " i.read_at IS NOT NULL DESC, i.saved_at DESC, i.id LIMIT ?",
+            (limit,),
+            text_chars=text_chars,
+        )
+
+    def save_features(self, features: dict[int, TextFeatures]) -> None:
+        with self.write() as conn:
+            _save_features(conn, features)
+
     def note_candidates(self) -> list[Item]:
         """Items without a note or in a state the lifecycle notes from; the lifecycle decides
         which are due (lifecycle.due_for_note)."""

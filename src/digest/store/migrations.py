@@ -543,7 +543,7 @@ def m023b_feed_ids(db: Database) -> None:
 @step(name="m024_failure_kinds")
 def m024_failure_kinds(db: Database) -> None:
     # What kind of failure an item's last fetch was, and its HTTP status, beside the error's
-    # text: read as data (unread.py), never parsed back out of the text. Errors
+    # text: read as data (unfetched.py), never parsed back out of the text. Errors
     # recorded before have no kind: the reader is told the page could not be fetched.
     _execute_each(
         db,

@@ -32,7 +32,7 @@ TRACKING_PARAMS = frozenset(
 DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
-_ARXIV_HOSTS = frozenset({"arxiv.org", "www.arxiv.org", "export.arxiv.org"})
+ARXIV_HOSTS = frozenset({"arxiv.org", "www.arxiv.org", "export.arxiv.org"})
 _ARXIV_PAPER = re.compile(
     r"^/(?:abs|pdf|html)/(?P<id>[a-z\-.]*/?\d{4}\.?\d{4,5}|[a-z\-.]+/\d{7})(?:v\d+)?(?:\.pdf)?/?$"
 )
@@ -107,7 +107,7 @@ def _normalize_plain(plain: re.Match[str]) -> str | None:
             netloc += f":{port}"
     path = plain["path"] or "/"
     kept = "&".join(pair for pair in pairs if not is_tracking_param(pair.split("=", 1)[0]))
-    if host in _ARXIV_HOSTS and (paper := _ARXIV_PAPER.match(path)):
+    if host in ARXIV_HOSTS and (paper := _ARXIV_PAPER.match(path)):
         return f"https://arxiv.org/abs/{paper['id']}"
     return f"{scheme}://{netloc}{path}?{kept}" if kept else f"{scheme}://{netloc}{path}"
 
@@ -140,7 +140,7 @@ def _normalize_parsed(url: str) -> str:
         quote_via=quote,
         safe="/:@!$'()*,;-._~",  # not "+": it would read back as a space
     )
-    if host in _ARXIV_HOSTS and (paper := _ARXIV_PAPER.match(path)):
+    if host in ARXIV_HOSTS and (paper := _ARXIV_PAPER.match(path)):
         return f"https://arxiv.org/abs/{paper['id']}"
     return urlunsplit((scheme, netloc, path, query, ""))
 

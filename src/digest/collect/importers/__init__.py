@@ -26,11 +26,6 @@ def supported_formats() -> list[str]:
     return sorted([*REGISTRY, *FEED_LIST_FORMATS, *HIGHLIGHT_FORMATS])
 
 
-def find_importer(text: str, forced: str | None = None) -> Importer:
-    """The importer named by `forced`, else the one most sure of the content."""
-    return find_reading(text, forced, None)[0]
-
-
 HEAD_CHARS = 65536  # what a format is recognised from
 CLEAR_SCORE = 50  # a reading this sure, and CLEAR_MARGIN above the next, is clear
 CLEAR_MARGIN = 25

@@ -4,7 +4,6 @@ whatever charset they claim (pure: bytes in, a Letter out)."""
 from __future__ import annotations
 
 import codecs
-import email
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -44,11 +43,6 @@ class Letter:
             wanted.lower() in self.list_id for wanted in lists
         )
         return by_sender or on_list
-
-
-def read_letter(raw: bytes) -> Letter:
-    """The letter in `raw` (RFC 5322 bytes)."""
-    return letter_of(email.message_from_bytes(raw))
 
 
 def letter_of(message: Message) -> Letter:

@@ -32,7 +32,7 @@ from digest.errors import bugs_recorded
 from digest.fetch.guard import AddressPolicy
 from digest.lifecycle import backoff_delay
 from digest.models import DeliveryStatus
-from digest.reading import minutes_read
+from digest.reading_time import minutes_read
 from digest.runtime.logs import redact
 
 if TYPE_CHECKING:

@@ -1,8 +1,11 @@
-"""Why a page was not read, in a reader's words (pure).
+"""Why a page was not read, in a reader's words, and what an offline note of such a link
+is worth (pure).
 
 A failed fetch is recorded with its kind (errors.FailureKind) and HTTP status; the digest
 says what that means for the reader ("the host could not be reached") and when the page is
-tried again.
+tried again. An offline note of a link whose page was not read only restates what was saved
+with it (`offline_stand_in`); one made of the title or address alone is no note at all
+(`pretend_note`).
 """
 
 from __future__ import annotations
