@@ -18,7 +18,7 @@ from click.testing import CliRunner, Result
 
 from digest.cli import cli
 from digest.commands.doctor import run_checks
-from digest.config import Config, parse_config
+from digest.config import NO_SOURCES_FIX, Config, parse_config
 from digest.errors import ConfigError, FailureKind
 from digest.lifecycle import FetchFailed, ItemState
 from digest.models import SavedItem
@@ -592,6 +592,9 @@ def test_a_fresh_machine_is_told_where_to_start_by_doctor_now_and_the_digest_ali
     assert "Nothing was saved this week." in written
     assert written.count("no sources yet") == 1
     assert "*No items: no sources yet; run digest init (a config with an inbox folder" in written
+    status = json.loads(digest("status", "--json").output)
+    assert status["next_step"] == f"no sources yet: {NO_SOURCES_FIX}"
+    assert f"No sources yet: {NO_SOURCES_FIX}" in " ".join(digest("status").output.split())
     assert digest("add", "https://example.org/a-post").exit_code == 0
     assert "warning" not in digest("doctor", "--local").output  # something saved: no hint
 

@@ -18,6 +18,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from digest.config import NO_SOURCES, NO_SOURCES_FIX
 from digest.errors import FailureKind
 from digest.lifecycle.fetching import FETCH_WHEN_ONLINE
 from digest.store import Store
@@ -55,6 +56,7 @@ class StatusQuery:
     # when the live holder of the run lock took it (runtime.lock.live_holder_started): a
     # run still 'running' that started before is shown 'interrupted'; None: none runs now
     live_run_since: datetime | None = None
+    fresh: bool = False  # no source in the config or the store, nothing saved: say what to do
 
 
 def gather_status(store: Store, query: StatusQuery = StatusQuery()) -> dict[str, Any]:
@@ -70,6 +72,7 @@ def gather_status(store: Store, query: StatusQuery = StatusQuery()) -> dict[str,
         "version": SCHEMA_VERSION,
         "filters": {"source": query.source, "failed_only": query.failed_only},
         "sources": [_source(row) for row in sources],
+        "next_step": f"{NO_SOURCES}: {NO_SOURCES_FIX}" if query.fresh else None,
         "items": _item_totals(store.item_counts(query.source)),
         "network": _network(store, query.source),
         "items_to_look_at": {
@@ -183,6 +186,8 @@ def render_status(data: dict[str, Any], *, as_json: bool, console: Console | Non
     console = console or Console(soft_wrap=False, highlight=False)
     columns = ["name", "kind", "status", "items", "last_checked_at", "last_error", "location"]
     console.print(_table("Sources", data["sources"], columns, console.width))
+    if data["next_step"]:  # prose, so it may wrap
+        console.print(f"{data['next_step'][0].upper()}{data['next_step'][1:]}", markup=False)
     console.print(_items_line(data["items"]))
     if line := _network_line(data["network"]):
         console.print(line)
