@@ -15,7 +15,7 @@ import pytest
 
 from digest.collect.mail.boxes import mail_password
 from digest.compose.usertemplates import render
-from digest.config import parse_config
+from digest.config import load_config, parse_config
 from digest.deliver.mail import connect
 from digest.errors import ConfigError, DeliveryError, SourceError
 from digest.notes.prompts import PromptProblem, check_prompt_files, prompt_version
@@ -57,7 +57,7 @@ def test_a_prompt_file_that_is_a_fifo_is_a_config_error_at_once(tmp_path: Path) 
     assert "is not a regular file (a FIFO, device or folder)" in str(raised)
 
 
-@pytest.mark.parametrize("path", ["/dev/zero", "big.j2"])
+@pytest.mark.parametrize("path", ["/dev/null", "big.j2"])
 def test_a_device_or_a_huge_prompt_file_is_refused_without_reading_it(
     tmp_path: Path, path: str
 ) -> None:
@@ -68,7 +68,7 @@ def test_a_device_or_a_huge_prompt_file_is_refused_without_reading_it(
 
     message = str(raised.value)
     assert message.startswith("config error: llm.summary_prompt_file: ")
-    assert "/dev/zero is not a regular file" in message or "big.j2 is over 64 KB" in message
+    assert "/dev/null is not a regular file" in message or "big.j2 is over 64 KB" in message
 
 
 def test_a_prompt_file_swapped_for_a_fifo_after_the_load_falls_back_to_the_built_in(
@@ -139,3 +139,22 @@ def test_an_smtp_certificate_file_that_is_a_fifo_fails_the_delivery_at_once(
 
     assert isinstance(raised, DeliveryError)
     assert str(raised).startswith(f"[email] ca_file: {tmp_path / 'ca.pem'} is not a regular file")
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_a_config_that_is_a_fifo_or_a_device_is_a_config_error_at_once(
+    tmp_path: Path, kind: str
+) -> None:
+    path = tmp_path / "digest.toml"
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to("/dev/null")
+
+    raised = within_seconds(lambda: load_config(path), path)
+
+    assert isinstance(raised, ConfigError)
+    assert str(raised) == (
+        f"config error: {path} is not a regular file (a FIFO, device or folder):"
+        " point it at a config file"
+    )

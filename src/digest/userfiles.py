@@ -1,5 +1,5 @@
-"""A small text a user hands over by its path (a prompt file, a template, a token or password
-file, a certificate): read only when it is a regular file of at most a cap.
+"""A small text a user hands over by its path (the config, a prompt file, a template, a token
+or password file, a certificate): read only when it is a regular file of at most a cap.
 
 A FIFO would block the run on its open or read, a device (/dev/zero, /dev/urandom) or a
 huge file would fill the memory. So the path is opened with O_NONBLOCK (opening a FIFO does
@@ -17,6 +17,7 @@ from pathlib import Path
 
 SMALL_TEXT_BYTES = 64 * 1024  # prompts, templates, secrets
 CERTIFICATE_BYTES = 1024 * 1024  # a CA bundle (the system's is ~200 KB)
+CONFIG_BYTES = 4 * 1024 * 1024  # a config file (thousands of feeds take a few hundred KB)
 
 
 class UserFileError(ValueError):

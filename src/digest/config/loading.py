@@ -18,7 +18,7 @@ from digest.config.models import Config
 from digest.config.sections import DigestSection
 from digest.config.sources import BasicAuth, BearerAuth, SourceConfig
 from digest.errors import ConfigError
-from digest.userfiles import UserFileError, read_small_text
+from digest.userfiles import CONFIG_BYTES, UserFileError, read_small_text
 
 log = logging.getLogger("digest")
 
@@ -66,9 +66,9 @@ def load_config(explicit: Path | None = None) -> Config:
         defaults = Config(digest=DigestSection(data_dir=user_data_dir()))
         return _resolve_paths(defaults, Path.cwd())
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"config error: {path}: cannot read: {exc.strerror}") from exc
+        text = read_small_text(path, "a config", CONFIG_BYTES)
+    except UserFileError as exc:
+        raise ConfigError(f"config error: {exc}") from exc
     return parse_config(text, path)
 
 
