@@ -145,7 +145,7 @@ def run_week(tmp_path: Path, server: LoopbackServer, shapes: Sequence[str]) -> W
         '[digest]\ndata_dir = "data"\ntimezone = "UTC"\n\n'
         + "".join(f"[[sources]]\n{source}\n\n" for source in sources)
         + '[fetch]\nallow_private_addresses = ["127.0.0.1/32"]\nper_host_delay_s = 0\n'
-        "timeout_s = 2\n",
+        "timeout_s = 30\n",  # loopback pages answer at once: a margin for a loaded machine
         encoding="utf-8",
     )
     config = load_config(config_path)

@@ -38,7 +38,7 @@ def test_a_week_reaches_push_epub_and_site_as_composed(
     (tmp_path / "digest.toml").write_text(
         '[digest]\ndata_dir = "data"\ntimezone = "UTC"\n\n'
         '[[sources]]\nname = "inbox"\nkind = "file"\npath = "inbox"\n\n'
-        '[fetch]\nallow_private_addresses = ["127.0.0.1/32"]\nper_host_delay_s = 0\ntimeout_s = 2\n\n'
+        '[fetch]\nallow_private_addresses = ["127.0.0.1/32"]\nper_host_delay_s = 0\ntimeout_s = 30\n\n'
         f'[notify]\nurls = ["json://127.0.0.1:{server.port}/hook"]\nretry_backoff_s = 0\n\n'
         "[epub]\nenabled = true\n\n[site]\nenabled = true\n",
         encoding="utf-8",

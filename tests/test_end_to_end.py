@@ -116,7 +116,9 @@ def serve_site(server: LoopbackServer, rss_entries: list[tuple[str, str, str]]) 
         )
 
 
-def write_config(tmp_path: Path, server: LoopbackServer, extra: str = "") -> Path:
+def write_config(
+    tmp_path: Path, server: LoopbackServer, extra: str = "", timeout_s: float = 60
+) -> Path:
     inbox = tmp_path / "inbox"
     inbox.mkdir(exist_ok=True)
     (inbox / "til.md").write_text(
@@ -155,7 +157,7 @@ path = "inbox"
 
 [fetch]
 allow_private_addresses = ["127.0.0.1/32"]
-timeout_s = 3  # a loaded CI machine answers a 404 in well under this
+timeout_s = {timeout_s:g}  # loopback pages answer at once: wide for a loaded machine
 per_host_delay_s = 0
 {extra}
 """
@@ -249,11 +251,12 @@ def test_failures_are_recorded_and_the_run_goes_on(tmp_path: Path) -> None:
             200, "<rss><channel><item>", content_type="application/rss+xml"
         )
         server.routes["/posts/missing"] = Response(404, "gone")
-        server.routes["/posts/slow"] = Response(200, article("Slow"), delay_s=6)
+        # far beyond the timeout, which a loaded machine's 404 still answers well within
+        server.routes["/posts/slow"] = Response(200, article("Slow"), delay_s=300)
         server.routes["/posts/hop"] = Response(
             302, "", headers={"Location": private.url("/secret")}
         )
-        config = write_config(tmp_path, server)
+        config = write_config(tmp_path, server, timeout_s=6)  # the run waits it out once
         (tmp_path / "inbox" / "more.txt").write_text(
             "\n".join(server.url(p) for p in ("/posts/missing", "/posts/slow", "/posts/hop")) + "\n"
         )

@@ -157,15 +157,15 @@ def test_retry_after_pushes_the_next_attempt_back(
 def test_a_timeout_is_transient_and_retried(
     make_rig: Callable[..., Rig], server: LoopbackServer
 ) -> None:
-    rig = make_rig(timeout_s=0.3)
-    server.routes["/slow"] = Response(200, "late", delay_s=1)
+    rig = make_rig(timeout_s=1.5)  # what a loaded machine's loopback answers well within
+    server.routes["/slow"] = Response(200, "late", delay_s=300)
     rig.save(SavedItem(server.url("/slow")))
 
     rig.fetch(T0)
 
     item = rig.only()
     assert item.state is ItemState.FAILED
-    assert item.error is not None and "timeout: took longer than 0.3s" in item.error
+    assert item.error is not None and "timeout: took longer than 1.5s" in item.error
     assert item.next_attempt_at == T0 + HOUR
 
 
@@ -188,8 +188,8 @@ def test_a_404_is_given_up_after_three_tries_and_status_says_why(
 def test_a_failure_is_stored_with_its_kind_and_status_and_read_back_as_data(
     make_rig: Callable[..., Rig], server: LoopbackServer
 ) -> None:
-    rig = make_rig(timeout_s=0.3)
-    server.routes["/slow"] = Response(200, "late", delay_s=1)
+    rig = make_rig(timeout_s=1.5)  # /gone and /private answer well within it under load
+    server.routes["/slow"] = Response(200, "late", delay_s=300)
     server.routes["/private"] = Response(402, "pay first")
     rig.save(*(SavedItem(server.url(path)) for path in ("/gone", "/slow", "/private")))
 
@@ -209,6 +209,7 @@ def test_a_failure_is_stored_with_its_kind_and_status_and_read_back_as_data(
         "Page not fetched: access denied or paywalled; to be tried again later.",
     ]
     server.routes["/gone"] = article("Back")
+    server.routes["/slow"] = article("Late")  # the retry need not wait out the timeout again
     rig.fetch(T0 + 3 * HOUR)
     back = next(item for item in rig.items() if item.url == server.url("/gone"))
     assert (back.error, back.error_kind, back.error_status) == (None, None, None)
@@ -232,6 +233,8 @@ async def no_such_name(host: str, port: int) -> list[tuple[Any, ...]]:
 def test_without_a_network_the_fetch_stage_stops_at_once_and_says_so(
     make_rig: Callable[..., Rig], lookup: Lookup
 ) -> None:
+    # without the verdict a silent lookup takes 30 s; a per-host pause already begun is
+    # waited out (under load a 10 s one held the stop 10 s), so the pause stays short
     rig = make_rig(per_host_delay_s=1.0, concurrency=4)
     hosts = [f"site{n}.example" for n in range(10)]
     rig.save(*(SavedItem(f"https://{host}/{page}") for host in hosts for page in range(3)))
@@ -240,7 +243,7 @@ def test_without_a_network_the_fetch_stage_stops_at_once_and_says_so(
     started = time.monotonic()
     report = rig.fetch(T0, Waits(lookup=lookup))
 
-    assert time.monotonic() - started < FIRST_ANSWER_S + 1.0
+    assert time.monotonic() - started < FIRST_ANSWER_S + 6.0  # a margin for a loaded machine
     [line] = report.failures
     assert line.startswith("no network: names do not resolve (site0.example, site1.example")
     assert line.endswith(

@@ -134,6 +134,7 @@ class Streamed:
     def __init__(self, head: bytes, size: int, content_type: str) -> None:
         self.sent = 0
         self.requests = 0
+        self.answered = threading.Event()  # the handler stopped sending: hung up on, or done
         rig = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -156,6 +157,8 @@ class Streamed:
                         time.sleep(0.005)
                 except (BrokenPipeError, ConnectionResetError):
                     pass
+                finally:
+                    rig.answered.set()
 
         self.httpd = QuietHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/video"
@@ -188,7 +191,7 @@ def test_binary_body_is_closed_after_its_first_bytes_and_given_up_for_good(
         store.save_items(source_id, [SavedItem(video.url)], NOW)
         config = Config(fetch=settings(max_bytes=20_000_000))
         [report] = asyncio.run(FetchStage().run(RunContext(store, config, lambda: NOW))).reports
-        time.sleep(0.2)  # let the server notice the hang-up
+        assert video.answered.wait(60)  # the server noticed the hang-up (or sent it all)
         [item] = store.all_items()
         later = RunContext(store, config, lambda: NOW + timedelta(days=30))
         [again] = asyncio.run(FetchStage().run(later)).reports

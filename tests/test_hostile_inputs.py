@@ -110,7 +110,7 @@ def write_inputs(root: Path, server: LoopbackServer) -> Path:
         f'[digest]\ndata_dir = "data"\ntimezone = "UTC"\n\n'
         f'[[sources]]\nname = "feed"\nkind = "feed"\nurl = "{server.url("/feed.xml")}"\n\n'
         '[[sources]]\nname = "inbox"\nkind = "file"\npath = "inbox"\n\n'
-        '[fetch]\nallow_private_addresses = ["127.0.0.1/32"]\ntimeout_s = 2\nper_host_delay_s = 0\n'
+        '[fetch]\nallow_private_addresses = ["127.0.0.1/32"]\ntimeout_s = 30\nper_host_delay_s = 0\n'
     )
     return config
 

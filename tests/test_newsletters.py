@@ -70,7 +70,7 @@ path = "{path}"
 
 [fetch]
 allow_private_addresses = ["127.0.0.1/32"]
-timeout_s = 3
+timeout_s = 30  # loopback pages answer at once: a wide margin for a loaded machine
 per_host_delay_s = 0
 """
     )

@@ -375,9 +375,10 @@ def test_a_server_that_always_fails_with_500_gets_at_most_max_attempts_sends_per
 def test_a_server_that_always_times_out_gets_at_most_max_attempts_sends_per_item(
     tmp_path: Path, fake_openai: FakeOpenAI
 ) -> None:
-    config = config_for(tmp_path, fake_openai, max_attempts=2, max_retries=1, timeout_s=0.2)
+    # a timeout a loaded machine's request reaches the server well within (0.2 s did not)
+    config = config_for(tmp_path, fake_openai, max_attempts=2, max_retries=1, timeout_s=1.0)
     seed(config, pages(1))
-    fake_openai.delay_s = 1.0  # beyond llm.timeout_s
+    fake_openai.delay_s = 300  # far beyond llm.timeout_s
 
     for later in (0, 2, 9, 20):
         result = notes_run(config, later)
@@ -638,11 +639,11 @@ def test_a_20_mb_answer_is_read_up_to_the_cap_and_counts_as_an_attempt(
     seed(config, pages(1))
     fake_openai.script(Reply(raw=b'{"choices": [{"message": {"content": "' + b"a" * 20_000_000))
 
-    started = time.monotonic()
+    started = time.process_time()  # the work of reading it: a busy machine's wall time flakes
     result = notes_run(config)
 
     cap = answer_cap(config.llm)
-    assert cap < 100_000 and time.monotonic() - started < 10
+    assert cap < 100_000 and time.process_time() - started < 10
     assert any(f"larger than {cap:,} bytes" in line for line in result.failures)
     with db(config) as conn:
         assert conn.execute("SELECT note_attempts FROM items").fetchone() == (1,)
@@ -651,15 +652,15 @@ def test_a_20_mb_answer_is_read_up_to_the_cap_and_counts_as_an_attempt(
 def test_a_server_that_never_answers_trips_the_breaker_and_the_items_stay_pending(
     tmp_path: Path, fake_openai: FakeOpenAI
 ) -> None:
-    config = config_for(tmp_path, fake_openai, timeout_s=0.5, max_retries=3, concurrency=1)
+    config = config_for(tmp_path, fake_openai, timeout_s=1.0, max_retries=3, concurrency=1)
     seed(config, pages(4))
-    fake_openai.responder = lambda request: FakeOpenAI.hang(30)
+    fake_openai.responder = lambda request: FakeOpenAI.hang(300)
 
     started = time.monotonic()
     result = run(config, "now", period=WEEK, stages=(Stage.NOTES, Stage.DELIVER),
                  clock=lambda: NOW)  # fmt: skip
 
-    assert time.monotonic() - started < 15
+    assert time.monotonic() - started < 60  # wide for a loaded machine; one hang is 300 s
     assert len(fake_openai.requests) == 3  # the breaker: three in a row, then no more calls
     assert result.path is not None and result.needs_attention
     assert any("3 calls in a row got no answer" in line for line in result.failures)
@@ -671,15 +672,15 @@ def test_a_server_that_never_answers_trips_the_breaker_and_the_items_stay_pendin
 def test_a_server_that_accepts_and_never_answers_ends_the_stage_by_its_deadline(
     tmp_path: Path, fake_openai: FakeOpenAI
 ) -> None:
-    config = config_for(tmp_path, fake_openai, timeout_s=60, stage_timeout_s=1.5, concurrency=2)
+    config = config_for(tmp_path, fake_openai, timeout_s=300, stage_timeout_s=1.5, concurrency=2)
     seed(config, pages(5))
-    fake_openai.responder = lambda request: FakeOpenAI.hang(30)
+    fake_openai.responder = lambda request: FakeOpenAI.hang(300)
 
     started = time.monotonic()
     result = run(config, "now", period=WEEK, stages=(Stage.NOTES, Stage.DELIVER),
                  clock=lambda: NOW)  # fmt: skip
 
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < 60  # wide for a loaded machine; one call is 300 s
     assert result.path is not None and result.path.exists()
     assert any("llm.stage_timeout_s (1.5 s)" in line and "stay pending" in line
                for line in result.failures)  # fmt: skip

@@ -286,7 +286,7 @@ def test_a_token_file_that_is_a_fifo_fails_that_feed_at_once(
     started = time.monotonic()
     report = collect(store, source(tmp_path, server.url("/feed"), auth))
 
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < 30  # wide for a loaded machine; a FIFO read blocks forever
     (failure,) = report.failures
     assert "auth.token: " in failure and "token.fifo is not a regular file (a FIFO" in failure
     assert not server.requests

@@ -127,7 +127,7 @@ url = "{server.url("/rss.xml")}"
 
 [fetch]
 allow_private_addresses = ["127.0.0.1/32"]
-timeout_s = 2
+timeout_s = 30  # loopback pages answer at once: a wide margin for a loaded machine
 retry_base_s = 0
 per_host_delay_s = 0
 """

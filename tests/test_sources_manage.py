@@ -44,7 +44,7 @@ url = "{other}"
 
 [fetch]             # loopback only
 allow_private_addresses = ["127.0.0.1/32"]
-timeout_s = 2
+timeout_s = 30  # loopback pages answer at once: a wide margin for a loaded machine
 per_host_delay_s = 0
 """
 

@@ -58,12 +58,12 @@ class Target:
 
     @property
     def secrets(self) -> list[str]:
-        """The URL and every part of it longer than 3 characters that its shown form hides."""
-        parts = (self.url or "").replace("?", "/").replace("@", "/").replace(":", "/").split("/")
-        return [
-            self.url or "",
-            *(part for part in parts if len(part) > 3 and part not in self.shown),
-        ]
+        """The URL and every part of it longer than 3 characters that its shown form hides;
+        none when it hides nothing (masking it then would leave a failure naming no channel)."""
+        if not self.url or self.url == self.shown:
+            return []
+        parts = self.url.replace("?", "/").replace("@", "/").replace(":", "/").split("/")
+        return [self.url, *(part for part in parts if len(part) > 3 and part not in self.shown)]
 
 
 def targets(config: NotifyConfig) -> list[Target]:
@@ -158,9 +158,14 @@ def _send_with_retries(job: Job, target: Target, title: str, body: str) -> str |
     attempt = 0
     while True:
         error = _send(job, target, title, body)
-        if error is None or error.startswith("refused:") or attempt >= config.retries:
-            tries = f"; tried {attempt + 1} times, retried on the next run" if attempt else ""
-            return error if error is None else f"{error}{tries}"
+        if error is None or error.startswith("refused:"):
+            return error
+        if attempt >= config.retries:
+            tries = f"tried {attempt + 1} times" if attempt else "tried once"
+            return (
+                f"{error}; {tries}, retried on the next run (if it keeps failing, check that"
+                f" service, or notify URL {target.number} in [notify] urls)"
+            )
         pause = backoff_delay(attempt + 1, base_s=config.retry_backoff_s, max_s=3600)
         log.info("notify %s: %s; retrying in %g s", target.shown, error, pause.total_seconds())
         if job.sleep(pause.total_seconds()):
