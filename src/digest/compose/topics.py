@@ -37,6 +37,7 @@ from digest.features import (
     read,
     story_text,
     terms_of,
+    title_words,
     unit,
 )
 from digest.models import Item, TextFeatures
@@ -102,24 +103,54 @@ def subject_pairs(items: Sequence[Item], week: Sequence[Item]) -> dict[int, str]
     (not its address) or says it SUBJECT_SAYINGS times, a title writes it as a name, and
     fewer of the week's other items use it than these: a section named by the word, as they
     write it. The rarest words first; an item joins one such section."""
-    used = {item.id: set(words(feature_text(item))) for item in week}
-    having: dict[str, list[Item]] = {}
-    for item in items:
-        said = Counter(words(story_text(item)))
-        titled = set(words(_own_title(item)))
-        for word in titled | {w for w, times in said.items() if times >= SUBJECT_SAYINGS}:
-            if len(word) >= 3 and word not in _NUMBERS:
-                having.setdefault(word, []).append(item)
+    names = {item.id: _written_as_names(_own_title(item)) for item in items}
+    naming = set().union(*names.values())  # no other word can name a section
+    if not naming:
+        return {}
+    said = {item.id: _story_words(item) for item in items}
+    having = _subject_words(items, said, naming)
+    if not having:
+        return {}
+    # words(feature_text) is its title's words then its story's: no word spans their line
+    used = {
+        item.id: set(words(title_words(item))).union(
+            said[item.id] if item.id in said else _story_words(item)
+        )
+        for item in week
+    }
+    using: Counter[str] = Counter()  # how many of the week's items use each word
+    for found in used.values():
+        using.update(found)
     named: dict[int, str] = {}
     for word, members in sorted(having.items(), key=lambda pair: (len(pair[1]), pair[0])):
         members = [item for item in members if item.id not in named]
         ids = {item.id for item in members}
-        elsewhere = sum(word in found for n, found in used.items() if n not in ids)
-        named_so = any(word in _written_as_names(_own_title(item)) for item in members)
+        elsewhere = using[word] - sum(word in used[n] for n in ids if n in used)
+        named_so = any(word in names[item.id] for item in members)
         if len(members) >= 2 and named_so and elsewhere < len(members):
             name = _as_written(word, [feature_text(item) for item in members])
             named |= {item.id: name for item in members}
     return named
+
+
+def _story_words(item: Item) -> list[str]:
+    return words(story_text(item))
+
+
+def _subject_words(
+    items: Sequence[Item], said: dict[int, list[str]], naming: set[str]
+) -> dict[str, list[Item]]:
+    """Each word that may name a subject section, with the items that have it in their own
+    title or say it SUBJECT_SAYINGS times. Only a word some title writes as a name (`naming`)
+    can name one."""
+    having: dict[str, list[Item]] = {}
+    for item in items:
+        times = Counter(said[item.id])
+        titled = set(words(_own_title(item)))
+        for word in titled | {w for w, count in times.items() if count >= SUBJECT_SAYINGS}:
+            if len(word) >= 3 and word not in _NUMBERS and word in naming:
+                having.setdefault(word, []).append(item)
+    return having
 
 
 def _written_as_names(title: str) -> set[str]:
