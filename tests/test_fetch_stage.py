@@ -244,8 +244,10 @@ def test_without_a_network_the_fetch_stage_stops_at_once_and_says_so(
     [line] = report.failures
     assert line.startswith("no network: names do not resolve (site0.example, site1.example")
     assert line.endswith(
-        ": 31 pages left for a later run (`digest now --retry` tries them at once)"
+        ": 30 pages and the links of 1 post not fetched yet;"
+        " `digest now --retry` fetches them once you are online"
     )
+    assert (report.failed, report.left) == (0, 31)
     [waiting_post] = rig.store.posts_to_follow()
     assert waiting_post.links[0] == "https://t.co/0"
 
@@ -267,7 +269,8 @@ def test_without_a_network_no_page_was_tried_whichever_lookups_went_first(
     assert len(rig.store.posts_to_follow()) == 1
     [line] = report.failures
     assert line.endswith(
-        ": 13 pages left for a later run (`digest now --retry` tries them at once)"
+        ": 12 pages and the links of 1 post not fetched yet; `digest now --retry`"
+        " fetches them once you are online"
     )
 
 

@@ -87,8 +87,19 @@ def only(store: Store, starting: str) -> Item:
 def test_a_last_line_without_its_end_is_held_back_and_said_so(store: Store, tmp_path: Path) -> None:
     write(tmp_path / "inbox" / "list.txt", LIST)
     report = collect(store, tmp_path / "inbox")
-    assert "1 line held back until the file is complete" in report.info[0]
+    assert report.info[0].endswith(
+        ", 1 last line held back (no line end): read on the next run if the file is unchanged"
+    )
     assert "Mega Kernels from the future" not in titles(store)
+
+
+def test_a_collect_says_what_it_skipped_in_which_file_on_which_lines_and_why(
+    store: Store, tmp_path: Path
+) -> None:
+    listed = write(tmp_path / "inbox" / "list.txt", f"{LIST}\n")
+    report = collect(store, tmp_path / "inbox")
+    assert report.info[0].endswith(", 1 skipped")
+    assert report.info[1] == f"{listed}: skipped 1 (line 1): heading or description, not an entry"
 
 
 def test_a_held_back_entry_arrives_on_the_next_collect_without_duplicates(

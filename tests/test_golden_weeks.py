@@ -51,3 +51,12 @@ def assert_reads_well(markdown: str) -> None:
         assert not url or url.split("://")[1] not in note, note
         assert note.rstrip(". ") != title.rstrip(". "), note
     assert not re.search(r"^## Section \d", markdown, re.M)
+
+
+def test_the_footer_counts_the_extractive_summaries_the_digest_marks(
+    tmp_path: Path, server: LoopbackServer
+) -> None:
+    # pasted posts and long notes of the reader's are summarised offline too: marked as such
+    week = run_week(tmp_path, server, ["journal", "list", "posts"])
+    [counted] = re.findall(r"^\*Notes: (\d+) extractive summar", week.markdown, re.M)
+    assert int(counted) == week.markdown.count("*(extractive summary)*") > 4

@@ -63,14 +63,17 @@ def test_a_posts_first_line_is_shown_once() -> None:
         3,
         None,
         "IN 1986 MIT FILMED a lecture series",
-        Note("IN 1986 MIT FILMED a lecture series. It is still the best intro to SICP."),
+        Note(
+            "IN 1986 MIT FILMED a lecture series. It is still the best intro to programming in Scheme."
+        ),
         kind=ItemKind.POST,
-        context="IN 1986 MIT FILMED a lecture series. " + "It is still the best intro. " * 20,
+        context="IN 1986 MIT FILMED a lecture series. "
+        + "It is still the best intro to programming in Scheme. " * 20,
     )
     markdown = compose(PERIOD, [post], WeekSummary(()), zone=ZONE)
     assert markdown.count("1986 MIT") == 1
     assert "- **In 1986 MIT filmed a lecture series.**" in markdown  # "FILMED" shouts
-    assert "It is still the best intro." in markdown
+    assert "It is still the best intro to programming in Scheme." in markdown
 
 
 def test_a_summary_that_merely_shares_a_first_word_keeps_it() -> None:

@@ -4,6 +4,7 @@ its hooks, ads or a chatbot's leftovers; titles that neither shout nor end on a 
 from __future__ import annotations
 
 from digest.compose.postnotes import post_reading, readable_title
+from digest.notes.judging import wordless
 
 LECTURE = """IN 1998 MIT RECORDED A TALK THAT SAYS DATABASES ARE REALLY ABOUT ONE IDEA
 55 minutes from Joe Hellerstein and Mike Stonebraker, the talk a generation of engineers calls the one that changed how they think.
@@ -68,3 +69,23 @@ def test_titles_lose_their_colon_and_shouted_words_keep_acronyms() -> None:
     assert readable_title("A DEVELOPER BUILT A GPU FROM SCRATCH") == (
         "A developer built a GPU from scratch"
     )
+
+
+TALK = """While everyone argues about which JSON parser is fastest, this woman wrote one from scratch with SIMD. Live, on stage.
+Theory, a Rust implementation, raw x86 assembly output. 41 minutes.
+No frameworks. No dependencies. No hype.
+Most devs copy-paste parsers they don't fully understand.
+The ones who skipped it are still debugging slow parsers in prod."""
+
+
+def test_a_post_whose_telling_sentence_has_no_words_is_noted_by_one_that_has() -> None:
+    # "41 minutes." names a number and nothing else: a note must have content words
+    title = "While everyone argues about which JSON parser is fastest, this woman wrote one…"
+    reading = post_reading(TALK, title)
+    assert reading.prose == "Theory, a Rust implementation, raw x86 assembly output."
+    assert wordless(reading.prose) is None
+
+
+def test_a_post_with_no_sentence_of_words_has_no_note() -> None:
+    reading = post_reading("A talk worth your evening\n41 minutes.\nNo hype.", "A talk")
+    assert reading.prose is None

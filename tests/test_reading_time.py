@@ -62,6 +62,29 @@ def test_the_digest_shows_each_read_item_its_section_and_the_week() -> None:
     assert topic.minutes == 11
 
 
+def test_every_section_of_a_week_with_a_reading_time_says_its_items_alike() -> None:
+    # a section of pages not fetched yet, or of notes, reads as one with a reading time
+    read = Note("A note on it.", tags=("rust",))
+    items = [
+        week_item(1, W47.start, title="Long read", text=words(2300), note=read),
+        week_item(2, W47.start, title="Short read", text=words(200, "other"), note=read),
+        *(
+            week_item(n, W47.start, title=f"Later {n}", topic="later", state=ItemState.NEW)
+            for n in (3, 4)
+        ),
+        *(
+            week_item(n, W47.start, url=None, title=f"Idea {n}", topic="ideas", context="Idea")
+            for n in (5, 6)
+        ),
+    ]
+    markdown = compose(W47, items, WeekSummary(()), zone=ZONE)
+
+    sections = {part.split("\n", 1)[0]: part for part in markdown.split("\n## ")[1:]}
+    assert "\n*2 items · 11 min read*\n" in sections["rust"]
+    assert "\n*2 items · pages not fetched*\n" in sections["later"]
+    assert "\n*2 items*\n" in sections["ideas"]
+
+
 def test_the_store_counts_the_whole_page_and_the_book_holds_it(tmp_path: Path) -> None:
     page = "First paragraph opens it.\n\n" + words(3000) + "\n\nThe very last sentence."
     assert len(page) > TEXT_CHARS

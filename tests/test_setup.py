@@ -18,7 +18,7 @@ from click.testing import CliRunner, Result
 
 from digest.cli import cli
 from digest.commands.doctor import run_checks
-from digest.config import Config, parse_config
+from digest.config import NO_SOURCES_FIX, Config, parse_config
 from digest.errors import ConfigError, FailureKind
 from digest.lifecycle import FetchFailed, ItemState
 from digest.models import SavedItem
@@ -571,6 +571,32 @@ def test_doctor_with_no_config_says_where_init_would_write_one(home: Path, elsew
         f" {home / '.config' / 'digest' / 'digest.toml'})"
     )
     assert not (home / ".local").exists()  # doctor created no data folder
+
+
+def test_a_fresh_machine_is_told_where_to_start_by_doctor_now_and_the_digest_alike(
+    home: Path, elsewhere: Path
+) -> None:
+    fix = "run `digest init` (a config with an inbox folder for your saves"
+    doctor = digest("doctor", "--local")
+    assert doctor.exit_code == 0, doctor.output  # a warning: a run works, and finds nothing
+    [line] = [line for line in doctor.output.splitlines() if line.startswith("sources:")]
+    assert line.startswith(f"sources: warning: no sources yet, nothing to collect; fix: {fix}")
+    assert line.endswith("or save a file with `digest import FILE` or a link with `digest add URL`")
+
+    now = digest("now")
+
+    assert now.exit_code == 0, now.output
+    assert now.stderr.count("no sources yet") == 1
+    assert f"  no sources yet: {fix}" in now.stderr
+    written = Path(now.stdout.splitlines()[-1]).read_text(encoding="utf-8")
+    assert "Nothing was saved this week." in written
+    assert written.count("no sources yet") == 1
+    assert "*No items: no sources yet; run digest init (a config with an inbox folder" in written
+    status = json.loads(digest("status", "--json").output)
+    assert status["next_step"] == f"no sources yet: {NO_SOURCES_FIX}"
+    assert f"No sources yet: {NO_SOURCES_FIX}" in " ".join(digest("status").output.split())
+    assert digest("add", "https://example.org/a-post").exit_code == 0
+    assert "warning" not in digest("doctor", "--local").output  # something saved: no hint
 
 
 def test_doctor_says_when_the_database_comes_from_a_newer_digest(tmp_path: Path) -> None:

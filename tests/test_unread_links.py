@@ -5,21 +5,26 @@ only the name lookups fail, as they do offline)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
+from digest.cli import cli
 from digest.clock import Waits
 from digest.commands.status import gather_status
 from digest.compose.linktitles import link_title
 from digest.config import load_config
+from digest.models import Stage
 from digest.periods import parse_week
 from digest.pipeline import run
 from digest.store import open_store
 
+PASTED_POSTS = Path(__file__).parent / "fixtures" / "posts" / "pasted.txt"
 NOW = datetime(2025, 11, 16, 20, 0, tzinfo=UTC)
 JOURNAL = """---
 title: "Today I Learned"
@@ -57,6 +62,10 @@ async def no_such_name(host: str, port: int) -> list[tuple[Any, ...]]:
         ("https://tomasz.janczuk.org/2023/11/letsgo.html", "tomasz.janczuk.org/2023/11/letsgo.html"),
         ("https://brianmcfee.net/dstbook-site/content/intro.html", "brianmcfee.net/dstbook-site/content/intro.html"),
         ("https://worrydream.com/", "worrydream.com"),
+        ("https://accelerated-computing.academy/fall25/lectures/", "Fall25 lectures"),
+        ("https://course.example/cs149/schedule", "CS149 schedule"),
+        ("https://docs.example/en/stable/features/lora.html", "docs.example/en/stable/features/lora.html"),
+        ("https://docs.example/en/install", "docs.example/en/install"),
     ],
 )  # fmt: skip
 def test_a_link_nobody_named_is_titled_by_its_slug_else_its_host_and_path(
@@ -131,5 +140,40 @@ def test_a_week_without_network_reads_well_and_says_what_to_run(tmp_path: Path) 
     assert network == {
         "offline_at": NOW.isoformat(),
         "pages_not_fetched": 5,
+        "posts_links_not_followed": 0,
+        "not_fetched": "5 pages not fetched yet",
         "what_to_do": "`digest now --retry` fetches them once you are online",
     }
+
+
+def test_a_run_without_network_and_status_count_the_same_pages_and_posts(tmp_path: Path) -> None:
+    # the posts' links are pages no run has fetched too: the run and `status` count them
+    # alike, and a page not tried for want of a network is left for later, not failed
+    (tmp_path / "inbox").mkdir()
+    (tmp_path / "inbox" / "til.md").write_text(JOURNAL, encoding="utf-8")
+    (tmp_path / "inbox" / "posts.txt").write_text(PASTED_POSTS.read_text(), encoding="utf-8")
+    config_path = tmp_path / "digest.toml"
+    config_path.write_text(
+        '[digest]\ndata_dir = "data"\n\n[[sources]]\nname = "inbox"\nkind = "file"\n'
+        'path = "inbox"\n',
+        encoding="utf-8",
+    )
+    config = load_config(config_path)
+    week = parse_week("2025-W46", config.digest.zone)
+
+    result = run(config, "now", period=week, clock=lambda: NOW, waits=Waits(lookup=no_such_name))
+
+    [fetch] = [report for report in result.reports if report.stage is Stage.FETCH]
+    assert fetch.counts == "0 done, 0 failed, 9 left for later (offline)"
+    waiting = "5 pages and the links of 4 posts not fetched yet"
+    [line] = fetch.failures
+    assert line.endswith(f": {waiting}; `digest now --retry` fetches them once you are online")
+    with open_store(config.db_path) as store:
+        assert {item.attempts for item in store.all_items()} == {0}
+    shown = CliRunner().invoke(cli, ["--config", str(config_path), "status"])
+    said = " ".join(shown.output.split())  # as a terminal of any width wraps it
+    assert f"No network at the last fetch (2025-11-16 20:00): {waiting};" in said
+    as_json = CliRunner().invoke(cli, ["--config", str(config_path), "status", "--json"])
+    network = json.loads(as_json.output)["network"]
+    assert (network["pages_not_fetched"], network["posts_links_not_followed"]) == (5, 4)
+    assert network["not_fetched"] == waiting

@@ -119,7 +119,7 @@ def periods_to_deliver(store: Store, zone: ZoneInfo, now: datetime) -> list[Peri
 
 def _log_result(result: RunResult) -> None:
     for report in result.reports:
-        log.info("%s: %d done, %d failed", report.name, report.done, report.failed)
+        log.info("%s: %s", report.name, report.counts)
         for line in report.failures:
             log.warning("%s", line)
     if result.path is not None:

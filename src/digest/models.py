@@ -327,10 +327,18 @@ class StageReport:
     # cannot be read): the run needs attention (exit 3)
     left_behind: int = field(default=0, kw_only=True)
     offline: bool = field(default=False, kw_only=True)  # no network: nothing could be fetched
+    left: int = field(default=0, kw_only=True)  # not tried for want of a network: not failed
 
     @property
     def failed(self) -> int:
         return len(self.failures) if self.failed_units is None else self.failed_units
+
+    @property
+    def counts(self) -> str:
+        """ "3 done, 1 failed", and what a run without a network left: "…, 5 left for later
+        (offline)"."""
+        left = f", {self.left} left for later (offline)" if self.left else ""
+        return f"{self.done} done, {self.failed} failed{left}"
 
     @property
     def name(self) -> str:

@@ -163,7 +163,7 @@ def print_reports(reports: Sequence[StageReport]) -> None:
     """One line per stage, then one line per news and per failure (a screenful of each at
     most), on stderr."""
     for report in reports:
-        click.echo(f"{report.name}: {report.done} done, {report.failed} failed", err=True)
+        click.echo(f"{report.name}: {report.counts}", err=True)
         for lines, mark in ((report.info, "  "), (report.failures, "  ! ")):
             for line in lines[:SCREENFUL]:
                 click.echo(for_terminal(f"{mark}{line}"), err=True)

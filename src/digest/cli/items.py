@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from datetime import date, datetime
 from typing import TYPE_CHECKING
 
@@ -248,6 +249,7 @@ def rules_test(week: str | None) -> None:
 def status(as_json: bool, list_all: bool, failed_only: bool, source: str | None) -> None:
     """Sources and their health, items by state, items to look at and why, recent runs,
     LLM usage."""
+    from digest.collect.stage import without_sources
     from digest.commands.status import StatusQuery, gather_status, render_status
     from digest.runtime.lock import live_holder_started
     from digest.store import open_store
@@ -256,7 +258,7 @@ def status(as_json: bool, list_all: bool, failed_only: bool, source: str | None)
     query = StatusQuery(list_all, failed_only, source, live_holder_started(cfg.data_dir))
     with open_store(cfg.db_path) as store:
         _known_source(store, source)
-        data = gather_status(store, query)
+        data = gather_status(store, replace(query, fresh=without_sources(cfg, store)))
     render_status(data, as_json=as_json)
 
 

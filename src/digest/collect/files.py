@@ -37,6 +37,8 @@ from digest.store import Store
 from digest.text import shorten
 
 MAX_LISTED = 10  # problem lines shown per file; the rest are counted
+# a file source's last line with no line end yet (inbox.py): perhaps still being written
+HELD_BACK = "held back (no line end): read on the next run if the file is unchanged"
 
 
 # -- reporting ------------------------------------------------------------------
@@ -57,19 +59,16 @@ def describe(report: ImportOutcome) -> list[str]:
         counts.append(f"{len(report.skipped)} skipped")
     if report.redated:
         counts.append(f"{report.redated} {REDATED}")
-    if report.held:
-        counts.append(f"{_plural(report.held, 'line')} held back until the file is complete")
     if report.replaced:
         counts.append(f"{report.replaced} items of an earlier reading replaced")
+    if report.held:  # last: it says what the next run does
+        counts.append(f"{_plural(report.held, 'last line')} {HELD_BACK}")
     lines = [f"{report.path}: format {report.format}: {', '.join(counts)}"]
     shown = report.rejected[:MAX_LISTED]
     lines += [f"  line {_where(r)}: {r.reason}: {shorten(r.text, 80)}" for r in shown]
     if len(report.rejected) > len(shown):
         lines.append(f"  … and {len(report.rejected) - len(shown)} more")
-    lines += [
-        f"  skipped {len(where)} ({_line_list(where)}): {reason}"
-        for reason, where in _skip_reasons(report.skipped)
-    ]
+    lines += [f"  {line}" for line in skip_lines(report)]
     if len(report.weeks) > 1:  # a journal spanning weeks: say which, and how to write them
         lines.append(
             f"  saved {report.dates[0]} to {report.dates[-1]}: {len(report.weeks)} weeks,"
@@ -80,6 +79,15 @@ def describe(report: ImportOutcome) -> list[str]:
         f"  {reason} at {_line_list(where)}" for reason, where in _skip_reasons(report.notices)
     ]
     return lines + ([f"  read as {report.format}: {report.why}"] if report.why else [])
+
+
+def skip_lines(report: FileReport) -> list[str]:
+    """A line per reason entries were skipped: "skipped 5 (lines 1, 2, 9): heading or
+    description, not an entry"."""
+    return [
+        f"skipped {len(where)} ({_line_list(where)}): {reason}"
+        for reason, where in _skip_reasons(report.skipped)
+    ]
 
 
 def _plural(count: int, noun: str) -> str:

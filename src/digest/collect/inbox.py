@@ -44,7 +44,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from digest.collect.bigfiles import READ_BLOCK, BigFile, big_file, blocks, read_range, save_big
-from digest.collect.files import describe, problem_lines
+from digest.collect.files import describe, problem_lines, skip_lines
 from digest.collect.filesave import FileReport, file_key, load, save
 from digest.collect.filetext import Opener, open_binary, read_bytes, read_head, unreadable
 from digest.collect.finding import Found, Unimported, files_under, not_saves
@@ -117,7 +117,8 @@ def collect_file_source(
             report.info.extend(outcome.describe())
         elif outcome is not None:
             report.done += outcome.new
-            report.info.append(describe(outcome)[0])
+            report.info.append(describe(outcome)[0])  # the rest: problem lines, skips
+            report.info.extend(f"{outcome.path}: {line}" for line in skip_lines(outcome))
             report.failures.extend(problem_lines(outcome))
     if paths and len(file_errors) == len(paths):
         error = f"every file failed ({len(paths)}), last: {file_errors[-1]}"

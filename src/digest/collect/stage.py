@@ -10,11 +10,12 @@ from digest.collect.feedlists import imported_feed_sources
 from digest.collect.feeds import collect_feeds
 from digest.collect.inbox import collect_file_source
 from digest.collect.mail.stage import collect_mail_source
-from digest.config import MAIL_KINDS, SourceConfig
+from digest.config import MAIL_KINDS, NO_SOURCES, NO_SOURCES_FIX, Config, SourceConfig
 from digest.fetch.client import Fetcher
 from digest.models import Period, Stage, StageReport
 from digest.periods import period_containing
 from digest.runtime.context import RunContext, StageOutcome
+from digest.store import Store
 
 
 @dataclass(frozen=True)
@@ -48,12 +49,20 @@ def source_ids(run: RunContext) -> list[tuple[int, SourceConfig]]:
     ]
 
 
+def without_sources(config: Config, store: Store) -> bool:
+    """No source in the config, none in the store and nothing saved: a fresh installation,
+    told what to do (config.NO_SOURCES_FIX) by doctor, the collect stage and the digest."""
+    return not config.sources and not store.holds_saves()
+
+
 async def collect(
     run: RunContext, on_new: Callable[[int], None] = lambda new_items: None
 ) -> list[StageReport]:
     """Every source of the config, and the feeds imported into the store (OPML); `on_new`
     hears how many new items each source gave as soon as they are stored."""
     now = run.clock()
+    if without_sources(run.config, run.store):
+        return [StageReport(Stage.COLLECT, info=[f"{NO_SOURCES}: {NO_SOURCES_FIX}"])]
     sources = source_ids(run)
     feeds = [(sid, source) for sid, source in sources if source.kind == "feed"]
     feeds += imported_feed_sources(run.store, run.config.sources)

@@ -18,7 +18,9 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from digest.config import NO_SOURCES, NO_SOURCES_FIX
 from digest.errors import FailureKind
+from digest.lifecycle.fetching import FETCH_WHEN_ONLINE
 from digest.store import Store
 from digest.store.records import ItemToLookAt, LLMTotals, LLMUsageBy, RunRecord, SourceListing
 from digest.text import for_terminal
@@ -54,6 +56,7 @@ class StatusQuery:
     # when the live holder of the run lock took it (runtime.lock.live_holder_started): a
     # run still 'running' that started before is shown 'interrupted'; None: none runs now
     live_run_since: datetime | None = None
+    fresh: bool = False  # no source in the config or the store, nothing saved: say what to do
 
 
 def gather_status(store: Store, query: StatusQuery = StatusQuery()) -> dict[str, Any]:
@@ -69,6 +72,7 @@ def gather_status(store: Store, query: StatusQuery = StatusQuery()) -> dict[str,
         "version": SCHEMA_VERSION,
         "filters": {"source": query.source, "failed_only": query.failed_only},
         "sources": [_source(row) for row in sources],
+        "next_step": f"{NO_SOURCES}: {NO_SOURCES_FIX}" if query.fresh else None,
         "items": _item_totals(store.item_counts(query.source)),
         "network": _network(store, query.source),
         "items_to_look_at": {
@@ -103,17 +107,20 @@ def _run(run: RunRecord, live_since: datetime | None) -> dict[str, Any]:
 
 
 def _network(store: Store, source: str | None) -> dict[str, Any]:
-    """Whether the last fetch had a network, and the pages no run has fetched yet."""
+    """Whether the last fetch had a network, and what no run has fetched yet: the pages,
+    and the posts whose links are not followed (said as the fetch stage says it)."""
     offline_at = store.last_fetch_offline()
-    waiting = store.pages_not_fetched(source)
+    waiting = store.not_fetched(source)
     what: str | None = None
-    if offline_at is not None and waiting:
-        what = "`digest now --retry` fetches them once you are online"
-    elif waiting:
+    if offline_at is not None and waiting.total:
+        what = FETCH_WHEN_ONLINE
+    elif waiting.total:
         what = "the next run fetches them"
     return {
         "offline_at": offline_at.isoformat() if offline_at else None,
-        "pages_not_fetched": waiting,
+        "pages_not_fetched": waiting.pages,
+        "posts_links_not_followed": waiting.posts,
+        "not_fetched": waiting.describe() if waiting.total else None,
         "what_to_do": what,
     }
 
@@ -179,6 +186,8 @@ def render_status(data: dict[str, Any], *, as_json: bool, console: Console | Non
     console = console or Console(soft_wrap=False, highlight=False)
     columns = ["name", "kind", "status", "items", "last_checked_at", "last_error", "location"]
     console.print(_table("Sources", data["sources"], columns, console.width))
+    if data["next_step"]:  # prose, so it may wrap
+        console.print(f"{data['next_step'][0].upper()}{data['next_step'][1:]}", markup=False)
     console.print(_items_line(data["items"]))
     if line := _network_line(data["network"]):
         console.print(line)
@@ -204,14 +213,13 @@ def _items_line(items: dict[str, Any]) -> str:
 
 
 def _network_line(network: dict[str, Any]) -> str | None:
-    waiting = network["pages_not_fetched"]
+    waiting = network["not_fetched"]
     if not waiting:
         return None
-    pages = f"{waiting} page{'' if waiting == 1 else 's'} not fetched yet"
     if network["offline_at"]:
         at = _one_line(network["offline_at"])
-        return f"No network at the last fetch ({at}): {pages}; {network['what_to_do']}"
-    return f"{pages.capitalize()}: {network['what_to_do']}"
+        return f"No network at the last fetch ({at}): {waiting}; {network['what_to_do']}"
+    return f"{waiting[0].upper()}{waiting[1:]}: {network['what_to_do']}"
 
 
 def _print_items_to_look_at(console: Console, block: dict[str, Any]) -> None:

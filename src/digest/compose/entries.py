@@ -56,6 +56,18 @@ class Topic:
     def minutes(self) -> int:
         return sum(entry.minutes for entry in self.entries)
 
+    @property
+    def totals(self) -> str:
+        """The section's line: "3 items · 7 min read"; "2 items · pages not fetched" when
+        none of its pages was read; "2 items" for notes and posts."""
+        count = len(self.entries)
+        said = f"{count} item{'' if count == 1 else 's'}"
+        if self.minutes:
+            return f"{said} · {self.minutes} min read"
+        if all(entry.unread_page for entry in self.entries):
+            return f"{said} · {'page' if count == 1 else 'pages'} not fetched"
+        return said
+
 
 def topic_of(item: Item, shared_tags: Container[str] | None = None) -> str:
     """The item's topic, else its note's first tag (given `shared_tags`, its first tag that is
@@ -159,7 +171,9 @@ def _post_entry(item: Item) -> Entry:
     if item.note is None or not item.note.by_model:
         whole = len(model_text(context)) <= SHORT_NOTE_CHARS
         reading = post_reading(context, title, whole=whole)
-        return Entry(title, None, reading.prose, None, reading.points)
+        picked = not whole and (reading.prose or reading.points)  # its telling lines only
+        marker = EXTRACTIVE_MARKER if picked and item.note else None
+        return Entry(title, None, reading.prose, marker, reading.points)
     summary = without_lead(model_text(item.note.summary), title, title_opens_text=True)
     points = tuple(p for p in item.note.key_points if _comparable(p) not in _comparable(title))
     return Entry(title, None, summary or None, None, points)
@@ -184,13 +198,12 @@ def _note_entry(item: Item) -> Entry:
         rest = context.removeprefix(text) if context.startswith(text) else context
         rest = rest.lstrip(" -–—:;,.")
         return Entry(text, None, rest if rest and rest != text else None, None, ())
-    summary = (
-        without_lead(one_line(item.note.summary), text, title_opens_text=True)
-        if item.note
-        else None
-    )
-    points = item.note.key_points if item.note else ()
-    return Entry(text, None, summary or None, None, points)
+    if item.note is None:
+        return Entry(text, None, None, None, ())
+    summary = without_lead(one_line(item.note.summary), text, title_opens_text=True) or None
+    points = item.note.key_points
+    picked = item.note.extractive and (summary or points)  # sentences of the reader's own
+    return Entry(text, None, summary, EXTRACTIVE_MARKER if picked else None, points)
 
 
 def item_title(item: Item) -> str:

@@ -8,8 +8,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from digest.compose.entries import SHORT_NOTE_CHARS, entry_for
+from digest.compose.entries import EXTRACTIVE_MARKER, SHORT_NOTE_CHARS, entry_for
 from digest.compose.markdown import md_text, one_line
+from digest.config import NO_SOURCES, NO_SOURCES_FIX
 from digest.lifecycle import why_no_note
 from digest.models import OFFLINE_MODEL, Item, ItemKind, ItemState, ModelUsage, Usage
 from digest.unfetched import offline_stand_in, reason
@@ -30,13 +31,15 @@ class Provenance:
     note_calls: Usage | None = None
     muted: int = 0  # items the reader's rules left out
     offline_at: datetime | None = None  # the last fetch found no network, then
+    no_sources: bool = False  # a fresh installation: no source and nothing saved (its fix)
 
 
 def footer_lines(provenance: Provenance, items: Sequence[Item]) -> list[str]:
     """Who wrote the notes and the week summary, the tokens and cost, what was skipped."""
     lines = []
     offline = [item for item in items if item.note and item.note.extractive]
-    unshown = sum(not _shows_summary(item) for item in offline)  # "LMSys.", a stand-in, a list
+    # counted as the digest marks them: not "LMSys.", a stand-in, a list, a short post
+    unshown = sum(entry_for(item).marker != EXTRACTIVE_MARKER for item in offline)
     usages = [
         replace(entry, count=max(0, entry.count - unshown))
         if entry.model == OFFLINE_MODEL
@@ -60,7 +63,10 @@ def footer_lines(provenance: Provenance, items: Sequence[Item]) -> list[str]:
     total = notes_usage + (provenance.week.usage if provenance.week else Usage())
     if total.tokens_in or total.tokens_out:
         lines.append(f"LLM total: {_usage_text(total)}.")
-    lines.append(account_line(items, provenance.muted))
+    if provenance.no_sources and not items:  # "`digest init` …", as plain words here
+        lines.append(f"No items: {NO_SOURCES}; {NO_SOURCES_FIX.replace('`', '')}.")
+    else:
+        lines.append(account_line(items, provenance.muted))
     if provenance.offline_at and (waiting := sum(map(_never_fetched, items))):
         lines.append(offline_line(provenance.offline_at, waiting))
     return [md_text(line) for line in lines]

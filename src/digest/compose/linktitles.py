@@ -4,7 +4,9 @@ address ("i-want-off-mr-golangs-wild-ride" -> "I want off Mr Golang's wild ride"
 its host and path.
 
 Only a slug of two words or more becomes a title: "letsgo.html" or "452520" say nothing a
-reader can use, and the host and path say at least where the link leads.
+reader can use, and the host and path say at least where the link leads. A lone word under
+a term or course folder reads with it ("fall25/lectures" -> "Fall25 lectures"); the
+digest names the site beside such a title.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ _CONTRACTIONS = {
     "im": "I'm", "thats": "that's", "whats": "what's", "hes": "he's", "shes": "she's",
 }  # fmt: skip
 MIN_SLUG_WORDS = 2
+# a term or course folder: letters then digits, or digits then letters ("fall25", "2024spring")
+_TERM = re.compile(r"[a-z]{2,}\d{2,4}|\d{2,4}[a-z]{2,}", re.IGNORECASE)
 
 # well-known addresses, matched from the start of "host/path?query" (no "www."): what they hold
 _KNOWN = tuple(
@@ -79,16 +83,29 @@ def known_title(url: str) -> str | None:
 
 
 def slug_title(url: str) -> str | None:
-    """The last telling part of the URL's path as words in sentence case, or None."""
+    """The last telling part of the URL's path as words in sentence case, or None; a
+    word alone with the part above it when that one names something ("fall25/lectures"
+    -> "Fall25 lectures")."""
     path = urlsplit(for_display(url)).path
-    for part in reversed([unquote(p) for p in path.split("/") if p]):
-        words = _words(_EXTENSION.sub("", part))
+    parts = [unquote(p) for p in path.split("/") if p]
+    for index in reversed(range(len(parts))):
+        words = _words(_EXTENSION.sub("", parts[index]))
         if not words or (len(words) == 1 and words[0].casefold() in _FOLDER_PAGES):
             continue
+        alone = len(words) == 1 and words[0].isalpha()
+        if alone and index and _names_something(parts[index - 1]):
+            words = [*_words(parts[index - 1]), *words]
         if len(words) < MIN_SLUG_WORDS or not any(_LETTERS.search(w) for w in words):
             return None  # "452520", "letsgo", "intro": the host and path tell more
         return _sentence(words)
     return None
+
+
+def _names_something(part: str) -> bool:
+    """A folder that names a term or a course by letters and digits ("fall25", "cs149"):
+    the word below it is one of its parts. Other folders ("features", "public", "v139"
+    over "schmidt21a") make no title with the word below them."""
+    return bool(_TERM.fullmatch(part))
 
 
 def _words(part: str) -> list[str]:
@@ -103,7 +120,7 @@ def _sentence(words: list[str]) -> str:
         if shown and shown[-1].casefold() in _HONORIFICS:  # Mr Golang's: a name follows
             shown.append(_possessive(word).capitalize())
             continue
-        fixed = _ACRONYMS.get(low) or _CONTRACTIONS.get(low)
+        fixed = _ACRONYMS.get(low) or _CONTRACTIONS.get(low) or _course_code(low)
         if fixed is None:
             fixed = word if _mixed_case(word) else low
         shown.append(fixed)
@@ -113,6 +130,11 @@ def _sentence(words: list[str]) -> str:
         if word.casefold() in _HONORIFICS:
             shown[index] = word.capitalize()
     return " ".join(shown)
+
+
+def _course_code(low: str) -> str | None:
+    """ "cs149" -> "CS149": two or three letters and a number name a course or a model."""
+    return low.upper() if re.fullmatch(r"[a-z]{2,3}\d{2,4}", low) else None
 
 
 def _possessive(word: str) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from digest.notes.judging import wordless
 from digest.text import is_list_line, list_item, sentences, shorten, without_links
 
 MAX_POINTS = 6  # a post's list is kept as a short list; the rest is counted
@@ -102,11 +103,14 @@ def post_reading(text: str, title: str, *, whole: bool = False) -> PostReading:
             prose += [s for s in sentences(without_links(line)) if not _noise(s)]
     key = _comparable(title)
     prose = [_ended(s, listed=bool(points)) for s in prose if _comparable(s) not in ("", key)]
-    chosen = _telling([s for s in prose if s], whole=whole)
+    told = " ".join(_telling([s for s in prose if s], whole=whole))
+    if wordless(told, title) and not whole:  # "36 minutes.": a number, and no words
+        told = " ".join(_telling([s for s in prose if s and not wordless(s)], whole=False))
     listed = [p for p in points if _comparable(p) != key]
     if len(listed) > MAX_POINTS:
         listed = [*listed[: MAX_POINTS - 1], f"and {len(listed) - MAX_POINTS + 1} more"]
-    return PostReading(" ".join(chosen) or None, tuple(listed))
+    # a note has words, as a model's must (notes.judging): else the list, or nothing, stands
+    return PostReading(None if wordless(told, title) else told, tuple(listed))
 
 
 def _ended(sentence: str, *, listed: bool) -> str:

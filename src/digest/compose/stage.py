@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from digest.collect.stage import without_sources
 from digest.compose.backlog import backlog_for
 from digest.compose.digest import Backlog, reader_view, render_digest
 from digest.compose.entries import Topic
@@ -55,6 +56,7 @@ def compose_digest(run: RunContext, period: Period, summed: SummedWeek) -> Compo
         Usage(totals.tokens_in, totals.tokens_out, totals.cost_usd),  # failed calls too
         muted=len(muted),
         offline_at=store.last_fetch_offline(),
+        no_sources=without_sources(config, store),
     )
     backlog = backlog_for(store, config, period, items)
     history = reader_history(store)

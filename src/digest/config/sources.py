@@ -14,6 +14,14 @@ from digest.config.values import Section, web_url
 MANUAL_SOURCE = "manual"
 IMPORT_SOURCE = "import"
 RESERVED_SOURCE_NAMES = frozenset({MANUAL_SOURCE, IMPORT_SOURCE})
+# What to do on an installation with no source at all and nothing saved: said once by
+# `digest doctor`, the collect stage (`digest now`) and the empty digest.
+NO_SOURCES = "no sources yet"
+NO_SOURCES_FIX = (
+    "run `digest init` (a config with an inbox folder for your saves: journals, bookmark"
+    " exports, pasted posts), or save a file with `digest import FILE` or a link with"
+    " `digest add URL`"
+)
 
 _HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an HTTP token (RFC 9110)
 _NOT_HEADER_VALUE = re.compile(r"[^\t\x20-\x7e]")  # sendable: visible ASCII, space and tab

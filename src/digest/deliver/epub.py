@@ -85,14 +85,12 @@ def _zipped(files: Mapping[str, str]) -> bytes:
 
 def _chapter(number: int, topic: Topic, by_url: Mapping[str, Item]) -> dict[str, object]:
     entries = [_entry(f"item-{number}-{i}", e, by_url) for i, e in enumerate(topic.entries, 1)]
-    minutes = topic.minutes
-    things = "item" if len(entries) == 1 else "items"
     return {
         "id": f"section-{number}",
         "href": f"section-{number}.xhtml",
         "name": _xml(topic.name),
         "entries": entries,
-        "totals": f"{len(entries)} {things} · {minutes_read(minutes)}",
+        "totals": topic.totals,
     }
 
 

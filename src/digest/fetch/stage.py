@@ -9,6 +9,7 @@ import functools
 import hashlib
 import itertools
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -30,7 +31,8 @@ from digest.errors import (
 from digest.fetch.features import fill_missing_features
 from digest.fetch.pages import Page, PageReader, page_reader
 from digest.fetch.worker import with_features
-from digest.models import Item, Stage, StageReport
+from digest.lifecycle.fetching import FETCH_WHEN_ONLINE
+from digest.models import Item, ItemKind, ItemState, Stage, StageReport
 from digest.runtime.context import RunContext, StageOutcome
 from digest.runtime.tasks import run_together
 from digest.store import Store, url_key
@@ -72,8 +74,8 @@ class FetchRun:
             config.retry_base_s, config.retry_max_s, config.max_attempts
         )
         self._finished = 0
-        self._left = 0  # not tried for want of a network
-        self._unresolved: list[Callable[[], None]] = []  # see _settle_unresolved
+        self._left = Counter[str]()  # not tried for want of a network, by _waiting_as
+        self._unresolved: list[tuple[Item, Callable[[], None]]] = []  # see _settle_unresolved
         self._unread_links: list[tuple[int, int, str]] = []  # (post id, links unread, first why)
         self._unwritten: list[lifecycle.FetchSucceeded | lifecycle.FetchFailed] = []
         self._written_at = time.monotonic()
@@ -106,20 +108,23 @@ class FetchRun:
         the run's lookups are over: without a network, none of those pages was tried (not
         only those after the verdict: which lookups go first is a matter of timing)."""
         if offline is None:
-            for apply in self._unresolved:
+            for _, apply in self._unresolved:
                 apply()
             return
-        self._left += len(self._unresolved)
+        self._left.update(_waiting_as(item) for item, _ in self._unresolved)
         self._say_offline(offline)
 
     def _say_offline(self, offline: str) -> None:
-        """One line for a run without a network, in place of a failure per page."""
-        tried = len(self.report.failures)
-        self.report.failures[:] = [
-            f"{offline}: {tried + self._left} pages left for a later run "
-            "(`digest now --retry` tries them at once)"
-        ]
-        self.report.failed_units = tried + self._left
+        """One line for what a run without a network left for a later run, in place of a
+        failure per page, counted as `digest status` counts it (lifecycle.NotFetched): not
+        failed, since none was tried."""
+        waiting = lifecycle.NotFetched(self._left["pages"], self._left["posts"])
+        parts = [waiting.describe()] if waiting.total else []
+        if again := self._left["again"]:
+            parts.append(f"{again} page{'' if again == 1 else 's'} due again not tried")
+        self.report.failed_units = len(self.report.failures)  # those tried, and failed
+        self.report.failures.append(f"{offline}: {', '.join(parts)}; {FETCH_WHEN_ONLINE}")
+        self.report.left = self._left.total()
         self.report.offline = True
 
     def _report_unread_links(self) -> None:
@@ -149,11 +154,11 @@ class FetchRun:
         try:
             page = await reader.read(item.url, item)
         except NoNetwork:  # not the page's fault: no attempt recorded
-            self._left += 1
+            self._left[_waiting_as(item)] += 1
             return
         except DigestError as exc:
             if _unresolved(exc):
-                self._unresolved.append(functools.partial(self._record_failure, item, exc))
+                self._unresolved.append((item, functools.partial(self._record_failure, item, exc)))
             else:
                 self._record_failure(item, exc)
             return
@@ -220,9 +225,9 @@ class FetchRun:
         links = post.links[:MAX_POST_LINKS]
         outcomes = await asyncio.gather(*(_read_or_error(reader, link) for link in links))
         if any(isinstance(outcome, NoNetwork) for outcome in outcomes):
-            self._left += 1  # followed on a run with a network
+            self._left[_waiting_as(post)] += 1  # followed on a run with a network
         elif any(_unresolved(outcome) for outcome in outcomes):
-            self._unresolved.append(functools.partial(self._links_read, post, outcomes))
+            self._unresolved.append((post, functools.partial(self._links_read, post, outcomes)))
         else:
             self._links_read(post, outcomes)
 
@@ -245,6 +250,14 @@ class FetchRun:
         self.report.done += 1  # the post itself is read: it is noted from its own text
         if errors:
             self._unread_links.append((post.id, len(errors), errors[0]))
+
+
+def _waiting_as(item: Item) -> str:
+    """What an item not tried for want of a network is, for the run's line: a page never
+    fetched, a post whose links were never followed, or a page due again."""
+    if item.kind is ItemKind.POST:
+        return "posts"
+    return "pages" if item.state is ItemState.NEW else "again"
 
 
 def _unresolved(outcome: object) -> bool:

@@ -11,6 +11,9 @@ from digest.errors import FailureKind
 from digest.lifecycle.states import Backoff, Event, is_due, next_attempt_at, next_state
 from digest.models import Extracted, Item, ItemKind, ItemState
 
+# What to run once the network is back, for what a run without one left (fetch, status).
+FETCH_WHEN_ONLINE: Final = "`digest now --retry` fetches them once you are online"
+
 # The states the store reads fetch candidates in, besides items with a next attempt set.
 FETCH_STATES: Final = (ItemState.NEW, ItemState.FAILED)
 
@@ -29,6 +32,27 @@ def due_for_fetch(item: Item, now: datetime, *, retry: bool = False) -> bool:
 
 def items_due_for_fetch(items: Iterable[Item], now: datetime, *, retry: bool = False) -> list[Item]:
     return [item for item in items if due_for_fetch(item, now, retry=retry)]
+
+
+@dataclass(frozen=True)
+class NotFetched:
+    """What no run has fetched yet: links never fetched (state new) and posts whose links
+    were never followed. The fetch stage of a run without a network and `digest status`
+    both say it with `describe`, so that their counts agree."""
+
+    pages: int = 0
+    posts: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.pages + self.posts
+
+    def describe(self) -> str:
+        """ "112 pages and the links of 6 posts not fetched yet"."""
+        parts = [f"{self.pages} page{'' if self.pages == 1 else 's'}"] if self.pages else []
+        if self.posts:
+            parts.append(f"the links of {self.posts} post{'' if self.posts == 1 else 's'}")
+        return " and ".join(parts or ["0 pages"]) + " not fetched yet"
 
 
 @dataclass(frozen=True)

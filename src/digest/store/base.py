@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from sqlite_utils import Database
 
 BATCH = 500
+# a post (over `items i`) whose links no run has followed yet: the fetch stage follows them
+POSTS_TO_FOLLOW = "i.links != '[]' AND i.fetched_at IS NULL"
 
 
 def iso(moment: datetime) -> str:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+from digest.lifecycle import NotFetched
 from digest.models import ItemKind, ItemState
-from digest.store.base import StoreBase
+from digest.store.base import POSTS_TO_FOLLOW, StoreBase
 from digest.store.records import ItemToLookAt
 
 
@@ -29,17 +30,17 @@ class CountsStore(StoreBase):
             counts[group] = {row[0]: row[1] for row in rows}
         return counts
 
-    def pages_not_fetched(self, source: str | None = None) -> int:
+    def not_fetched(self, source: str | None = None) -> NotFetched:
         """Links whose page no run has fetched yet (new, never tried or left for want of a
-        network)."""
+        network), and posts whose links no run has followed: what the fetch stage takes."""
         where, params = _of_source(source)
-        return int(
-            self._query(
-                f"SELECT count(*) FROM items i WHERE {where} AND i.kind = ? AND i.state = ?"
-                " AND i.url IS NOT NULL",
-                [*params, ItemKind.LINK, ItemState.NEW],
-            )[0][0]
-        )
+        pages, posts = self._query(
+            f"SELECT count(*) FILTER (WHERE i.kind = ? AND i.state = ? AND i.url IS NOT NULL),"
+            f" count(*) FILTER (WHERE i.kind = ? AND {POSTS_TO_FOLLOW})"
+            f" FROM items i WHERE {where}",
+            [ItemKind.LINK, ItemState.NEW, ItemKind.POST, *params],
+        )[0]
+        return NotFetched(int(pages), int(posts))
 
     def items_to_look_at(
         self, *, failed_only: bool, source: str | None, limit: int | None

@@ -6,7 +6,7 @@ import json
 
 from digest.lifecycle import LinksFollowed
 from digest.models import Item, ItemKind
-from digest.store.base import iso
+from digest.store.base import POSTS_TO_FOLLOW, iso
 from digest.store.items import ItemsStore
 from digest.urls import for_display
 
@@ -15,7 +15,7 @@ class LinksStore(ItemsStore):
     def posts_to_follow(self) -> list[Item]:
         """Posts with links that have not been followed yet."""
         return self._items(
-            "WHERE i.kind = ? AND i.links != '[]' AND i.fetched_at IS NULL ORDER BY i.id",
+            f"WHERE i.kind = ? AND {POSTS_TO_FOLLOW} ORDER BY i.id",
             (ItemKind.POST,),
         )
 

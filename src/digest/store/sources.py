@@ -198,6 +198,16 @@ class SourcesStore(ItemsStore):
         rows = self._query("SELECT next_attempt_at FROM sources WHERE id = ?", (source_id,))
         return from_iso(rows[0][0]) if rows else None
 
+    def holds_saves(self) -> bool:
+        """Whether any source is in the store (a feed imported, a config's source collected
+        once, `digest add`'s) or any item: not a fresh installation."""
+        return bool(
+            self._query(
+                "SELECT EXISTS (SELECT 1 FROM sources WHERE removed_at IS NULL)"
+                " OR EXISTS (SELECT 1 FROM items)"
+            )[0][0]
+        )
+
     def list_sources(self) -> list[SourceListing]:
         rows = self._query(
             "SELECT s.name, s.kind, s.origin, coalesce(s.url, s.path) AS location,"

@@ -13,9 +13,12 @@ class Check:
     name: str
     ok: bool
     detail: str  # what was found
-    fix: str = ""  # what to do, for a problem
+    fix: str = ""  # what to do, for a problem or a warning
+    warning: bool = False  # ok (a run works), but not what the user wants: said with its fix
 
     def line(self) -> str:
+        if self.warning:
+            return f"{self.name}: warning: {self.detail}; fix: {self.fix}"
         if self.ok:
             return f"{self.name}: ok ({self.detail})"
         return f"{self.name}: problem: {self.detail}; fix: {self.fix}"

@@ -9,8 +9,9 @@ from collections.abc import Iterator
 from urllib.parse import urlsplit
 
 from digest.audio.voices import NoVoice, voice_for
+from digest.collect.stage import without_sources
 from digest.commands.doctor.check import Check, Problem
-from digest.config import MAIL_KINDS, Config, SourceConfig
+from digest.config import MAIL_KINDS, NO_SOURCES, NO_SOURCES_FIX, Config, SourceConfig
 from digest.errors import DigestError
 from digest.notes.prompts import PROMPT_FILE_KEYS, PromptProblem, check_prompt_file
 from digest.store import open_store_read_only, schema_differences
@@ -104,11 +105,26 @@ def check_sources(config: Config, feeds: list[SourceConfig]) -> Iterator[Check]:
         *(feed_url_problem(source) for source in feeds),
     ]
     yield from filter(None, problems)
-    if not any(problems):
+    if _fresh(config):
+        yield Check("sources", True, f"{NO_SOURCES}, nothing to collect", NO_SOURCES_FIX, True)
+    elif not any(problems):
         files = sum(source.kind == "file" for source in config.sources)
         mail = sum(source.kind in MAIL_KINDS for source in config.sources)
         mailboxes = f", mailboxes: {mail}" if mail else ""
         yield Check("sources", True, f"feeds: {len(feeds)}, file sources: {files}{mailboxes}")
+
+
+def _fresh(config: Config) -> bool:
+    """No source in the config or the database (read-only), nothing saved: what the first
+    `digest now` would say (collect.without_sources). A database that cannot be read is
+    the database check's to report."""
+    if config.sources or not config.db_path.exists():
+        return not config.sources
+    try:
+        with open_store_read_only(config.db_path) as store:
+            return without_sources(config, store)
+    except DigestError:
+        return False
 
 
 def _file_source_problem(source: SourceConfig) -> Check | None:
