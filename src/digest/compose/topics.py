@@ -71,8 +71,9 @@ def offline_sections(items: Sequence[Item], feeds: Collection[str] = ()) -> dict
     if len(telling) >= MIN_GROUP:
         texts = [feature_text(item) for item in telling]
         features = features_of(telling)
-        groups = named_groups(texts, features)
-        for name, members in _with_close_items(groups, item_vectors(features)):
+        vectors = item_vectors(features)
+        groups = named_groups(texts, features, vectors)
+        for name, members in _with_close_items(groups, vectors):
             for n in members:
                 named[telling[n].id] = name
     named |= series_sections([item for item in loose if item.id not in named])
@@ -198,12 +199,12 @@ def _with_close_items(
 
 
 def named_groups(
-    texts: Sequence[str], features: Sequence[TextFeatures]
+    texts: Sequence[str], features: Sequence[TextFeatures], vectors: np.ndarray[Any, Any]
 ) -> list[tuple[str, list[int]]]:
     """(name, member indexes most central first) of each confident group, in order of their
     first member; groups that no phrase names, or whose name fewer than MIN_GROUP members
-    contain, are left out. `texts`: what `features` were computed from."""
-    vectors = item_vectors(features)
+    contain, are left out. `texts`: what `features` were computed from; `vectors`: their
+    item_vectors."""
     groups = [g for g in join_groups(vectors @ vectors.T) if len(g) >= MIN_GROUP]
     bags = [np.frombuffer(f.phrases, dtype=np.int64) for f in features]
     week = np.unique(np.concatenate([np.zeros(0, dtype=np.int64), *bags]), return_counts=True)
