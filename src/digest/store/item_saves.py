@@ -184,7 +184,7 @@ def _save_batch(
     keys = [str(row[0]) for row in rows]
     rows = _follow_aliases(conn, rows)
     # the cheap common case; rowcount, unlike total_changes, leaves out what triggers change
-    inserted = conn.execute(_insert_new(len(rows)), [v for row in rows for v in row]).rowcount
+    inserted = _insert_new(conn, rows)
     if inserted < len(rows):
         renewed = _notes_renewed(conn, rows)
         conn.executemany(_UPSERT_ITEM, rows)
@@ -200,12 +200,20 @@ def _save_batch(
     return len(rows)
 
 
-def _insert_new(count: int) -> str:
-    """One statement inserting `count` rows that are new, in order (their ids too). Items has
-    triggers, so each statement on it keeps a journal of its own to undo it: one statement
-    per row took 1.4 s more per 100,000 rows (bench/import.py)."""
-    values = ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?)"] * count)
-    return f"{_INSERT_ITEM.partition(' VALUES')[0]} VALUES {values} ON CONFLICT(key) DO NOTHING"
+def _insert_new(conn: sqlite3.Connection, rows: list[tuple[str | None, ...]]) -> int:
+    """Insert the rows whose key is new, in order (their ids too), a statement for as many
+    as SQLite takes parameters for; how many were. Items has triggers, so each statement on
+    it keeps a journal of its own to undo it: one statement per row took 1.4 s more per
+    100,000 rows (bench/import.py)."""
+    per_statement = max(1, conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // len(rows[0]))
+    inserted = 0
+    for start in range(0, len(rows), per_statement):
+        part = rows[start : start + per_statement]
+        values = ", ".join([f"({', '.join('?' * len(rows[0]))})"] * len(part))
+        statement = f"{_INSERT_ITEM.partition(' VALUES')[0]} VALUES {values}"
+        params = [value for row in part for value in row]
+        inserted += conn.execute(f"{statement} ON CONFLICT(key) DO NOTHING", params).rowcount
+    return inserted
 
 
 def _ids_of(conn: sqlite3.Connection, keys: list[str]) -> dict[str, int]:
