@@ -31,8 +31,9 @@ START_TIMEOUT_S = 15.0
 
 @dataclass(frozen=True)
 class Dovecot:
-    port: int
+    port: int  # IMAP, with STARTTLS when started with a certificate
     folder: Path
+    tls_port: int = 0  # IMAP over TLS (imaps), when started with a certificate
 
     def mailbox(self) -> MailBoxUnencrypted:
         box = MailBoxUnencrypted("127.0.0.1", self.port, timeout=10)
@@ -69,16 +70,19 @@ def _users() -> tuple[str, str, int, int]:
     return "dovecot", "dovenull", owner.pw_uid, owner.pw_gid
 
 
-def _config(folder: Path, port: int) -> str:
+def _config(folder: Path, port: int, tls_port: int) -> str:
     internal, login, uid, gid = _users()
     group = grp.getgrgid(gid).gr_name
+    tls = "ssl = no"
+    if tls_port:  # the certificate and key copied into the folder by dovecot()
+        tls = f"ssl = yes\nssl_cert = <{folder}/cert.pem\nssl_key = <{folder}/key.pem"
     return f"""
 base_dir = {folder}/run
 state_dir = {folder}/state
 log_path = {folder}/dovecot.log
 protocols = imap
 listen = 127.0.0.1
-ssl = no
+{tls}
 disable_plaintext_auth = no
 auth_mechanisms = plain login
 auth_failure_delay = 0
@@ -95,7 +99,8 @@ service imap-login {{
     port = {port}
   }}
   inet_listener imaps {{
-    port = 0
+    address = 127.0.0.1
+    port = {tls_port}
   }}
 }}
 service anvil {{
@@ -113,7 +118,9 @@ userdb {{
 
 
 @contextmanager
-def dovecot() -> Iterator[Dovecot]:
+def dovecot(certificate: tuple[Path, Path] | None = None) -> Iterator[Dovecot]:
+    """A dovecot on loopback; with `certificate` (cert and key files), STARTTLS on its
+    IMAP port and IMAP over TLS on a second one."""
     binary = dovecot_binary()
     # not below pytest's 0700 temporary folder: dovecot's own users must reach it
     folder = Path(tempfile.mkdtemp(prefix="digest-dovecot-"))
@@ -123,8 +130,12 @@ def dovecot() -> Iterator[Dovecot]:
         (folder / sub).mkdir()
         os.chown(folder / sub, uid, gid)
     (folder / "passwd").write_text(f"{USER}:{{PLAIN}}{PASSWORD}\n")
-    port = free_port()
-    (folder / "dovecot.conf").write_text(_config(folder, port))
+    port, tls_port = free_port(), 0
+    if certificate is not None:
+        tls_port = free_port()
+        for source, name in zip(certificate, ("cert.pem", "key.pem"), strict=True):
+            shutil.copyfile(source, folder / name)
+    (folder / "dovecot.conf").write_text(_config(folder, port, tls_port))
     errors = folder / "start.err"
     with errors.open("wb") as stderr:  # not a pipe: the daemon keeps it open
         started = subprocess.run(
@@ -134,7 +145,7 @@ def dovecot() -> Iterator[Dovecot]:
             stderr=stderr,
             timeout=START_TIMEOUT_S,
         )
-    server = Dovecot(port, folder)
+    server = Dovecot(port, folder, tls_port)
     try:
         if started.returncode != 0:
             pytest.fail(f"dovecot did not start: {errors.read_text(errors='replace')}")

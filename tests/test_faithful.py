@@ -132,6 +132,32 @@ def test_key_points_that_repeat_invent_or_say_nothing_are_dropped() -> None:
     ]
 
 
+def test_a_key_point_joining_two_earlier_ones_repeats_them() -> None:
+    summary = "Maya Okafor won the Coastal Cup at Kelp Bay."
+    points = [
+        "The £2,500 prize pays for the national championship trip",
+        "Coach Tom Reyes trained her for two years on the beach",
+        "The prize pays for the championship trip, and her coach trained her for two years",
+    ]
+    assert note(summary, key_points=points).key_points == points[:2]
+
+
+def test_a_blank_the_model_left_unfilled_is_a_fact_the_article_lacks() -> None:
+    known = known_facts("Fans will get cards. The organisers said [the council] agreed. See [1].")
+
+    said = "The cards were announced on [insert date] by [insert name] at the {venue}."
+    assert unknown_facts(said, known) == ["[insert date]", "[insert name]", "{venue}"]
+    quoted = "They said [the council] agreed [1], see [the post](https://a.example/) […]."
+    assert unknown_facts(quoted, known) == []
+    kept = note(
+        "Maya Okafor won the Coastal Cup at Kelp Bay. The data is from the [company's name]"
+        " website.",
+        key_points=["The prize was given on [insert date]", "She trained for two years"],
+    )
+    assert kept.summary == "Maya Okafor won the Coastal Cup at Kelp Bay."
+    assert kept.key_points == ["She trained for two years"]
+
+
 def test_a_note_in_another_language_is_checked_for_numbers_only() -> None:
     context = AnswerContext(source=ARTICLE, title=TITLE, language="German")
     german = "Die Surferin Maya Okafor gewann den Pokal. Der Preis von 2500 Pfund zahlt die Reise."

@@ -21,8 +21,14 @@ from requests.adapters import HTTPAdapter
 from digest.cli import cli
 from digest.clock import Waits
 from digest.config import Config, FetchConfig
+from digest.fetch.guarded_requests import guarded_session
 from digest.fetch.stage import FetchRun
-from digest.fetch.videos import Chapter, chapters_in, guarded_session, youtube_video_id
+from digest.fetch.videos import (
+    YOUTUBE_HOSTS,
+    Chapter,
+    chapters_in,
+    youtube_video_id,
+)
 from digest.lifecycle import items_due_for_fetch
 from digest.models import SavedItem
 from digest.store import Store, open_store
@@ -183,11 +189,15 @@ def test_our_session_goes_to_youtube_only_and_never_to_a_private_address(
     def loopback(host: str, port: None) -> list[tuple[Any, ...]]:
         return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", 0))]
 
-    with pytest.raises(requests.ConnectionError, match="not a YouTube host"):
-        guarded_session(Config().fetch, loopback).get(server.url("/watch"))
-    with pytest.raises(requests.ConnectionError, match="private address"):
-        guarded_session(FetchConfig(), loopback).get(url)
+    with pytest.raises(requests.ConnectionError, match="not a host this session may reach"):
+        guarded_session(Config().fetch, YOUTUBE_HOSTS, loopback).get(server.url("/watch"))
+    with pytest.raises(requests.ConnectionError, match="127.0.0.1 is a private address"):
+        guarded_session(FetchConfig(), YOUTUBE_HOSTS, loopback).get(url)
+    assert server.requests == []
     allowed = FetchConfig(allow_private_addresses=["127.0.0.0/8"])
-    with pytest.raises(requests.ConnectionError) as passed:  # past the guard, to the network
-        guarded_session(allowed, loopback).get(url)
-    assert "private address" not in str(passed.value)
+    # past the guard, to the address it checked (not one urllib3 would look up again)
+    answer = guarded_session(allowed, YOUTUBE_HOSTS, loopback).get(url)
+    assert "A talk without captions" in answer.text
+    assert [hit.headers["host"] for hit in server.hits("/watch")] == [
+        f"www.youtube.com:{server.port}"
+    ]

@@ -27,7 +27,10 @@ import jinja2
 from jinja2 import nodes
 from jinja2.compiler import CodeGenerator, Frame
 from jinja2.exceptions import SecurityError
+from jinja2.loaders import split_template_path
 from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+from digest.userfiles import UserFileError, read_small_text
 
 RENDER_SECONDS = 3.0
 RENDER_STEPS = 2_000_000  # loop turns and calls in one render
@@ -230,6 +233,24 @@ def environment(
     return env
 
 
+class UserFolderLoader(jinja2.BaseLoader):
+    """The templates in a user's folder, each read as a small text (digest.userfiles): a
+    FIFO, device or huge file there is the template's failure, not a hung or swollen run."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def get_source(
+        self, environment: jinja2.Environment, template: str
+    ) -> tuple[str, str, Callable[[], bool]]:
+        path = self.folder.joinpath(*split_template_path(template))
+        if not (path.exists() or path.is_symlink()):
+            raise jinja2.TemplateNotFound(template)
+        text = read_small_text(path, "a template")
+        mtime = path.stat().st_mtime
+        return text, str(path), lambda: path.exists() and path.stat().st_mtime == mtime
+
+
 def from_text(env: jinja2.Environment, text: str, path: Path) -> jinja2.Template:
     """The template `text` of the file at `path` (so that an error can name its line)."""
     code = env.compile(text, name=path.name, filename=str(path))
@@ -254,6 +275,8 @@ def render(template: jinja2.Template, context: Mapping[str, Any]) -> str:
 
 def problem(exc: BaseException, path: Path) -> str:
     """The one line for a failed render of the file at `path`: where, what, what to do."""
+    if isinstance(exc, UserFileError):
+        return str(exc)  # it names the file
     line = getattr(exc, "lineno", None) or _template_line(exc.__traceback__, str(path))
     where = f"{path}:{line}" if line else str(path)
     message = exc.message if isinstance(exc, jinja2.TemplateSyntaxError) else str(exc)

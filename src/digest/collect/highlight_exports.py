@@ -24,6 +24,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from digest.models import Highlight, ItemKind, Rejected, SavedItem
+from digest.userfiles import read_small_text
 
 KOREADER_JSON = "koreader-json"
 KOREADER_MARKDOWN = "koreader-markdown"
@@ -202,15 +203,12 @@ def _companions(path: Path | None, pattern: str) -> Iterator[Any]:
     if path is None:
         return
     for companion in sorted(path.parent.glob(pattern)):
-        if (
-            companion == path
-            or not companion.is_file()
-            or companion.stat().st_size > MAX_COMPANION_BYTES
-        ):
+        if companion == path:
             continue
         try:
-            yield json.loads(companion.read_text(encoding="utf-8-sig"))
-        except (OSError, ValueError):
+            text = read_small_text(companion, "an export", MAX_COMPANION_BYTES)
+            yield json.loads(text.removeprefix("\ufeff"))
+        except ValueError:  # not a regular file, too big, not UTF-8 or not JSON
             continue
 
 

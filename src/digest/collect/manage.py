@@ -44,6 +44,7 @@ from digest.errors import ConfigError, SourceError
 from digest.lifecycle import SourcePaused, SourceRemoved, SourceRenamed
 from digest.store import Store
 from digest.store.records import ManagedSource
+from digest.userfiles import CONFIG_BYTES, UserFileError, read_small_text
 
 CLI_ORIGIN = "cli"  # a feed `digest sources add` kept in the store: there was no config file
 _HEADER = re.compile(r"^\s*\[")
@@ -201,8 +202,8 @@ def _edit(path: Path, change: Callable[[str], str]) -> None:
     path = path.resolve()  # a symlinked config stays a symlink
     try:
         before = path.stat()
-        text = change(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomlkit.exceptions.ParseError) as exc:
+        text = change(read_small_text(path, "a config", CONFIG_BYTES))
+    except (OSError, UserFileError, tomlkit.exceptions.ParseError) as exc:
         raise ConfigError(f"config error: {path}: cannot edit: {exc}") from exc
     parse_config(text, path)  # ConfigError, with the file and line, if it no longer loads
     try:

@@ -9,6 +9,7 @@ failure is one line naming the file and line, reported as a failed delivery (exi
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -41,7 +42,7 @@ def _environment(
 ) -> jinja2.Environment:
     loaders: list[jinja2.BaseLoader] = [jinja2.PackageLoader("digest.compose", "templates")]
     if templates_dir is not None:
-        loaders.insert(0, jinja2.FileSystemLoader(templates_dir))
+        loaders.insert(0, sandbox.UserFolderLoader(templates_dir))
     return sandbox.environment(
         jinja2.ChoiceLoader(loaders),
         dict(filters),
@@ -53,7 +54,8 @@ def _environment(
 
 
 def is_overridden(templates_dir: Path | None, name: str) -> bool:
-    return templates_dir is not None and (templates_dir / name).is_file()
+    """A file (or a FIFO, device or folder, which fails as a template) of that name is there."""
+    return templates_dir is not None and os.path.lexists(templates_dir / name)
 
 
 def render(

@@ -18,6 +18,7 @@ from digest.config.models import Config
 from digest.config.sections import DigestSection
 from digest.config.sources import BasicAuth, BearerAuth, SourceConfig
 from digest.errors import ConfigError
+from digest.userfiles import CONFIG_BYTES, UserFileError, read_small_text
 
 log = logging.getLogger("digest")
 
@@ -65,9 +66,9 @@ def load_config(explicit: Path | None = None) -> Config:
         defaults = Config(digest=DigestSection(data_dir=user_data_dir()))
         return _resolve_paths(defaults, Path.cwd())
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"config error: {path}: cannot read: {exc.strerror}") from exc
+        text = read_small_text(path, "a config", CONFIG_BYTES)
+    except UserFileError as exc:
+        raise ConfigError(f"config error: {exc}") from exc
     return parse_config(text, path)
 
 
@@ -157,9 +158,9 @@ def read_prompt_file(path: Path, key: str) -> str:
     it cannot be read. What it says is the run's to check (notes/prompts.py): one that does
     not parse, or uses a variable it is not given, costs the run its words, not the load."""
     try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"config error: {key}: cannot read {path}: {exc}") from exc
+        return read_small_text(path, "a prompt")
+    except UserFileError as exc:
+        raise ConfigError(f"config error: {key}: {exc}") from exc
 
 
 def _check_prompt_files(config: Config) -> None:
@@ -172,6 +173,8 @@ def _resolve_source_paths(source: SourceConfig, resolve: Callable[[Path], Path])
     update: dict[str, object] = {"path": resolve(source.path)} if source.path else {}
     if source.password_file:
         update["password_file"] = resolve(source.password_file)
+    if source.ca_file:
+        update["ca_file"] = resolve(source.ca_file)
     auth = source.auth
     if isinstance(auth, BasicAuth) and auth.password_file:
         update["auth"] = auth.model_copy(update={"password_file": resolve(auth.password_file)})

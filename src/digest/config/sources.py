@@ -103,6 +103,7 @@ class SourceConfig(Section):
     lists: list[str] = Field(default_factory=list)  # only on these lists (part of List-Id)
     mark_seen: bool = False  # imap: flag each letter read as seen; never, unless set
     move_to: str | None = None  # imap: move each letter read to this folder
+    ca_file: Path | None = None  # imap: trust this certificate too (a self-signed server)
 
     @field_validator("headers", "cookies")
     @classmethod
@@ -151,8 +152,10 @@ class SourceConfig(Section):
         if self.kind in ("maildir", "mbox") and not self.path:
             raise ValueError(f"a {self.kind} source needs path")
         imap_keys = (self.host, self.user, self.password_env, self.password_file, self.move_to)
-        if self.kind != "imap" and any(key is not None for key in imap_keys):
-            raise ValueError("host, user, password_env, password_file and move_to are for imap")
+        if self.kind != "imap" and any(key is not None for key in (*imap_keys, self.ca_file)):
+            raise ValueError(
+                "host, user, password_env, password_file, move_to and ca_file are for imap"
+            )
         if self.kind == "imap":
             if not self.host or not self.user:
                 raise ValueError("an imap source needs host and user")

@@ -16,6 +16,7 @@ from email.policy import SMTP as SMTP_POLICY
 
 from digest.config import EmailConfig
 from digest.errors import DeliveryError
+from digest.userfiles import UserFileError, tls_context
 
 NO_STARTTLS = "use security = 'ssl' (usually port 465) or a server that offers STARTTLS"
 UNTRUSTED_CERTIFICATE = (
@@ -121,7 +122,10 @@ def connect(config: EmailConfig) -> smtplib.SMTP:
 
 def _tls_context(config: EmailConfig) -> ssl.SSLContext:
     """Certificate and host name verified; `ca_file` adds a trusted (self-signed) certificate."""
-    return ssl.create_default_context(cafile=str(config.ca_file) if config.ca_file else None)
+    try:
+        return tls_context(config.ca_file)
+    except UserFileError as exc:
+        raise DeliveryError(f"[email] ca_file: {exc}") from exc
 
 
 def authenticate(smtp: smtplib.SMTP, config: EmailConfig) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import os
-import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +17,7 @@ from urllib.parse import urlsplit
 from digest.config import ENV_PREFIX, BasicAuth, BearerAuth, Config, SourceConfig
 from digest.errors import SourceError
 from digest.urls import DEFAULT_PORTS
+from digest.userfiles import UserFileError, read_small_text
 
 
 @dataclass(frozen=True)
@@ -136,30 +136,13 @@ def _secret(source: SourceConfig, key: str, env: str | None, file: Path | None) 
     return _one_line(text, f"{where}: {file}", header=key != "auth.password")
 
 
-SECRET_FILE_BYTES = 64 * 1024
-
-
 def _secret_file(file: Path, where: str) -> str:
     """A password or token file's text: a regular file (a FIFO would block the run) of at
-    most SECRET_FILE_BYTES."""
+    most 64 KB."""
     try:
-        fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as exc:
-        raise SourceError(f"{where}: cannot read {file}: {exc.strerror or exc}") from exc
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise SourceError(f"{where}: {file} is not a regular file (a FIFO, device or folder)")
-        data = os.read(fd, SECRET_FILE_BYTES + 1)
-    except OSError as exc:
-        raise SourceError(f"{where}: cannot read {file}: {exc.strerror or exc}") from exc
-    finally:
-        os.close(fd)
-    if len(data) > SECRET_FILE_BYTES:
-        raise SourceError(f"{where}: {file} is over {SECRET_FILE_BYTES // 1024} KB: not a secret")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise SourceError(f"{where}: {file} is not UTF-8 text") from exc
+        return read_small_text(file, "a secret")
+    except UserFileError as exc:
+        raise SourceError(f"{where}: {exc}") from exc
 
 
 def _one_line(value: str, where: str, *, header: bool = True) -> str:

@@ -3,23 +3,20 @@ captions first, then generated ones, in the configured languages or English; spl
 chapters its description lists ("0:00 Intro", "4:12 The scheduler").
 
 The library speaks HTTP through the requests session it is given: ours goes only to
-YouTube's hosts, through the address guard (no private address unless allowed), with the
-run's timeout and size cap. Tests hand it a session that leads to a loopback stand-in."""
+YouTube's hosts, through the address guard (no private address unless allowed, the address
+checked is the one connected to: fetch/guarded_requests.py), with the run's timeout and size
+cap. Tests hand it a session that leads to a loopback stand-in."""
 
 from __future__ import annotations
 
 import asyncio
 import re
-import socket
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from ipaddress import ip_address
-from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import requests
-from requests.adapters import HTTPAdapter
 from youtube_transcript_api import (
     CouldNotRetrieveTranscript,
     FetchedTranscriptSnippet,
@@ -29,7 +26,7 @@ from youtube_transcript_api import (
 
 from digest.config import FetchConfig
 from digest.errors import unit_bug
-from digest.fetch.guard import AddressPolicy
+from digest.fetch.guarded_requests import guarded_session
 from digest.models import WALLS, Extracted
 
 YOUTUBE_HOSTS = frozenset(
@@ -38,10 +35,7 @@ YOUTUBE_HOSTS = frozenset(
 _VIDEO_ID = re.compile(r"[A-Za-z0-9_-]{11}")
 _PATH_KINDS = ("shorts", "live", "embed", "v")
 _CHAPTER = re.compile(r"^\s*(?:(\d{1,2}):)?(\d{1,2}):(\d{2})\s*[-–—:|]?\s+(\S.{0,120})$")
-PARAGRAPH_SECONDS = 60.0
-AddressLookup = Callable[
-    [str, None], Sequence[tuple[Any, ...]]
-]  # socket.getaddrinfo's shape  # a transcript without chapters is cut into paragraphs this long
+PARAGRAPH_SECONDS = 60.0  # a transcript without chapters is cut into paragraphs this long
 
 
 def youtube_video_id(url: str) -> str | None:
@@ -134,47 +128,6 @@ def said_text(snippets: Sequence[FetchedTranscriptSnippet], chapters: Sequence[C
     return "\n\n".join(parts)
 
 
-class GuardedAdapter(HTTPAdapter):
-    """requests to YouTube's hosts only, each host's addresses checked by the address guard,
-    every request bounded by the run's timeout and size cap."""
-
-    def __init__(self, config: FetchConfig, lookup: AddressLookup = socket.getaddrinfo) -> None:
-        super().__init__(max_retries=0)
-        self.lookup = lookup
-        self.policy = AddressPolicy(config.allow_private_addresses)
-        self.timeout_s = config.timeout_s
-        self.max_bytes = config.max_bytes
-
-    def send(  # type: ignore[override]
-        self, request: requests.PreparedRequest, **kwargs: Any
-    ) -> requests.Response:
-        host = urlsplit(request.url or "").hostname or ""
-        if host not in YOUTUBE_HOSTS:
-            raise requests.ConnectionError(f"not a YouTube host: {host}")
-        try:
-            addresses = [str(info[4][0]).split("%")[0] for info in self.lookup(host, None)]
-        except OSError as exc:
-            raise requests.ConnectionError(f"{host}: {exc}") from exc
-        if not all(self.policy.allows(ip_address(address)) for address in addresses):
-            raise requests.ConnectionError(f"{host} resolves to a private address")
-        response = super().send(request, **{**kwargs, "timeout": self.timeout_s})
-        if len(response.content) > self.max_bytes:
-            raise requests.ConnectionError(f"answer larger than {self.max_bytes} bytes")
-        return response
-
-
-def guarded_session(
-    config: FetchConfig, lookup: AddressLookup = socket.getaddrinfo
-) -> requests.Session:
-    session = requests.Session()
-    session.trust_env = False  # no proxy or netrc from the environment, as our fetcher
-    adapter = GuardedAdapter(config, lookup)
-    session.mount("https://", adapter)
-    session.mount("http://", adapter)
-    session.headers.update({"User-Agent": config.user_agent})
-    return session
-
-
 class VideoWords:
     """The fetch stage's transcripts: a YouTube page's text becomes what the video said,
     its title first (a page that was a wall or thin is read so too); a video without one
@@ -191,7 +144,7 @@ class VideoWords:
         if video is None:
             return page
         if self.transcripts is None:
-            session = self.session or guarded_session(self.config)
+            session = self.session or guarded_session(self.config, YOUTUBE_HOSTS)
             self.transcripts = Transcripts(session, self.config.transcript_languages)
         try:
             said = await asyncio.to_thread(self.transcripts.said, video, chapters_in(page.text))

@@ -5,7 +5,8 @@ their article never says. The checkable facts of a sentence are looked up in the
 text (its title included), case aside: numbers, however written ("2,000" is 2000, "two" is 2,
 "£2.5bn" is 2.5 billion, "40 per cent" is 40), and names (capitalised words inside a sentence,
 each word of a run of them; an acronym may stand for a run of the article's words, "UK" for
-"United Kingdom"). A sentence holding a fact the article lacks is dropped (`check`); the
+"United Kingdom"), and blanks a model left unfilled ("[insert date]"). A sentence holding a
+fact the article lacks is dropped (`check`); the
 answer parser (answers.py) refuses a note when too little is left.
 
 Written so that summaries people write pass (bench/judging.py measures it): a name may be a
@@ -63,6 +64,12 @@ _TOKEN = re.compile(r"[^\W\d_][\w'’.-]*[^\W_]|[^\W\d_]")
 _OPENER = re.compile(r"[\"'“‘(\[:;—–-]\s*$")  # what a word after which starts afresh ends with
 _DEMONYM = re.compile(r"(?:ish|ian|ean|an|ese|i|n)$")
 NOT_NAMES = frozenset({"i", "i'm", "i've", "i'd", "i'll", "ok"})
+# A blank left unfilled, "[insert date]", "[company's name]", "{city}": a fact the note lacks
+# unless the article has the same brackets ("[sic]", "[the minister]" in a quote). A
+# citation such as "[1]" or an ellipsis "[…]" holds no letter; "[a link](…)" is none.
+_BLANK = re.compile(
+    r"\[[^\[\]]{0,80}?[^\W\d_][^\[\]]{0,80}\](?!\()|\{[^{}]{0,40}?[^\W\d_][^{}]{0,40}\}"
+)
 
 
 @dataclass(frozen=True)
@@ -73,6 +80,7 @@ class Known:
     words: frozenset[str]
     stems: frozenset[str]
     initials: frozenset[str]
+    blanks: frozenset[str] = frozenset()  # its bracketed words, lower case
 
 
 @dataclass(frozen=True)
@@ -104,15 +112,17 @@ def known_facts(article: str) -> Known:
         words=frozenset(lowered) | {part for word in lowered for part in word.split("-")},
         stems=frozenset(word[:NAME_STEM] for word in lowered if len(word) >= NAME_STEM),
         initials=frozenset(initials),
+        blanks=frozenset(blank.lower() for blank in _BLANK.findall(article)),
     )
 
 
 def unknown_facts(sentence: str, known: Known, *, with_names: bool = True) -> list[str]:
-    """The numbers and names of `sentence` (as written) that the article does not hold (a
+    """The blanks, numbers and names of `sentence` (as written) that the article does not hold (a
     note in another language is checked for numbers only: German writes nouns capitalised,
     and a name may be spelled otherwise)."""
     allowed = known.numbers | UNCHECKED_NUMBERS
-    missing = [said for said, values in _numbers(sentence) if not values & allowed]
+    missing = [blank for blank in _BLANK.findall(sentence) if blank.lower() not in known.blanks]
+    missing += [said for said, values in _numbers(sentence) if not values & allowed]
     if with_names:
         missing += [name for name in names(sentence) if not _known_name(name, known)]
     return missing

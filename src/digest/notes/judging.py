@@ -78,10 +78,12 @@ def wordless(text: str, title: str = "") -> str | None:
 
 
 def repeats(point: str, said: Iterable[str]) -> bool:
-    """Whether most of a key point's content words were said already, by any one text (a
-    point of one word may name what the summary says at length)."""
+    """Whether most of a key point's content words were said already, by the texts before it
+    together (a point joining two earlier ones says nothing new; a point of one word may
+    name what the summary says at length)."""
     own = stems(point)
-    return len(own) > 1 and any(len(own & stems(text)) >= REPEAT_SHARE * len(own) for text in said)
+    before = frozenset().union(*(stems(text) for text in said))
+    return len(own) > 1 and len(own & before) >= REPEAT_SHARE * len(own)
 
 
 def is_repetitive(text: str) -> bool:

@@ -111,10 +111,10 @@ class PromptProblem(Exception):
 
 def _hash(path: Path, key: str) -> str:
     try:
-        text = path.read_bytes()
-    except OSError:
-        text = b""  # the render says why
-    return hashlib.sha256(text).hexdigest()[:12]
+        text = read_prompt_file(path, key)
+    except ConfigError:
+        text = ""  # the render says why
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
 def note_instructions(config: LLMConfig, request: NoteRequest, delimiter: str) -> str:

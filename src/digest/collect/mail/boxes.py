@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from digest.config import SourceConfig
 from digest.errors import SourceError
+from digest.userfiles import UserFileError, read_small_text, tls_context
 
 if TYPE_CHECKING:  # imap-tools is imported when a mailbox is opened: not by every command
     from imap_tools import BaseMailBox
@@ -85,9 +86,9 @@ def mail_password(source: SourceConfig) -> str:
         return value
     assert source.password_file is not None  # the config requires one of them
     try:
-        value = source.password_file.read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SourceError(f"{where}: cannot read {source.password_file}: {exc}") from exc
+        value = read_small_text(source.password_file, "a secret").strip()
+    except UserFileError as exc:
+        raise SourceError(f"{where}: password_file: {exc}") from exc
     if not value:
         raise SourceError(f"{where}: {source.password_file} is empty")
     return value
@@ -108,6 +109,11 @@ def imap_session(source: SourceConfig) -> Iterator[BaseMailBox]:
         box.login(source.user, password, initial_folder=None)
     except MailboxLoginError as exc:
         raise SourceError(f"{at}: login failed; check user and the password") from exc
+    except ssl.SSLCertVerificationError as exc:
+        raise SourceError(
+            f"{at}: its certificate is not trusted ({exc.verify_message}); point the source's"
+            " ca_file at the server's certificate, or fix the server's certificate"
+        ) from exc
     except (OSError, imaplib.IMAP4.error, ImapToolsError) as exc:
         raise SourceError(f"{at}: cannot connect: {exc}") from exc
     try:
@@ -124,14 +130,19 @@ def _mailbox(source: SourceConfig, port: int) -> BaseMailBox:
 
     assert source.host is not None
     if source.security == "ssl":
-        return MailBox(source.host, port, timeout=IMAP_TIMEOUT_S, ssl_context=_tls())
+        return MailBox(source.host, port, timeout=IMAP_TIMEOUT_S, ssl_context=_tls(source))
     if source.security == "starttls":
-        return MailBoxStartTls(source.host, port, timeout=IMAP_TIMEOUT_S, ssl_context=_tls())
+        context = _tls(source)
+        return MailBoxStartTls(source.host, port, timeout=IMAP_TIMEOUT_S, ssl_context=context)
     return MailBoxUnencrypted(source.host, port, timeout=IMAP_TIMEOUT_S)
 
 
-def _tls() -> ssl.SSLContext:
-    return ssl.create_default_context()  # certificates checked: imaplib's default does not
+def _tls(source: SourceConfig) -> ssl.SSLContext:
+    """Certificates checked (imaplib's default does not); `ca_file` trusted too."""
+    try:
+        return tls_context(source.ca_file)
+    except UserFileError as exc:
+        raise SourceError(f"source {source.name!r}: ca_file: {exc}") from exc
 
 
 def imap_folder_state(box: BaseMailBox, folder: str) -> ImapFolder:

@@ -1,9 +1,10 @@
 """`digest doctor`: is this installation able to run? One line per check, with the fix.
 
 Checks the config, then what needs no network (local.py: the data folder, the database,
-the sources, the prompt files, the voice of the audio edition when it is enabled), then
-what reaches out (network.py: DNS for every feed host and one feed, a login to each IMAP
-source, the LLM endpoint and the SMTP server), each with our own timeouts. It writes
+the sources, the prompt files, the voice of the audio edition when it is enabled;
+templates.py: your templates, rendering a sample week), then what reaches out
+(network.py: DNS for every feed host and one feed, a login to each IMAP source, the LLM
+endpoint and the SMTP server), each with our own timeouts. It writes
 nothing: the data folder is checked with access(2), the database is opened read-only
 (never created or migrated), no mail is sent. The config comes first: without it nothing
 else can be checked.
@@ -32,6 +33,7 @@ from digest.commands.doctor.network import (
     check_network,
     check_smtp,
 )
+from digest.commands.doctor.templates import check_templates
 from digest.config import load_config, user_config_path
 from digest.errors import DigestError
 
@@ -56,6 +58,7 @@ def run_checks(
     feeds = feed_sources(config)
     yield from check_sources(config, feeds)
     yield from check_prompt_files(config)
+    yield from check_templates(config)
     if config.audio.enabled:
         yield checked("audio", check_audio, config)
     if local:
