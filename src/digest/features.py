@@ -53,10 +53,12 @@ def story_text(item: Item) -> str:
 def feature_text(item: Item) -> str:
     """What an item is about as sections, stories and the ranking read it: its title (a bare
     link's path words: its host names no subject) and its story."""
-    return f"{_title_words(item)}\n{story_text(item)}"
+    return f"{title_words(item)}\n{story_text(item)}"
 
 
-def _title_words(item: Item) -> str:
+def title_words(item: Item) -> str:
+    """The title part of `feature_text` (its words and the story's are read apart: no word
+    spans the line between them)."""
     if item.title or item.page_title or not item.url:
         return item.display_title
     path = url_title(item.url).partition("/")[2]

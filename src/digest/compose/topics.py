@@ -37,6 +37,7 @@ from digest.features import (
     read,
     story_text,
     terms_of,
+    title_words,
     unit,
 )
 from digest.models import Item, TextFeatures
@@ -70,8 +71,9 @@ def offline_sections(items: Sequence[Item], feeds: Collection[str] = ()) -> dict
     if len(telling) >= MIN_GROUP:
         texts = [feature_text(item) for item in telling]
         features = features_of(telling)
-        groups = named_groups(texts, features)
-        for name, members in _with_close_items(groups, item_vectors(features)):
+        vectors = item_vectors(features)
+        groups = named_groups(texts, features, vectors)
+        for name, members in _with_close_items(groups, vectors):
             for n in members:
                 named[telling[n].id] = name
     named |= series_sections([item for item in loose if item.id not in named])
@@ -102,24 +104,54 @@ def subject_pairs(items: Sequence[Item], week: Sequence[Item]) -> dict[int, str]
     (not its address) or says it SUBJECT_SAYINGS times, a title writes it as a name, and
     fewer of the week's other items use it than these: a section named by the word, as they
     write it. The rarest words first; an item joins one such section."""
-    used = {item.id: set(words(feature_text(item))) for item in week}
-    having: dict[str, list[Item]] = {}
-    for item in items:
-        said = Counter(words(story_text(item)))
-        titled = set(words(_own_title(item)))
-        for word in titled | {w for w, times in said.items() if times >= SUBJECT_SAYINGS}:
-            if len(word) >= 3 and word not in _NUMBERS:
-                having.setdefault(word, []).append(item)
+    names = {item.id: _written_as_names(_own_title(item)) for item in items}
+    naming = set().union(*names.values())  # no other word can name a section
+    if not naming:
+        return {}
+    said = {item.id: _story_words(item) for item in items}
+    having = _subject_words(items, said, naming)
+    if not having:
+        return {}
+    # words(feature_text) is its title's words then its story's: no word spans their line
+    used = {
+        item.id: set(words(title_words(item))).union(
+            said[item.id] if item.id in said else _story_words(item)
+        )
+        for item in week
+    }
+    using: Counter[str] = Counter()  # how many of the week's items use each word
+    for found in used.values():
+        using.update(found)
     named: dict[int, str] = {}
     for word, members in sorted(having.items(), key=lambda pair: (len(pair[1]), pair[0])):
         members = [item for item in members if item.id not in named]
         ids = {item.id for item in members}
-        elsewhere = sum(word in found for n, found in used.items() if n not in ids)
-        named_so = any(word in _written_as_names(_own_title(item)) for item in members)
+        elsewhere = using[word] - sum(word in used[n] for n in ids if n in used)
+        named_so = any(word in names[item.id] for item in members)
         if len(members) >= 2 and named_so and elsewhere < len(members):
             name = _as_written(word, [feature_text(item) for item in members])
             named |= {item.id: name for item in members}
     return named
+
+
+def _story_words(item: Item) -> list[str]:
+    return words(story_text(item))
+
+
+def _subject_words(
+    items: Sequence[Item], said: dict[int, list[str]], naming: set[str]
+) -> dict[str, list[Item]]:
+    """Each word that may name a subject section, with the items that have it in their own
+    title or say it SUBJECT_SAYINGS times. Only a word some title writes as a name (`naming`)
+    can name one."""
+    having: dict[str, list[Item]] = {}
+    for item in items:
+        times = Counter(said[item.id])
+        titled = set(words(_own_title(item)))
+        for word in titled | {w for w, count in times.items() if count >= SUBJECT_SAYINGS}:
+            if len(word) >= 3 and word not in _NUMBERS and word in naming:
+                having.setdefault(word, []).append(item)
+    return having
 
 
 def _written_as_names(title: str) -> set[str]:
@@ -167,12 +199,12 @@ def _with_close_items(
 
 
 def named_groups(
-    texts: Sequence[str], features: Sequence[TextFeatures]
+    texts: Sequence[str], features: Sequence[TextFeatures], vectors: np.ndarray[Any, Any]
 ) -> list[tuple[str, list[int]]]:
     """(name, member indexes most central first) of each confident group, in order of their
     first member; groups that no phrase names, or whose name fewer than MIN_GROUP members
-    contain, are left out. `texts`: what `features` were computed from."""
-    vectors = item_vectors(features)
+    contain, are left out. `texts`: what `features` were computed from; `vectors`: their
+    item_vectors."""
     groups = [g for g in join_groups(vectors @ vectors.T) if len(g) >= MIN_GROUP]
     bags = [np.frombuffer(f.phrases, dtype=np.int64) for f in features]
     week = np.unique(np.concatenate([np.zeros(0, dtype=np.int64), *bags]), return_counts=True)

@@ -7,8 +7,9 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+from array import array
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 
@@ -25,10 +26,34 @@ EARLIEST_DATE = datetime(1995, 1, 1, tzinfo=UTC)  # no saved link is older than 
 FUTURE_SLACK = timedelta(days=1)  # clocks and time zones; beyond that a date is wrong
 
 
+@dataclass
+class SavedAs:
+    """Which item each of some saved items was saved as, in their order: its id, and, when it
+    was saved by a shortened link's old key (an alias), that key, by its position."""
+
+    ids: array[int] = field(default_factory=lambda: array("q"))
+    aliases: dict[int, str] = field(default_factory=dict)
+
+    def add(self, keys: list[str], saved_keys: list[str], ids: dict[str, int]) -> None:
+        for key, saved_key in zip(keys, saved_keys, strict=True):
+            if key != saved_key:
+                self.aliases[len(self.ids)] = key
+            self.ids.append(ids[saved_key])
+
+    def by_key(self) -> dict[int | str, int]:
+        """Each key's last position: a key is told by its item's id, or its alias."""
+        return {self.aliases.get(n, item_id): n for n, item_id in enumerate(self.ids)}
+
+
 def save_rows(
-    conn: sqlite3.Connection, source_id: int, items: Iterable[SavedItem], now: datetime
+    conn: sqlite3.Connection,
+    source_id: int,
+    items: Iterable[SavedItem],
+    now: datetime,
+    saved_as: SavedAs | None = None,
 ) -> SaveReport:
     """Insert or merge items by key, in batches; a duplicate keeps its earliest save time.
+    `saved_as`, when given, gets which item each was saved as.
 
     New items are told from duplicates by id: inside the write transaction every row
     inserted gets an id above the largest one before, so no per-key lookup is needed.
@@ -43,9 +68,9 @@ def save_rows(
                 item, redated = replace(item, saved_at=None), redated + 1
             batch.append(_item_row(_without_credentials(item), collected))
             if len(batch) >= BATCH:
-                saved += _save_batch(conn, source_id, batch)
+                saved += _save_batch(conn, source_id, batch, saved_as)
                 batch = []
-        saved += _save_batch(conn, source_id, batch)
+        saved += _save_batch(conn, source_id, batch, saved_as)
     (new,) = conn.execute("SELECT count(*) FROM items WHERE id > ?", (before,)).fetchone()
     return SaveReport(new=new, duplicates=saved - new, redated=redated)
 
@@ -114,8 +139,7 @@ _UPSERT_ITEM = (
     f"   ELSE substr(context || char(10) || excluded.context, 1, {MAX_CONTEXT_CHARS}) END"
 )
 _LINK_SOURCE = (
-    "INSERT INTO item_sources (item_id, source_id, saved_at)"
-    " SELECT id, ?, ? FROM items WHERE key = ?"
+    "INSERT INTO item_sources (item_id, source_id, saved_at) VALUES (?, ?, ?)"
     " ON CONFLICT(item_id, source_id) DO UPDATE SET saved_at = min(saved_at, excluded.saved_at)"
 )
 _stamp = lru_cache(maxsize=4096)(iso)  # a journal's items share their day's midnight
@@ -150,17 +174,52 @@ def _item_row(item: SavedItem, collected: str) -> tuple[str | None, ...]:
 
 
 def _save_batch(
-    conn: sqlite3.Connection, source_id: int, rows: list[tuple[str | None, ...]]
+    conn: sqlite3.Connection,
+    source_id: int,
+    rows: list[tuple[str | None, ...]],
+    saved_as: SavedAs | None,
 ) -> int:
+    if not rows:
+        return 0
+    keys = [str(row[0]) for row in rows]
     rows = _follow_aliases(conn, rows)
     # the cheap common case; rowcount, unlike total_changes, leaves out what triggers change
-    inserted = conn.executemany(f"{_INSERT_ITEM} ON CONFLICT(key) DO NOTHING", rows).rowcount
+    inserted = _insert_new(conn, rows)
     if inserted < len(rows):
         renewed = _notes_renewed(conn, rows)
         conn.executemany(_UPSERT_ITEM, rows)
         conn.executemany("UPDATE items SET note_id = NULL WHERE id = ?", renewed)
-    conn.executemany(_LINK_SOURCE, [(source_id, row[7], row[0]) for row in rows])
+    saved_keys = [str(row[0]) for row in rows]
+    ids = _ids_of(conn, saved_keys)
+    conn.executemany(
+        _LINK_SOURCE,
+        [(ids[key], source_id, row[7]) for key, row in zip(saved_keys, rows, strict=True)],
+    )
+    if saved_as is not None:
+        saved_as.add(keys, saved_keys, ids)
     return len(rows)
+
+
+def _insert_new(conn: sqlite3.Connection, rows: list[tuple[str | None, ...]]) -> int:
+    """Insert the rows whose key is new, in order (their ids too), a statement for as many
+    as SQLite takes parameters for; how many were. Items has triggers, so each statement on
+    it keeps a journal of its own to undo it: one statement per row took 1.4 s more per
+    100,000 rows (bench/import.py)."""
+    per_statement = max(1, conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // len(rows[0]))
+    inserted = 0
+    for start in range(0, len(rows), per_statement):
+        part = rows[start : start + per_statement]
+        values = ", ".join([f"({', '.join('?' * len(rows[0]))})"] * len(part))
+        statement = f"{_INSERT_ITEM.partition(' VALUES')[0]} VALUES {values}"
+        params = [value for row in part for value in row]
+        inserted += conn.execute(f"{statement} ON CONFLICT(key) DO NOTHING", params).rowcount
+    return inserted
+
+
+def _ids_of(conn: sqlite3.Connection, keys: list[str]) -> dict[str, int]:
+    """The ids of the items with these keys (one statement for a batch's keys)."""
+    marks = ", ".join("?" * len(keys))
+    return dict(conn.execute(f"SELECT key, id FROM items WHERE key IN ({marks})", keys).fetchall())
 
 
 def _notes_renewed(

@@ -23,7 +23,14 @@ from datetime import datetime
 from digest.lifecycle import FileIntent, FileSeen, FilesGone, ReadingEnded, ReadingVoided
 from digest.models import FileReading, SavedItem
 from digest.store.base import BATCH, SaveReport, iso
-from digest.store.item_saves import MAX_CONTEXT_CHARS, MAX_TITLE_CHARS, capped, item_key
+from digest.store.item_saves import (
+    MAX_CONTEXT_CHARS,
+    MAX_TITLE_CHARS,
+    SavedAs,
+    capped,
+    item_key,
+    save_rows,
+)
 from digest.store.items import ItemsStore
 from digest.store.records import FileState
 
@@ -53,10 +60,11 @@ class ReadingsStore(ItemsStore):
     ) -> SaveReport:
         """Save the items a reading of `path` gave (see the module docstring); the items it
         updated in place count as duplicates."""
+        saved_as = SavedAs()
         with self.write() as conn:
             _update_grown(conn, path, reading.format, items)
-            saved = self.save_items(source_id, items, now)
-            _record_lines(conn, path, reading.format, items)
+            saved = save_rows(conn, source_id, items, now, saved_as)
+            _record_lines(conn, path, reading.format, items, saved_as)
         return saved
 
     def apply_file(self, intent: FileIntent) -> int:
@@ -195,20 +203,18 @@ def _update_grown(
 
 
 def _record_lines(
-    conn: sqlite3.Connection, path: str, format_name: str, items: Sequence[SavedItem]
+    conn: sqlite3.Connection,
+    path: str,
+    format_name: str,
+    items: Sequence[SavedItem],
+    saved_as: SavedAs,
 ) -> None:
-    keys = {item_key(item): item.line or 0 for item in items}
-    ordered = list(keys)
-    for start in range(0, len(ordered), BATCH):
-        batch = ordered[start : start + BATCH]
-        marks = ", ".join("?" * len(batch))
-        rows = conn.execute(
-            f"SELECT key, id FROM items WHERE key IN ({marks})"
-            f" UNION ALL SELECT key, item_id FROM item_aliases WHERE key IN ({marks})",
-            [*batch, *batch],
-        ).fetchall()
-        conn.executemany(
-            "INSERT INTO file_items (path, line, item_id, format) VALUES (?, ?, ?, ?)"
-            " ON CONFLICT DO UPDATE SET format = excluded.format",
-            [(path, keys[key], item_id, format_name) for key, item_id in rows],
-        )
+    """Each item's line (a key saved on several lines: its last), by the item it was saved as."""
+    conn.executemany(
+        "INSERT INTO file_items (path, line, item_id, format) VALUES (?, ?, ?, ?)"
+        " ON CONFLICT DO UPDATE SET format = excluded.format",
+        (
+            (path, items[n].line or 0, saved_as.ids[n], format_name)
+            for n in saved_as.by_key().values()
+        ),
+    )
