@@ -116,13 +116,12 @@ class RunBudget:
         )
         self.stopped = self.unfit
 
-    def took_problems(self, failures: list[str]) -> None:
-        """The prompt files that failed since last asked, added to `failures` and to
-        `prompt_problems` (the built-in prompt stood in: the run needs attention)."""
-        if self._writer is not None:
-            problems = self._writer.take_problems()
-            self.prompt_problems += problems
-            failures.extend(problems)
+    def take_problems(self) -> list[str]:
+        """The prompt files that failed since last asked, also kept in `prompt_problems` (the
+        built-in prompt stood in: the run needs attention)."""
+        problems = self._writer.take_problems() if self._writer is not None else []
+        self.prompt_problems += problems
+        return problems
 
     def verdict(self) -> ModelVerdict:
         return ModelVerdict(self.unreachable, tuple(self.prompt_problems))

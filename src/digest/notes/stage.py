@@ -70,7 +70,5 @@ class WeekSummaryStage:
         self.budget.writer()  # first: a model it cannot use changes nothing
         week = ruled_week(run.store, run.config, self.period)
         made = await week_summary(self.budget, self.period, week.shown)
-        problems: list[str] = []
-        self.budget.took_problems(problems)
-        summed = SummedWeek(week, made, tuple(problems))
+        summed = SummedWeek(week, made, tuple(self.budget.take_problems()))
         return StageOutcome([], (summed, self.budget.verdict()))

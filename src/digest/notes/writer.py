@@ -314,7 +314,7 @@ class NoteWriter:
 
     def finish(self, report: StageReport) -> None:
         budget = self.budget
-        budget.took_problems(report.failures)
+        report.failures.extend(budget.take_problems())
         llm = budget.config.llm
         if llm.provider != "offline" and (line := budget.outcomes.line(llm.model)):
             report.info.append(line)
