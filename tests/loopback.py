@@ -34,6 +34,13 @@ Handler = Callable[[Request], Response]
 
 # How often a server's loop looks for a request to stop: stopping waits up to this long.
 POLL_S = 0.01
+# The [fetch] table of a config whose pages this server answers: loopback allowed, no pause
+# between requests, and a timeout wide enough for a loaded machine.
+LOOPBACK_FETCH = """[fetch]
+allow_private_addresses = ["127.0.0.1/32"]
+timeout_s = 30  # loopback pages answer at once: a wide margin for a loaded machine
+per_host_delay_s = 0
+"""
 
 
 class QuietHTTPServer(ThreadingHTTPServer):

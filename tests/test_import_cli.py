@@ -12,7 +12,7 @@ from click.testing import CliRunner, Result
 
 from digest.cli import cli
 from digest.collect.importers.opml import Feed, parse_opml
-from loopback import LoopbackServer, Response
+from loopback import LOOPBACK_FETCH, LoopbackServer, Response
 from stores import store_at
 
 RSS = (
@@ -64,11 +64,7 @@ name = "Configured"
 kind = "feed"
 url = "{rig.feed_url("configured")}"
 
-[fetch]
-allow_private_addresses = ["127.0.0.1/32"]
-timeout_s = 30  # loopback pages answer at once: a wide margin for a loaded machine
-per_host_delay_s = 0
-""",
+{LOOPBACK_FETCH}""",
     )
     store_at(tmp_path / "data" / "digest.db").close()
     yield rig

@@ -17,7 +17,7 @@ from digest.cli import cli
 from digest.collect.mail.links import clean_link
 from digest.collect.mail.roundup import read_body
 from letters import late_letter, mailbox_letters, read_letter, roundup
-from loopback import LoopbackServer, Response
+from loopback import LOOPBACK_FETCH, LoopbackServer, Response
 
 WEEK = "2026-W47"
 STORY_PATHS = ["/posts/fusion", "/posts/paged", "/s/sqlite", "/s/rust", "/s/go"]
@@ -68,11 +68,7 @@ name = "letters"
 kind = "{kind}"
 path = "{path}"
 
-[fetch]
-allow_private_addresses = ["127.0.0.1/32"]
-timeout_s = 30  # loopback pages answer at once: a wide margin for a loaded machine
-per_host_delay_s = 0
-"""
+{LOOPBACK_FETCH}"""
     )
     return config
 

@@ -16,7 +16,7 @@ from click.testing import CliRunner, Result
 from digest.cli import cli
 from imaprig import PASSWORD, USER, Dovecot, dovecot
 from letters import late_letter, mailbox_letters
-from loopback import LoopbackServer
+from loopback import LOOPBACK_FETCH, LoopbackServer
 from test_newsletters import serve
 
 
@@ -73,11 +73,7 @@ password_env = "DIGEST_TEST_IMAP_PASSWORD"
 folder = "{folder}"
 {extra}
 
-[fetch]
-allow_private_addresses = ["127.0.0.1/32"]
-timeout_s = 30  # loopback pages answer at once: a wide margin for a loaded machine
-per_host_delay_s = 0
-"""
+{LOOPBACK_FETCH}"""
     )
     return config
 

@@ -19,7 +19,7 @@ from digest.config import RuleConfig
 from digest.models import ItemKind
 from digest.rules import matches
 from fake_openai import FakeOpenAI
-from loopback import LoopbackServer, Response
+from loopback import LOOPBACK_FETCH, LoopbackServer, Response
 from weekitems import week_item
 
 WEEK = "2026-W47"
@@ -108,11 +108,7 @@ name = "other"
 kind = "feed"
 url = "{server.url("/other.xml")}"
 
-[fetch]
-allow_private_addresses = ["127.0.0.1/32"]
-timeout_s = 30  # loopback pages answer at once: a wide margin for a loaded machine
-per_host_delay_s = 0
-
+{LOOPBACK_FETCH}
 [llm]
 provider = "openai"
 model = "loop-model"

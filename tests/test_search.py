@@ -26,7 +26,7 @@ from digest.models import Extracted, ItemKind, SavedItem
 from digest.store import SearchFilter, SearchHit, Store, open_store
 from digest.store.migrations import migration_set
 from digest.store.search import MARK_END, MARK_START
-from loopback import LoopbackServer, Response, serving
+from loopback import LOOPBACK_FETCH, LoopbackServer, Response, serving
 
 NOW = datetime(2026, 11, 20, 12, tzinfo=UTC)
 PAGES = {
@@ -116,11 +116,7 @@ name = "inbox"
 kind = "file"
 path = "inbox"
 
-[fetch]
-allow_private_addresses = ["127.0.0.1/32"]
-timeout_s = 30  # loopback pages answer at once: a wide margin for a loaded machine
-per_host_delay_s = 0
-""",
+{LOOPBACK_FETCH}""",
             encoding="utf-8",
         )
         rig = Rig(root)

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from digest.cli import cli
 from digest.runtime.logs import redact
 from digest.urls import for_display
-from loopback import LoopbackServer, Response
+from loopback import LOOPBACK_FETCH, LoopbackServer, Response
 from mailrig import Sink
 
 WEEK = "2026-W47"
@@ -174,11 +174,7 @@ name = "inbox"
 kind = "file"
 path = "inbox"
 
-[fetch]
-allow_private_addresses = ["127.0.0.1/32"]
-timeout_s = 30  # loopback pages answer at once: a wide margin for a loaded machine
-per_host_delay_s = 0
-
+{LOOPBACK_FETCH}
 [email]
 enabled = true
 host = "127.0.0.1"
